@@ -1,0 +1,34 @@
+#!/bin/sh
+# Builds the libFuzzer target for launchprof's byte parsers and runs it.
+#   Fuzz/run.sh [seconds]   (default 60; corpus in Fuzz/corpus, crashes in Fuzz/artifacts)
+# The target compiles the parser sources of Sources/LaunchprofELF directly (they use only the
+# Swift standard library), with -sanitize=fuzzer,address.
+set -eu
+seconds="${1:-60}"
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+build="$root/.build-fuzz"
+mkdir -p "$build" "$here/corpus" "$here/artifacts"
+elf="$root/Sources/LaunchprofELF"
+swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name LaunchprofFuzz \
+    -o "$build/fuzz-parsers" \
+    "$here/FuzzParsers.swift" \
+    "$elf/ByteView.swift" "$elf/ELFError.swift" "$elf/SegmentMap.swift" "$elf/NoteParser.swift" \
+    "$elf/DynamicInfo.swift" "$elf/DynamicSectionParser.swift" "$elf/RelocationCounts.swift" \
+    "$elf/SymbolTable.swift" "$elf/LoaderCache.swift"
+# Seeds: the real loader cache and pieces of real ELF files, one per parser.
+if [ -z "$(ls -A "$here/corpus")" ]; then
+    seed() { { printf "\\$(printf '%03o' "$1")"; cat; } > "$here/corpus/seed-$2"; }
+    seed 0 cache < /etc/ld.so.cache
+    for lib in /lib/x86_64-linux-gnu/libc.so.6 /bin/true; do
+        name=$(basename "$lib")
+        objcopy -O binary --only-section=.note.gnu.build-id "$lib" /dev/stdout 2>/dev/null | seed 1 "notes-$name" || true
+        objcopy -O binary --only-section=.note.gnu.property "$lib" /dev/stdout 2>/dev/null | seed 2 "property-$name" || true
+        objcopy -O binary --only-section=.dynamic "$lib" /dev/stdout 2>/dev/null | seed 3 "dynamic-$name" || true
+        objcopy -O binary --only-section=.rela.dyn "$lib" /dev/stdout 2>/dev/null | seed 4 "rela-$name" || true
+        objcopy -O binary --only-section=.relr.dyn "$lib" /dev/stdout 2>/dev/null | seed 6 "relr-$name" || true
+        objcopy -O binary --only-section=.gnu.hash "$lib" /dev/stdout 2>/dev/null | seed 7 "hash-$name" || true
+    done
+fi
+exec "$build/fuzz-parsers" -max_total_time="$seconds" -max_len=65536 -print_final_stats=1 \
+    -artifact_prefix="$here/artifacts/" "$here/corpus"

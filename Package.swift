@@ -1,0 +1,87 @@
+// swift-tools-version: 6.1
+// launchprof: a launch-performance profiler for Linux programs.
+//
+// Dependencies point down: launchprof (CLI) → LaunchprofCore → {LaunchprofELF, LaunchprofTracing,
+// LaunchprofSampling} → C shims and system libraries. LaunchprofReport is pure Swift (no C, no
+// syscalls) so the report model, statistics and renderers are tested with plain values.
+import PackageDescription
+
+let package = Package(
+    name: "launchprof",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "launchprof", targets: ["launchprof"]),
+        .executable(name: "launchprof-demo", targets: ["launchprof-demo"]),
+        .library(name: "LaunchprofHooks", targets: ["LaunchprofHooks"]),
+        .library(name: "LaunchprofApp", targets: ["LaunchprofApp"]),
+        // For the nested Benchmarks/ package, which drives the sessions and tracer in-process.
+        .library(name: "LaunchprofCore", targets: ["LaunchprofCore"]),
+        .library(name: "LaunchprofTracing", targets: ["LaunchprofTracing"]),
+        .library(name: "LaunchprofELF", targets: ["LaunchprofELF"]),
+        .library(name: "LaunchprofReport", targets: ["LaunchprofReport"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
+    targets: [
+        // System libraries (Debian: libelf-dev, libunwind-dev).
+        .systemLibrary(
+            name: "CElf", pkgConfig: "libelf",
+            providers: [.apt(["libelf-dev"])]),
+        .systemLibrary(
+            name: "CUnwind", pkgConfig: "libunwind-ptrace",
+            providers: [.apt(["libunwind-dev"])]),
+
+        // The only hand-written C in launchprof itself: fork/exec, variadic ptrace, libunwind's
+        // macro-named API. Exported symbols are prefixed `lp_`.
+        .target(
+            name: "CLaunchprof", dependencies: ["CUnwind"],
+            // Debian's libunwind-ptrace uses liblzma without declaring it; the linker's
+            // --as-needed would drop an -llzma placed before it.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-as-needed", "-llzma", "-Xlinker", "--as-needed"])]),
+
+        // The app's side: a header-only C API (`launchprof.h`) and its Swift counterpart.
+        .target(name: "LaunchprofHooks"),
+        .target(name: "LaunchprofApp", dependencies: ["LaunchprofHooks"]),
+
+        // Pure model: reports, statistics, renderers.
+        .target(
+            name: "LaunchprofReport",
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
+
+        // ELF reading and the loader's dependency resolution, from files alone.
+        .target(name: "LaunchprofELF", dependencies: ["CElf", "LaunchprofReport"]),
+
+        // ptrace-based launch tracer.
+        .target(name: "LaunchprofTracing", dependencies: ["CLaunchprof", "LaunchprofELF"]),
+
+        // libunwind-ptrace glue: stacks of stopped tracees.
+        .target(name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF"]),
+
+        // Sessions: inspect and run, from configuration to report.
+        .target(
+            name: "LaunchprofCore",
+            dependencies: [
+                "LaunchprofELF", "LaunchprofTracing", "LaunchprofSampling", "LaunchprofReport",
+            ]),
+
+        .executableTarget(
+            name: "launchprof",
+            dependencies: [
+                "LaunchprofCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+
+        // The demo app README's command 1 profiles: a small C program using the hooks.
+        .executableTarget(name: "launchprof-demo", dependencies: ["LaunchprofHooks"]),
+
+        .testTarget(
+            name: "LaunchprofTests",
+            dependencies: [
+                "LaunchprofCore", "LaunchprofReport", "LaunchprofELF", "LaunchprofTracing",
+                "LaunchprofApp",
+            ],
+            resources: [.copy("Fixtures"), .copy("Golden")]),
+    ]
+)

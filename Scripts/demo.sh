@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Command 1: install what is missing, build in release mode, and profile the bundled demo app.
+# Writes Reports/demo-run.json (launchprof run) and Reports/demo-inspect.json (launchprof inspect).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash Scripts/setup.sh
+swift build -c release --static-swift-stdlib
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+mkdir -p Reports
+echo "== launchprof inspect (what the loader will do) ==" >&2
+"$bin/launchprof" inspect "$bin/launchprof-demo"
+"$bin/launchprof" inspect --json "$bin/launchprof-demo" > Reports/demo-inspect.json.tmp
+mv Reports/demo-inspect.json.tmp Reports/demo-inspect.json
+echo "== launchprof run (where the launch time goes) ==" >&2
+"$bin/launchprof" run --runs 20 --warmup 2 --json Reports/demo-run.json "$bin/launchprof-demo"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages launchprof needs, when they are missing. As root it installs them
+# with apt-get; otherwise it prints the exact command and stops.
+#
+#   libelf-dev        ELF reading (launchprof links libelf)
+#   libunwind-dev     stack unwinding of stopped children (libunwind-ptrace)
+#   liblzma-dev       libunwind-ptrace needs liblzma at link time
+#   libc6-dbg         ld.so's symbol table, so the loader's map/relocate split can be observed
+#   gcc               the tests and benchmarks build their C fixtures from source
+#   gdb, git          system programs the tests inspect and run
+#   hyperfine, time   baselines for the benchmarks
+set -euo pipefail
+
+packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git hyperfine time "$@")
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "launchprof needs these Debian packages: ${missing[*]}" >&2
+  echo "Install them with:" >&2
+  echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "Installing ${missing[*]}…" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >&2

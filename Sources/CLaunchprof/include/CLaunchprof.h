@@ -1,0 +1,154 @@
+// The C that launchprof needs because Swift cannot go there: the code between fork and exec,
+// variadic ptrace, wait-status macros, an async-signal-safe interrupt handler, and libunwind's
+// macro-named API. Every function returns 0 or an errno value; results go to out-parameters.
+#ifndef CLAUNCHPROF_H
+#define CLAUNCHPROF_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if !__has_feature(nullability)
+#define _Nonnull
+#define _Nullable
+#endif
+
+/// What the child does between fork and exec.
+typedef struct lp_spawn_options {
+    /// Descriptors installed as the child's 0, 1, 2 (-1: inherit launchprof's).
+    int stdin_fd, stdout_fd, stderr_fd;
+    /// A descriptor passed through to the child under its own number (-1: none). It is the hook
+    /// channel; every other descriptor launchprof holds is close-on-exec.
+    int keep_fd;
+    /// Working directory (NULL: launchprof's).
+    const char *_Nullable cwd;
+    /// Stop under ptrace at the exec (PTRACE_TRACEME).
+    bool trace;
+    /// Pin the child to this CPU before exec (-1: do not pin).
+    int cpu;
+    /// Put the child in its own process group, so the terminal's Ctrl-C reaches launchprof only.
+    bool new_process_group;
+    /// Install a seccomp filter that stops the child (and its descendants) at every listen(2)
+    /// with PTRACE_EVENT_SECCOMP, so a server's readiness is seen without tracing every syscall.
+    bool trap_listen;
+} lp_spawn_options;
+
+/// Starts `path` with `argv` and `envp`. On success `*pid` is the child. When the exec itself
+/// fails, returns its errno (ENOENT, EACCES, ENOEXEC, …) and the child has already been reaped.
+/// The corresponding C functions are vfork(2) and execve(2).
+int lp_spawn(const char *_Nonnull path, char *const _Nullable *_Nonnull argv,
+             char *const _Nullable *_Nonnull envp, const lp_spawn_options *_Nonnull options,
+             pid_t *_Nonnull pid);
+
+/// The ptrace requests, options and events the tracer uses (glibc declares them as enums Swift
+/// does not import usefully).
+enum {
+    LP_PTRACE_CONT = 7,
+    LP_PTRACE_SINGLESTEP = 9,
+    LP_PTRACE_SETOPTIONS = 0x4200,
+    LP_PTRACE_GETEVENTMSG = 0x4201,
+    LP_PTRACE_GETSIGINFO = 0x4202,
+    LP_PTRACE_SYSCALL = 24,
+};
+enum {
+    LP_PTRACE_O_TRACESYSGOOD = 1,
+    LP_PTRACE_O_TRACEFORK = 1 << 1,
+    LP_PTRACE_O_TRACEVFORK = 1 << 2,
+    LP_PTRACE_O_TRACECLONE = 1 << 3,
+    LP_PTRACE_O_TRACEEXEC = 1 << 4,
+    LP_PTRACE_O_TRACESECCOMP = 1 << 7,
+    LP_PTRACE_O_EXITKILL = 1 << 20,
+};
+enum {
+    LP_PTRACE_EVENT_FORK = 1,
+    LP_PTRACE_EVENT_VFORK = 2,
+    LP_PTRACE_EVENT_CLONE = 3,
+    LP_PTRACE_EVENT_EXEC = 4,
+    LP_PTRACE_EVENT_SECCOMP = 7,
+};
+
+/// ptrace(2) with its variadic arguments made explicit. For PEEK requests the word read is
+/// stored in `*result`. Returns 0 or errno.
+int lp_ptrace(int request, pid_t pid, uintptr_t addr, uintptr_t data, long *_Nullable result);
+
+/// One wait result, decoded from the status word.
+typedef enum lp_wait_kind {
+    LP_WAIT_EXITED = 1,   // value = exit code
+    LP_WAIT_SIGNALED = 2, // value = signal, core_dumped
+    LP_WAIT_STOPPED = 3,  // value = stop signal, event = PTRACE_EVENT_* (0 if none)
+} lp_wait_kind;
+
+typedef struct lp_wait_result {
+    pid_t pid;
+    lp_wait_kind kind;
+    int value;
+    int event;
+    bool core_dumped;
+    /// CLOCK_MONOTONIC ns right after the wait returned.
+    uint64_t at_ns;
+} lp_wait_result;
+
+/// waitpid(pid, …, __WALL | __WNOTHREAD) retried on EINTR, decoded: only the calling thread's
+/// children and tracees, so the tracer never reaps processes other threads started.
+/// Returns 0 or errno (ECHILD).
+int lp_wait(pid_t pid, bool nohang, lp_wait_result *_Nonnull result);
+
+/// pipe2(2) with O_CLOEXEC (and O_NONBLOCK when asked). Returns 0 or errno.
+int lp_pipe(int fds[_Nonnull 2], bool nonblocking);
+
+/// CLOCK_MONOTONIC in nanoseconds.
+uint64_t lp_now_ns(void);
+
+/// Reads `length` bytes at `address` in `pid` (process_vm_readv). Returns 0 or errno (EFAULT,
+/// ESRCH, or EIO for a short read).
+int lp_read_memory(pid_t pid, uint64_t address, void *_Nonnull buffer, size_t length);
+
+/// Reads `count` 8-byte words at the given addresses in one system call.
+int lp_read_words(pid_t pid, const uint64_t *_Nonnull addresses, uint64_t *_Nonnull words,
+                  int count);
+
+/// The registers a breakpoint handler needs. x86_64: pc = rip, arg0 = rdi, sp = rsp.
+typedef struct lp_registers {
+    uint64_t pc, sp, arg0, arg1, arg2, ret;
+} lp_registers;
+
+int lp_get_registers(pid_t pid, lp_registers *_Nonnull registers);
+/// Rewinds the program counter (after an int3 the pc is one past the breakpoint).
+int lp_set_pc(pid_t pid, uint64_t pc);
+
+/// Replaces the byte at `address` with int3, returning the original byte in `*original`.
+int lp_insert_breakpoint(pid_t pid, uint64_t address, uint8_t *_Nonnull original);
+/// Puts `original` back at `address`.
+int lp_remove_breakpoint(pid_t pid, uint64_t address, uint8_t original);
+
+/// sched_setaffinity for a thread or process: pin to `cpu`, or (cpu < 0) allow all CPUs the
+/// calling thread had when `lp_affinity_save` ran.
+int lp_pin(pid_t tid, int cpu);
+void lp_affinity_save(void);
+int lp_affinity_restore(pid_t tid);
+/// The CPU the calling thread runs on.
+int lp_current_cpu(void);
+
+// MARK: Interrupts and the table of live children
+
+/// Installs SIGINT/SIGTERM/SIGHUP handlers that SIGKILL every registered child and record the
+/// signal. Async-signal-safe; idempotent.
+void lp_install_interrupt_handler(void);
+/// The signal that interrupted launchprof, or 0.
+int lp_interrupted(void);
+/// Registers / unregisters a child that must not outlive launchprof.
+void lp_track_child(pid_t pid);
+void lp_untrack_child(pid_t pid);
+/// SIGKILLs every registered child (used on cancellation).
+void lp_kill_tracked_children(void);
+
+// MARK: Stack unwinding of a stopped tracee (libunwind-ptrace)
+
+/// Unwinds the stopped thread `tid`, storing up to `capacity` instruction pointers, innermost
+/// first. Returns 0 or a negative libunwind error; `*count` frames were stored.
+int lp_unwind(pid_t tid, uint64_t *_Nonnull ips, int capacity, int *_Nonnull count);
+
+#endif

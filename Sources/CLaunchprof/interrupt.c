@@ -1,0 +1,51 @@
+// Ctrl-C and friends: kill every child launchprof started, from the signal handler itself, so
+// no traced, stopped or orphaned process outlives launchprof whatever the tracer is doing.
+#define _GNU_SOURCE
+#include "CLaunchprof.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+
+enum { table_size = 256 };
+static _Atomic pid_t children[table_size];
+static _Atomic int interrupted_by;
+
+void lp_track_child(pid_t pid) {
+    for (int i = 0; i < table_size; i++) {
+        pid_t expected = 0;
+        if (atomic_compare_exchange_strong(&children[i], &expected, pid)) return;
+    }
+}
+
+void lp_untrack_child(pid_t pid) {
+    for (int i = 0; i < table_size; i++) {
+        pid_t expected = pid;
+        if (atomic_compare_exchange_strong(&children[i], &expected, 0)) return;
+    }
+}
+
+void lp_kill_tracked_children(void) {
+    for (int i = 0; i < table_size; i++) {
+        pid_t pid = atomic_load(&children[i]);
+        if (pid > 0) kill(pid, SIGKILL);
+    }
+}
+
+static void on_interrupt(int signal) {
+    int expected = 0;
+    atomic_compare_exchange_strong(&interrupted_by, &expected, signal);
+    lp_kill_tracked_children();
+}
+
+void lp_install_interrupt_handler(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGHUP, &action, NULL);
+}
+
+int lp_interrupted(void) { return atomic_load(&interrupted_by); }

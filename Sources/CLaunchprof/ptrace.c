@@ -1,0 +1,153 @@
+// ptrace, waiting, and memory access for the tracer. All calls come from the tracer's thread.
+#define _GNU_SOURCE
+#include "CLaunchprof.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sched.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+uint64_t lp_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+int lp_pipe(int fds[2], bool nonblocking) {
+    return pipe2(fds, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0)) == 0 ? 0 : errno;
+}
+
+int lp_ptrace(int request, pid_t pid, uintptr_t addr, uintptr_t data, long *result) {
+    errno = 0;
+    long value = ptrace((enum __ptrace_request)request, pid, (void *)addr, (void *)data);
+    if (value == -1 && errno != 0) return errno;
+    if (result) *result = value;
+    return 0;
+}
+
+int lp_wait(pid_t pid, bool nohang, lp_wait_result *r) {
+    int status = 0;
+    pid_t got;
+    do {
+        got = waitpid(pid, &status, __WALL | __WNOTHREAD | (nohang ? WNOHANG : 0));
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) return errno;
+    memset(r, 0, sizeof *r);
+    r->at_ns = lp_now_ns();
+    r->pid = got;
+    if (got == 0) return 0;  // WNOHANG, nothing yet
+    if (WIFEXITED(status)) {
+        r->kind = LP_WAIT_EXITED;
+        r->value = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        r->kind = LP_WAIT_SIGNALED;
+        r->value = WTERMSIG(status);
+        r->core_dumped = WCOREDUMP(status);
+    } else {
+        r->kind = LP_WAIT_STOPPED;
+        r->value = WSTOPSIG(status);
+        r->event = (status >> 16) & 0xff;
+    }
+    return 0;
+}
+
+int lp_read_memory(pid_t pid, uint64_t address, void *buffer, size_t length) {
+    struct iovec local = {buffer, length};
+    struct iovec remote = {(void *)(uintptr_t)address, length};
+    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n < 0) return errno;
+    return (size_t)n == length ? 0 : EIO;
+}
+
+int lp_read_words(pid_t pid, const uint64_t *addresses, uint64_t *words, int count) {
+    enum { batch = 64 };
+    for (int start = 0; start < count; start += batch) {
+        int n = count - start < batch ? count - start : batch;
+        struct iovec local[batch], remote[batch];
+        for (int i = 0; i < n; i++) {
+            local[i] = (struct iovec){&words[start + i], 8};
+            remote[i] = (struct iovec){(void *)(uintptr_t)addresses[start + i], 8};
+        }
+        ssize_t got = process_vm_readv(pid, local, n, remote, n, 0);
+        if (got < 0) return errno;
+        if (got != (ssize_t)n * 8) return EIO;
+    }
+    return 0;
+}
+
+int lp_get_registers(pid_t pid, lp_registers *out) {
+#if defined(__x86_64__)
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, pid, 0, &regs) < 0) return errno;
+    out->pc = regs.rip;
+    out->sp = regs.rsp;
+    out->arg0 = regs.rdi;
+    out->arg1 = regs.rsi;
+    out->arg2 = regs.rdx;
+    out->ret = regs.rax;
+    return 0;
+#else
+    (void)pid; (void)out;
+    return ENOSYS;
+#endif
+}
+
+int lp_set_pc(pid_t pid, uint64_t pc) {
+#if defined(__x86_64__)
+    if (ptrace(PTRACE_POKEUSER, pid, (void *)offsetof(struct user_regs_struct, rip),
+               (void *)(uintptr_t)pc) < 0)
+        return errno;
+    return 0;
+#else
+    (void)pid; (void)pc;
+    return ENOSYS;
+#endif
+}
+
+int lp_insert_breakpoint(pid_t pid, uint64_t address, uint8_t *original) {
+    errno = 0;
+    long word = ptrace(PTRACE_PEEKTEXT, pid, (void *)(uintptr_t)address, 0);
+    if (word == -1 && errno) return errno;
+    *original = (uint8_t)(word & 0xff);
+    long patched = (word & ~0xffL) | 0xcc;
+    if (ptrace(PTRACE_POKETEXT, pid, (void *)(uintptr_t)address, (void *)patched) < 0) return errno;
+    return 0;
+}
+
+int lp_remove_breakpoint(pid_t pid, uint64_t address, uint8_t original) {
+    errno = 0;
+    long word = ptrace(PTRACE_PEEKTEXT, pid, (void *)(uintptr_t)address, 0);
+    if (word == -1 && errno) return errno;
+    long restored = (word & ~0xffL) | original;
+    if (ptrace(PTRACE_POKETEXT, pid, (void *)(uintptr_t)address, (void *)restored) < 0)
+        return errno;
+    return 0;
+}
+
+static cpu_set_t saved_affinity;
+static bool saved_affinity_valid;
+
+void lp_affinity_save(void) {
+    saved_affinity_valid = sched_getaffinity(0, sizeof saved_affinity, &saved_affinity) == 0;
+}
+
+int lp_pin(pid_t tid, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(tid, sizeof set, &set) < 0 ? errno : 0;
+}
+
+int lp_affinity_restore(pid_t tid) {
+    if (!saved_affinity_valid) return 0;
+    return sched_setaffinity(tid, sizeof saved_affinity, &saved_affinity) < 0 ? errno : 0;
+}
+
+int lp_current_cpu(void) { return sched_getcpu(); }

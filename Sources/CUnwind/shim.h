@@ -1,0 +1,1 @@
+#include <libunwind-ptrace.h>

@@ -1,0 +1,1 @@
+// Placeholder until the Swift hooks land; delete when adding real sources.

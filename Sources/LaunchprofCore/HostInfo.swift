@@ -1,0 +1,74 @@
+import Glibc
+import LaunchprofReport
+
+/// Facts about the machine a report was measured on, for `LaunchReport.host`.
+public enum HostInfo {
+    /// Reads the kernel release, CPU model, online CPUs and C library. A fact that cannot be
+    /// read is "unknown" (or 0 cores): the report is still worth writing.
+    public static func current() -> LaunchReport.Host {
+        LaunchReport.Host(kernel: kernelRelease(), cpu: cpuModel(), cores: onlineCPUs(), libc: libc())
+    }
+
+    /// `uname -r`.
+    static func kernelRelease() -> String {
+        var names = utsname()
+        guard uname(&names) == 0 else { return "unknown" }
+        return withUnsafeBytes(of: &names.release) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+
+    /// The first `model name` in /proc/cpuinfo (x86); other architectures name it differently.
+    static func cpuModel() -> String {
+        guard let text = readSmallFile("/proc/cpuinfo") else { return "unknown" }
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let key = parts[0].trimmingCharacters(in: " \t")
+            if key == "model name" || key == "Model" || key == "cpu model" {
+                return parts[1].trimmingCharacters(in: " \t")
+            }
+        }
+        return "unknown"
+    }
+
+    static func onlineCPUs() -> Int {
+        max(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 0)
+    }
+
+    /// "glibc 2.36" from confstr(_CS_GNU_LIBC_VERSION), which glibc answers and musl does not.
+    static func libc() -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let length = confstr(Int32(_CS_GNU_LIBC_VERSION), &buffer, buffer.count)
+        guard length > 0, length <= buffer.count else { return "unknown" }
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // glibc answers "glibc 2.36".
+        return text.isEmpty ? "unknown" : text
+    }
+
+    /// A /proc file (size 0 in stat, so read until EOF), capped at 1 MiB.
+    private static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while bytes.count < 1 << 20 {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        let characters = Set(set)
+        var slice = self[...]
+        while let first = slice.first, characters.contains(first) { slice = slice.dropFirst() }
+        while let last = slice.last, characters.contains(last) { slice = slice.dropLast() }
+        return String(slice)
+    }
+}

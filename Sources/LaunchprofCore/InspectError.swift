@@ -1,0 +1,26 @@
+import LaunchprofELF
+
+/// Why `launchprof inspect` could not inspect a program. Each case names its subject.
+public enum InspectError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A bare command name not found in any `PATH` directory.
+    case notFoundOnPath(name: String, path: String)
+    /// The program (or a script's interpreter) could not be read as an ELF file.
+    case file(ELFError)
+    /// A `#!` script whose interpreter does not exist.
+    case scriptInterpreterMissing(script: String, interpreter: String)
+    /// A `#!` line without an interpreter, or scripts nested deeper than the kernel allows.
+    case badScript(script: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .notFoundOnPath(let name, let path):
+            return "\(name): command not found in PATH (\(path))"
+        case .file(let error):
+            return error.description
+        case .scriptInterpreterMissing(let script, let interpreter):
+            return "\(script): script interpreter \(interpreter) not found"
+        case .badScript(let script, let reason):
+            return "\(script): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import LaunchprofELF
+import LaunchprofReport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `launchprof inspect`: from a program name to an `InspectReport`, reading ELF files only.
+public struct InspectSession: Sendable {
+    public let configuration: InspectConfiguration
+    public var resolver: DependencyResolver
+
+    public init(configuration: InspectConfiguration, resolver: DependencyResolver = .system()) {
+        self.configuration = configuration
+        self.resolver = resolver
+    }
+
+    /// Finds the program, follows a `#!` line to its interpreter, resolves the closure and
+    /// builds the report. Missing libraries do not fail the inspection: they are in `missing`.
+    public func run() throws(InspectError) -> InspectReport {
+        let path = try locate(configuration.program)
+        var script: InspectReport.Script?
+        var programPath = path
+        if let line = try ScriptLine.read(path) {
+            guard !line.interpreter.isEmpty else {
+                throw .badScript(script: path, reason: "#! line names no interpreter")
+            }
+            script = .init(path: path, interpreter: line.interpreter, interpreterArgument: line.argument)
+            programPath = line.interpreter
+            if (try? ScriptLine.read(programPath)) ?? nil != nil {
+                // The kernel runs nested scripts; launchprof reports the first interpreter only.
+                throw .badScript(script: path, reason: "its interpreter \(programPath) is itself a script")
+            }
+        }
+        let image: ELFImage
+        do {
+            image = try ELFImage.read(path: programPath)
+        } catch {
+            if script != nil, case .notFound = error {
+                throw .scriptInterpreterMissing(script: path, interpreter: programPath)
+            }
+            throw .file(error)
+        }
+        let closure = resolver.resolve(program: image, environment: configuration.environment)
+        return InspectReportBuilder(costModel: configuration.costModel).report(
+            closure: closure, script: script)
+    }
+
+    /// The path a shell would execute for `name`: as given when it contains a slash, else the
+    /// first executable regular file of that name in a `PATH` directory.
+    func locate(_ name: String) throws(InspectError) -> String {
+        guard !name.contains("/") else { return name }
+        let search = configuration.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in search.split(separator: ":", omittingEmptySubsequences: false) {
+            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
+            var status = stat()
+            if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 {
+                return candidate
+            }
+        }
+        throw .notFoundOnPath(name: name, path: search)
+    }
+}

@@ -1,0 +1,54 @@
+import LaunchprofReport
+
+/// Everything `launchprof run` was asked to do, validated by the CLI.
+public struct RunConfiguration: Sendable {
+    /// Where the child's standard input comes from.
+    public enum Input: Sendable, Equatable {
+        case null
+        case file(String)
+    }
+
+    /// Where the child's standard output and error go (its output still passes through the
+    /// readiness matcher first when `--ready stdout:`/`stderr:` is used).
+    public enum Output: Sendable, Equatable {
+        case null
+        case inherit
+        case file(String)
+    }
+
+    public var program: String
+    public var arguments: [String]
+    public var runs = 10
+    public var warmup = 0
+    public var cold = false
+    public var readiness: LaunchReadiness = .automatic
+    /// A run that is not complete after this long is ended and reported as a timeout.
+    public var timeoutNs: UInt64? = 10_000_000_000
+    /// After readiness (or the timeout) the child gets SIGTERM, then SIGKILL after this grace.
+    public var terminationGraceNs: UInt64 = 1_000_000_000
+    /// Extra `KEY=VALUE` pairs for the child's environment.
+    public var environment: [String: String] = [:]
+    /// launchprof's own environment, the base of the child's (minus what launchprof runs under).
+    public var inheritedEnvironment: [String: String] = [:]
+    public var workingDirectory: String?
+    public var input: Input = .null
+    public var output: Output = .null
+    /// Pin the tracer and the child to one CPU until `main`.
+    public var pinCPU = true
+
+    public init(program: String, arguments: [String]) {
+        self.program = program
+        self.arguments = arguments
+    }
+
+    /// Variables launchprof itself may run under that must not reach the measured program
+    /// unless the user passes them with `--env` (a benchmark harness's malloc interposer, say).
+    public static let strippedVariables: Set<String> = ["LD_PRELOAD", "LD_AUDIT", "LAUNCHPROF_HOOK_FD"]
+
+    /// The child's environment: the user's, minus what launchprof runs under, plus `--env`.
+    public var childEnvironment: [String: String] {
+        var result = inheritedEnvironment.filter { !Self.strippedVariables.contains($0.key) }
+        for (key, value) in environment { result[key] = value }
+        return result
+    }
+}

@@ -1,0 +1,38 @@
+import LaunchprofELF
+import LaunchprofReport
+import LaunchprofTracing
+
+/// Why `launchprof run` could not measure a program. Each case names its subject.
+public enum RunError: Error, Sendable, CustomStringConvertible {
+    case programNotFound(name: String, searched: String)
+    case notExecutable(path: String, reason: String)
+    case interpreterMissing(script: String, interpreter: String)
+    case cannotReadProgram(ELFError)
+    case tracer(TracerError)
+    case report(LaunchReportError)
+    case system(operation: String, errno: Int32)
+    /// Ctrl-C (or SIGTERM/SIGHUP) arrived: the child was killed and no report was written.
+    case interrupted(signal: Int32)
+
+    public var description: String {
+        switch self {
+        case .programNotFound(let name, let searched):
+            "Program \"\(name)\" is not found in PATH (\(searched))."
+        case .notExecutable(let path, let reason):
+            "Program \"\(path)\" cannot be executed: \(reason)."
+        case .interpreterMissing(let script, let interpreter):
+            "Script \"\(script)\" names interpreter \"\(interpreter)\", which does not exist."
+        case .cannotReadProgram(let error): error.description
+        case .tracer(let error): error.description
+        case .report(let error): error.description
+        case .system(let operation, let errno):
+            "\(operation) failed: \(String(cString: strerror(errno)))"
+        case .interrupted(let signal):
+            "Interrupted by signal \(signal): the child was killed and no report was written."
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

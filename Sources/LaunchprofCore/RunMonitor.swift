@@ -1,0 +1,241 @@
+import CLaunchprof
+import LaunchprofReport
+import LaunchprofTracing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches one launch from outside ptrace, on its own thread: the hook channel, the child's
+/// output (for `--ready stdout:`/`stderr:`), the timeout. It decides when the launch is complete
+/// and then ends the child through `TraceControl` (SIGTERM, then SIGKILL after a grace period).
+final class RunMonitor: @unchecked Sendable {
+    /// What the monitor saw, handed over when it stops.
+    struct Outcome: Sendable {
+        var events: [LaunchEvent] = []
+        var warnings: [TimelineWarning] = []
+        var timedOut = false
+    }
+
+    struct Streams {
+        /// launchprof's end of the hook channel.
+        var hookSocket: Int32
+        /// Read ends of the child's stdout/stderr pipes, when readiness watches them.
+        var standardOutput: Int32?
+        var standardError: Int32?
+        /// Where watched output is passed on to (-1: dropped).
+        var outputDestination: Int32
+        var errorDestination: Int32
+    }
+
+    private let streams: Streams
+    private let readiness: LaunchReadiness
+    private let pattern: Regex<AnyRegexOutput>?
+    private let timeoutNs: UInt64?
+    private let graceNs: UInt64
+    private let control: TraceControl
+    /// Written by the tracer's thread when the child has ended.
+    private let wake: (read: Int32, write: Int32)
+    // Owned by the monitor's thread until `finish()` joins it.
+    private var outcome = Outcome()
+    private var thread: DedicatedThread<Outcome>?
+
+    init(
+        streams: Streams, readiness: LaunchReadiness, pattern: Regex<AnyRegexOutput>?,
+        timeoutNs: UInt64?, graceNs: UInt64, control: TraceControl
+    ) throws(RunError) {
+        var fds: [Int32] = [0, 0]
+        let error = lp_pipe(&fds, true)
+        guard error == 0 else { throw .system(operation: "pipe2", errno: error) }
+        self.wake = (fds[0], fds[1])
+        self.streams = streams
+        self.readiness = readiness
+        self.pattern = pattern
+        self.timeoutNs = timeoutNs
+        self.graceNs = graceNs
+        self.control = control
+        // The tracer sees a listening socket itself (seccomp); it wakes the monitor through the
+        // same pipe the child's end uses, with another byte.
+        let wakeWrite = fds[1]
+        control.onReady { _ in
+            var byte = UInt8(ascii: "r")
+            _ = write(wakeWrite, &byte, 1)
+        }
+    }
+
+    deinit {
+        close(wake.read)
+        close(wake.write)
+    }
+
+    func start() {
+        thread = DedicatedThread { [self] in
+            watch()
+            return outcome
+        }
+    }
+
+    /// Called once the child has ended: drain what is left and return the outcome.
+    func finish() -> Outcome {
+        var byte = UInt8(ascii: "e")
+        _ = write(wake.write, &byte, 1)
+        return thread?.join() ?? outcome
+    }
+
+    // MARK: The monitor's thread
+
+    private struct LaunchState {
+        var firstFrame = false
+        var openTasks: Set<String> = []
+        var ready = false
+        var listening = false
+        var terminationSentAt: UInt64?
+        var stdoutLine: [UInt8] = []
+        var stderrLine: [UInt8] = []
+    }
+
+    private func watch() {
+        let startedAt = lp_now_ns()
+        var state = LaunchState()
+        var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: streams.hookSocket, events: Int16(POLLIN), revents: 0)]
+        if let fd = streams.standardOutput { descriptors.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+        if let fd = streams.standardError { descriptors.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+
+        while true {
+            let now = lp_now_ns()
+            var wakeAt = UInt64.max
+            if let timeoutNs, !state.ready { wakeAt = startedAt + timeoutNs }
+            if let sent = state.terminationSentAt { wakeAt = min(wakeAt, sent + graceNs) }
+            let waitMs: Int32 = wakeAt == .max ? -1 : Int32(clamping: (wakeAt &- min(wakeAt, now) + 999_999) / 1_000_000)
+            for index in descriptors.indices { descriptors[index].revents = 0 }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), waitMs)
+            if ready < 0 && errno != EINTR { break }
+
+            var childEnded = false
+            if descriptors[0].revents != 0 {
+                var bytes = [UInt8](repeating: 0, count: 16)
+                let count = read(wake.read, &bytes, bytes.count)
+                if count > 0 {
+                    childEnded = bytes[..<count].contains(UInt8(ascii: "e"))
+                    if bytes[..<count].contains(UInt8(ascii: "r")) { state.listening = true }
+                }
+            }
+            drainHookChannel(&state)
+            drainOutput(&state)
+            if childEnded {
+                break
+            }
+            let after = lp_now_ns()
+            if !state.ready, isComplete(state) {
+                state.ready = true
+                terminate(&state, at: after, reason: "launch complete")
+            }
+            if !state.ready, let timeoutNs, after >= startedAt + timeoutNs {
+                state.ready = true
+                outcome.timedOut = true
+                terminate(&state, at: after, reason: "timeout after \(timeoutNs / 1_000_000) ms")
+            }
+            if let sent = state.terminationSentAt, after >= sent + graceNs {
+                control.terminate(signal: SIGKILL, reason: "did not exit \(graceNs / 1_000_000) ms after SIGTERM")
+                state.terminationSentAt = .max / 2  // SIGKILL cannot be ignored; stop escalating
+            }
+        }
+    }
+
+    private func terminate(_ state: inout LaunchState, at time: UInt64, reason: String) {
+        guard state.terminationSentAt == nil else { return }
+        state.terminationSentAt = time
+        control.terminate(signal: SIGTERM, reason: reason)
+    }
+
+    /// Whether the launch is complete without waiting for the child's exit.
+    private func isComplete(_ state: LaunchState) -> Bool {
+        switch readiness {
+        case .automatic, .hook, .exit:
+            // With hooks, the launch ends at the first frame once every extended task is done.
+            return state.firstFrame && state.openTasks.isEmpty && readiness != .exit
+        case .stdout, .stderr:
+            return isReadyEventRecorded
+        case .listen:
+            return state.listening
+        }
+    }
+
+    private func drainHookChannel(_ state: inout LaunchState) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(streams.hookSocket, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            guard count > 0 else { return }
+            let parsed = HookChannelParser.parse(buffer[..<count], receivedAtNs: lp_now_ns())
+            for event in parsed.events {
+                outcome.events.append(.hook(event))
+                switch event.kind {
+                case .firstFrame: state.firstFrame = true
+                case .extend: state.openTasks.insert(event.name)
+                case .finishExtend: state.openTasks.remove(event.name)
+                case .begin, .end: break
+                }
+            }
+            for line in parsed.rejectedLines {
+                outcome.warnings.append(TimelineWarning(.malformedHookLine, "hook channel: \(line)"))
+            }
+        }
+    }
+
+    private func drainOutput(_ state: inout LaunchState) {
+        if let fd = streams.standardOutput {
+            drain(fd, into: &state.stdoutLine, passTo: streams.outputDestination, stream: "stdout", launchReady: state.ready)
+        }
+        if let fd = streams.standardError {
+            drain(fd, into: &state.stderrLine, passTo: streams.errorDestination, stream: "stderr", launchReady: state.ready)
+        }
+    }
+
+    private func drain(
+        _ fd: Int32, into line: inout [UInt8], passTo destination: Int32, stream: String,
+        launchReady: Bool
+    ) {
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            guard count > 0 else { return }
+            let receivedAt = lp_now_ns()
+            if destination >= 0 { writeAll(destination, buffer[..<count]) }
+            guard let pattern, !launchReady, watches(stream) else { continue }
+            for byte in buffer[..<count] {
+                if byte == UInt8(ascii: "\n") {
+                    let text = String(decoding: line, as: UTF8.self)
+                    line.removeAll(keepingCapacity: true)
+                    if !isReadyEventRecorded, (try? pattern.firstMatch(in: text)) != nil {
+                        outcome.events.append(.ready(reason: "\(stream) matched: \(text)", atNs: receivedAt))
+                    }
+                } else if line.count < 65536 {
+                    line.append(byte)
+                }
+            }
+        }
+    }
+
+    private var isReadyEventRecorded: Bool {
+        outcome.events.contains { if case .ready = $0 { true } else { false } }
+    }
+
+    private func watches(_ stream: String) -> Bool {
+        switch readiness {
+        case .stdout: stream == "stdout"
+        case .stderr: stream == "stderr"
+        default: false
+        }
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) {
+        var rest = bytes
+        while !rest.isEmpty {
+            let written = rest.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            rest = rest.dropFirst(written)
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import CLaunchprof
+import LaunchprofELF
+import LaunchprofReport
+import LaunchprofTracing
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `launchprof run`: launches a program N times under the tracer and builds its LaunchReport.
+///
+/// Everything that can be computed once is computed in `init` (the program's ELF closure, the
+/// tracer's plan, argv/envp); each run then only spawns, traces and records.
+public final class RunSession: @unchecked Sendable {
+    public let configuration: RunConfiguration
+    public let program: LocatedProgram
+    /// The first image's ELF file (for a script: its interpreter).
+    public let image: ELFImage
+    public let closure: Closure
+    private let plans: PlanCache
+    private let pattern: Regex<AnyRegexOutput>?
+
+    /// Progress after each run: (runs done including warm-ups, total).
+    public typealias Progress = @Sendable (Int, Int) -> Void
+
+    public init(configuration: RunConfiguration) throws(RunError) {
+        self.configuration = configuration
+        let environment = configuration.childEnvironment
+        program = try ProgramLocator.locate(configuration.program, environment: environment)
+        do {
+            image = try ELFImage.read(path: program.imagePath)
+        } catch {
+            if program.script != nil, case .notFound = error {
+                throw .interpreterMissing(script: program.path, interpreter: program.imagePath)
+            }
+            throw .cannotReadProgram(error)
+        }
+        closure = DependencyResolver.system().resolve(program: image, environment: environment)
+        plans = PlanCache(environment: environment)
+        plans.insert(ImagePlanner.plan(program: image, closure: closure), for: image.path)
+        switch configuration.readiness {
+        case .stdout(let text), .stderr(let text):
+            do {
+                pattern = try Regex(text)
+            } catch {
+                throw .notExecutable(path: program.path, reason: "bad --ready pattern: \(error)")
+            }
+        default:
+            pattern = nil
+        }
+    }
+
+    public var target: LaunchReport.Target {
+        LaunchReport.Target(path: program.path, arguments: configuration.arguments, buildID: image.buildID)
+    }
+
+    public var mode: LaunchReport.Mode {
+        LaunchReport.Mode(
+            runs: configuration.runs, warmup: configuration.warmup, cold: configuration.cold,
+            readiness: configuration.readiness, timeoutNs: configuration.timeoutNs)
+    }
+
+    /// Runs the warm-ups and the measured runs, appending each measured run to `writer`.
+    /// Returns the last measured run (for the terminal's list of absent phases and warnings).
+    public func run(into writer: LaunchReportWriter, progress: Progress? = nil) throws(RunError) -> LaunchRun? {
+        lp_install_interrupt_handler()
+        let cpu: Int32? = configuration.pinCPU ? DedicatedThread<Int>.currentCPU : nil
+        let total = configuration.warmup + configuration.runs
+        // The writer is used only by the tracer's thread while this thread waits in join().
+        nonisolated(unsafe) let writer = writer
+        let tracerThread = DedicatedThread(pinnedCPU: cpu) { [self] () -> Result<LaunchRun?, RunError> in
+            var last: LaunchRun?
+            for index in 0..<total {
+                if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
+                let measured = index >= configuration.warmup
+                do throws(RunError) {
+                    let run = try launchOnce(index: index - configuration.warmup, pinnedCPU: cpu)
+                    if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
+                    if measured {
+                        do throws(LaunchReportError) {
+                            try writer.append(run)
+                        } catch {
+                            throw .report(error)
+                        }
+                        last = run
+                    }
+                } catch {
+                    return .failure(error)
+                }
+                progress?(index + 1, total)
+            }
+            return .success(last)
+        }
+        return try tracerThread.join().get()
+    }
+
+    /// One launch: channel, spawn, trace, monitor, timeline.
+    private func launchOnce(index: Int, pinnedCPU: Int32?) throws(RunError) -> LaunchRun {
+        var residency: PageCache.Residency?
+        if configuration.cold {
+            residency = PageCache.evict(closure.objects.map(\.path) + program.extraFiles)
+        }
+        let channel = try HookChannel()
+        defer { channel.close() }
+        let io = try ChildIO(configuration: configuration)
+        defer { io.close() }
+
+        var request = TraceRequest(
+            executable: program.path, arguments: program.argv(configuration.arguments),
+            environment: environmentStrings(hookDescriptor: channel.childEnd),
+            plan: plans.plan(for: image.path))
+        request.workingDirectory = configuration.workingDirectory
+        request.standardInput = io.childInput
+        request.standardOutput = io.childOutput
+        request.standardError = io.childError
+        request.hookDescriptor = channel.childEnd
+        request.pinnedCPU = pinnedCPU
+        request.detectListen = configuration.readiness == .listen
+
+        let control = TraceControl()
+        let monitor = try RunMonitor(
+            streams: .init(
+                hookSocket: channel.launchprofEnd, standardOutput: io.watchedOutput,
+                standardError: io.watchedError, outputDestination: io.outputDestination,
+                errorDestination: io.errorDestination),
+            readiness: configuration.readiness, pattern: pattern,
+            timeoutNs: configuration.timeoutNs, graceNs: configuration.terminationGraceNs,
+            control: control)
+        monitor.start()
+        let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) })
+        let result: TraceResult
+        do {
+            result = try tracer.trace(request, control: control)
+        } catch {
+            _ = monitor.finish()
+            throw .tracer(error)
+        }
+        io.closeChildEnds()
+        let observed = monitor.finish()
+        for path in result.unplannedImages { plans.analyse(path) }
+
+        var timeline: PhaseTimeline
+        do {
+            timeline = try PhaseTimeline(
+                events: merge(result.events, observed.events), readiness: configuration.readiness)
+        } catch {
+            throw .report(error)
+        }
+        timeline.warnings += observed.warnings
+        if !result.leftoverProcesses.isEmpty {
+            let pids = result.leftoverProcesses.map(String.init).joined(separator: ", ")
+            timeline.warnings.append(TimelineWarning(
+                .processesLeftBehind,
+                "the child left \(result.leftoverProcesses.count) process(es) running (pid \(pids)); launchprof killed them"))
+        }
+        if !result.crashStack.isEmpty {
+            timeline.warnings.append(TimelineWarning(
+                .crashed, "crash stack: " + CrashSymbolizer.describe(result.crashStack, mappings: result.crashMappings)))
+        }
+        return LaunchRun(
+            index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
+            residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes)
+    }
+
+    /// Tracer events keep their order; the monitor's events (hooks, output readiness) are placed
+    /// by time among them.
+    private func merge(_ traced: [LaunchEvent], _ observed: [LaunchEvent]) -> [LaunchEvent] {
+        guard !observed.isEmpty else { return traced }
+        var result: [LaunchEvent] = []
+        result.reserveCapacity(traced.count + observed.count)
+        var pending = observed.sorted { ($0.timestamp ?? 0) < ($1.timestamp ?? 0) }[...]
+        for event in traced {
+            if let time = event.timestamp {
+                while let next = pending.first, (next.timestamp ?? 0) <= time {
+                    result.append(next)
+                    pending.removeFirst()
+                }
+            }
+            result.append(event)
+        }
+        // Hook events after the exit (a grandchild's) stay ordered after it.
+        if case .exited = result.last, !pending.isEmpty {
+            let exit = result.removeLast()
+            result += pending
+            result.append(exit)
+        } else {
+            result += pending
+        }
+        return result
+    }
+
+    private func environmentStrings(hookDescriptor: Int32) -> [String] {
+        var environment = configuration.childEnvironment
+        environment["LAUNCHPROF_HOOK_FD"] = String(hookDescriptor)
+        return environment.map { "\($0.key)=\($0.value)" }.sorted()
+    }
+}
+
+extension LaunchEvent {
+    /// The event's time, for events that have one.
+    var timestamp: UInt64? {
+        switch self {
+        case .spawned(let t), .imageStarted(_, _, let t), .relocationStarted(let t),
+            .relocationFinished(let t), .objectInitStarted(_, let t), .entryReached(let t),
+            .mainReached(let t), .ready(_, let t), .exited(_, let t):
+            t
+        case .hook(let hook): hook.atNs
+        case .unobservable: nil
+        }
+    }
+}
+
+/// Image plans by real path: the first image's, and those of images a child execs, analysed
+/// after the run that first met them.
+final class PlanCache: Sendable {
+    private let plans = Mutex<[String: ImagePlan]>([:])
+    private let environment: [String: String]
+
+    init(environment: [String: String]) { self.environment = environment }
+
+    func insert(_ plan: ImagePlan, for path: String) { plans.withLock { $0[path] = plan } }
+
+    func plan(for path: String) -> ImagePlan? { plans.withLock { $0[path] } }
+
+    func analyse(_ path: String) {
+        guard plan(for: path) == nil, let image = try? ELFImage.read(path: path) else { return }
+        let closure = DependencyResolver.system().resolve(program: image, environment: environment)
+        insert(ImagePlanner.plan(program: image, closure: closure), for: image.path)
+    }
+}

@@ -1,0 +1,171 @@
+/*
+ * launchprof.h: launch hooks for apps profiled by `launchprof run`.
+ *
+ * Header-only: `#include "launchprof.h"` is all a C or C++ program needs; there is nothing to
+ * link. Without launchprof (LAUNCHPROF_HOOK_FD unset) every call returns at once, after one
+ * getenv on the first call. The calls never block, never fail, never raise SIGPIPE, never
+ * allocate and leave errno as they found it, so they are safe anywhere, on any thread, in
+ * constructors, and after fork (the descriptor is shared; the events name no pid).
+ *
+ *   void launchprof_begin(const char *phase);      e.g. "willFinishLaunching", "restoreState",
+ *   void launchprof_end(const char *phase);             "didFinishLaunching", or any name
+ *   void launchprof_first_frame(void);
+ *   void launchprof_extend_launch(const char *task_id);            like MetricKit's
+ *   void launchprof_finish_extended_launch(const char *task_id);   extendLaunchMeasurement
+ *
+ * THE CHANNEL (any language can speak it without this header)
+ *
+ * launchprof creates socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC), keeps one end and passes
+ * the other to the child as descriptor N (not close-on-exec), with LAUNCHPROF_HOOK_FD=N in the
+ * child's environment. Each event is one line of text:
+ *
+ *     <kind> <monotonic-ns> [<name>]\n
+ *
+ *   kind          begin | end | first-frame | extend | finish-extend
+ *   monotonic-ns  CLOCK_MONOTONIC in decimal nanoseconds, or "-" for "stamp it when launchprof
+ *                 receives it" (for shells and languages without a monotonic clock)
+ *   name          the rest of the line: the phase name (begin, end) or the task id (extend,
+ *                 finish-extend); none for first-frame. Names must not contain a newline.
+ *
+ * One datagram may carry several lines. Send without blocking and ignore errors: when
+ * launchprof is gone the send fails, and the app must go on.
+ *
+ *   shell:   [ -n "$LAUNCHPROF_HOOK_FD" ] && echo "first-frame -" >&"$LAUNCHPROF_HOOK_FD"
+ *   Python:  fd = int(os.environ.get("LAUNCHPROF_HOOK_FD", "-1"))
+ *            if fd >= 0:
+ *                line = f"begin {time.monotonic_ns()} loadConfig\n".encode()
+ *                try: os.write(fd, line)
+ *                except OSError: pass
+ *
+ * Rules launchprof checks (as warnings in the report, like MetricKit): at most 16 extended
+ * tasks, task ids up to 128 characters, the first task extended before the first frame; every
+ * begin has an end; one first frame.
+ */
+#ifndef LAUNCHPROF_H
+#define LAUNCHPROF_H
+
+/* clock_gettime and send are POSIX: a strict -std=c99 build needs the feature macro, which only
+ * takes effect when this header comes before any system header (or define it yourself). */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest line sent: the kind, a 20-digit time and a name cut to fit (the report rejects
+ * task ids over 128 characters anyway, so a cut name is still flagged). */
+#define LAUNCHPROF__LINE_MAX 512
+
+/* The hook descriptor, read once: -2 = not read yet, -1 = none. Each translation unit that
+ * includes the header has its own copy, which costs one getenv per unit. */
+static int launchprof__fd = -2;
+
+static inline int launchprof__descriptor(void) {
+    int fd = __atomic_load_n(&launchprof__fd, __ATOMIC_RELAXED);
+    if (fd != -2) {
+        return fd;
+    }
+    fd = -1;
+    int saved = errno;
+    const char *text = getenv("LAUNCHPROF_HOOK_FD");
+    if (text != NULL && *text != '\0') {
+        long value = 0;
+        const char *p = text;
+        while (*p >= '0' && *p <= '9' && value <= 1000000) {
+            value = value * 10 + (*p - '0');
+            p++;
+        }
+        /* Only a datagram socket is ours: a stale variable naming a descriptor the program
+         * reused for a file or a stream socket must not get our lines. */
+        int type = 0;
+        socklen_t size = sizeof type;
+        if (*p == '\0' && value <= 1000000 &&
+            getsockopt((int)value, SOL_SOCKET, SO_TYPE, &type, &size) == 0 && type == SOCK_DGRAM) {
+            fd = (int)value;
+        }
+    }
+    __atomic_store_n(&launchprof__fd, fd, __ATOMIC_RELAXED);
+    errno = saved;
+    return fd;
+}
+
+/* Appends `text` (up to its NUL or the buffer's end) and returns the new length. */
+static inline size_t launchprof__append(char *line, size_t length, const char *text) {
+    while (text != NULL && *text != '\0' && *text != '\n' && length < LAUNCHPROF__LINE_MAX - 1) {
+        line[length++] = *text++;
+    }
+    return length;
+}
+
+static inline void launchprof__send(const char *kind, const char *name) {
+    int fd = launchprof__descriptor();
+    if (fd < 0) {
+        return;
+    }
+    int saved = errno;
+    struct timespec now;
+    if (clock_gettime(CLOCK_MONOTONIC, &now) != 0) {
+        errno = saved;
+        return;
+    }
+    unsigned long long ns =
+        (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
+    char line[LAUNCHPROF__LINE_MAX];
+    size_t length = launchprof__append(line, 0, kind);
+    line[length++] = ' ';
+    char digits[24];
+    int count = 0;
+    do {
+        digits[count++] = (char)('0' + ns % 10);
+        ns /= 10;
+    } while (ns != 0);
+    while (count > 0) {
+        line[length++] = digits[--count];
+    }
+    if (name != NULL) {
+        line[length++] = ' ';
+        length = launchprof__append(line, length, name);
+    }
+    line[length++] = '\n';
+    (void)send(fd, line, length, MSG_DONTWAIT | MSG_NOSIGNAL);
+    errno = saved;
+}
+
+/* Starts the app phase `phase` ("willFinishLaunching", "restoreState", "didFinishLaunching", or
+ * any name); end it with launchprof_end. */
+static inline void launchprof_begin(const char *phase) {
+    launchprof__send("begin", phase != NULL ? phase : "");
+}
+
+/* Ends the app phase `phase` begun with launchprof_begin. */
+static inline void launchprof_end(const char *phase) {
+    launchprof__send("end", phase != NULL ? phase : "");
+}
+
+/* The app's first frame is on screen (or, for a program without one, it is ready for use). */
+static inline void launchprof_first_frame(void) {
+    launchprof__send("first-frame", NULL);
+}
+
+/* Launch goes on until task `task_id` finishes (like extendLaunchMeasurement(forTaskID:)). */
+static inline void launchprof_extend_launch(const char *task_id) {
+    launchprof__send("extend", task_id != NULL ? task_id : "");
+}
+
+/* Task `task_id` finished (like finishExtendedLaunchMeasurement(forTaskID:)). */
+static inline void launchprof_finish_extended_launch(const char *task_id) {
+    launchprof__send("finish-extend", task_id != NULL ? task_id : "");
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LAUNCHPROF_H */

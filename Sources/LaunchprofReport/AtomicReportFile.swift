@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A report file that appears complete or not at all: bytes go to `<path>.tmp-XXXXXX` in the
+/// destination directory (same file system, so the rename is atomic), `commit` fsyncs and
+/// renames it over `path`, `discard` unlinks it.
+///
+/// This is the one file of LaunchprofReport that makes system calls; everything else in the
+/// module is pure.
+public final class AtomicReportFile: ReportOutput {
+    public let path: String
+    /// The temporary file being written.
+    public let temporaryPath: String
+    private var descriptor: Int32
+
+    /// Creates the temporary file next to `path`.
+    public init(path: String) throws(LaunchReportError) {
+        self.path = path
+        var template = Array((path + ".tmp-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            guard let base = buffer.baseAddress else { return -1 }
+            return mkstemp(base)
+        }
+        guard fd >= 0 else { throw Self.failure("create a temporary file for", path) }
+        descriptor = fd
+        temporaryPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // mkstemp creates 0600; a report is an ordinary readable file.
+        _ = fchmod(fd, 0o644)
+    }
+
+    deinit {
+        discard()
+    }
+
+    public func write(_ bytes: [UInt8]) throws(LaunchReportError) {
+        guard descriptor >= 0 else { throw .writerClosed(path: path) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                writeToDescriptor(descriptor, raw.baseAddress.map { $0 + offset }, bytes.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Self.failure("write", temporaryPath)
+            }
+            offset += written
+        }
+    }
+
+    public func commit() throws(LaunchReportError) {
+        guard descriptor >= 0 else { throw .writerClosed(path: path) }
+        if fsync(descriptor) != 0 { throw Self.failure("flush", temporaryPath) }
+        let fd = descriptor
+        descriptor = -1
+        if close(fd) != 0 {
+            let failure = Self.failure("close", temporaryPath)
+            unlink(temporaryPath)
+            throw failure
+        }
+        if rename(temporaryPath, path) != 0 {
+            let failure = Self.failure("rename the finished report to", path)
+            unlink(temporaryPath)
+            throw failure
+        }
+        // The rename is durable once the directory entry is.
+        let directory = Self.directory(of: path)
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    public func discard() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+        unlink(temporaryPath)
+    }
+
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let directory = String(path[..<slash])
+        return directory.isEmpty ? "/" : directory
+    }
+
+    private static func failure(_ operation: String, _ path: String) -> LaunchReportError {
+        let code = errno
+        let reason = strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+        return .fileOperationFailed(operation: operation, path: path, errno: code, reason: reason)
+    }
+}
+
+/// `write(2)`, under a name the class's own `write(_:)` does not shadow.
+private func writeToDescriptor(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(fd, bytes, count)
+}

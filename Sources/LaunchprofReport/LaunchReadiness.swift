@@ -1,0 +1,50 @@
+/// When a launch counts as ready (its first frame) for a program that may not call the hooks.
+public enum LaunchReadiness: Sendable, Equatable, Hashable, Codable {
+    /// The app's `first-frame` hook if it calls one, else the child's exit (the default).
+    case automatic
+    /// The child's exit (unless the app calls `first-frame`, which always wins).
+    case exit
+    /// Only the app's `first-frame` hook.
+    case hook
+    /// The first line on the child's stdout matching `pattern`.
+    case stdout(pattern: String)
+    /// The first line on the child's stderr matching `pattern`.
+    case stderr(pattern: String)
+    /// The child's first listening socket.
+    case listen
+
+    /// Parses the `--ready` argument: `exit`, `hook`, `listen`, `stdout:REGEX`, `stderr:REGEX`.
+    public init(argument: String) throws(LaunchReportError) {
+        switch argument {
+        case "exit": self = .exit
+        case "hook": self = .hook
+        case "listen": self = .listen
+        case "auto", "automatic": self = .automatic
+        default:
+            if argument.hasPrefix("stdout:"), argument.count > 7 {
+                self = .stdout(pattern: String(argument.dropFirst(7)))
+            } else if argument.hasPrefix("stderr:"), argument.count > 7 {
+                self = .stderr(pattern: String(argument.dropFirst(7)))
+            } else {
+                throw .invalidReadiness(argument)
+            }
+        }
+    }
+
+    /// The spelling `init(argument:)` accepts, as written in the report's `mode`.
+    public var argument: String {
+        switch self {
+        case .automatic: "automatic"
+        case .exit: "exit"
+        case .hook: "hook"
+        case .listen: "listen"
+        case .stdout(let pattern): "stdout:" + pattern
+        case .stderr(let pattern): "stderr:" + pattern
+        }
+    }
+
+    /// Whether the child's exit stands in for the first frame when the app sends none.
+    public var exitIsReadiness: Bool {
+        self == .automatic || self == .exit
+    }
+}

@@ -1,0 +1,52 @@
+/// One measured launch in a report.
+public struct LaunchRun: Sendable, Equatable, Codable {
+    /// 0-based index among the measured runs (warm-up runs are not reported).
+    public var index: Int
+    public var pid: Int32
+    /// How the child ended; nil when it had not ended when the trace stopped.
+    public var exitStatus: RunExit?
+    public var phases: [LaunchPhase]
+    public var metrics: LaunchMetrics
+    public var absent: [AbsentPhase]
+    public var warnings: [TimelineWarning]
+    /// The run never became ready before `--timeout`; its timeline is partial.
+    public var timedOut: Bool
+    /// `--cold`: bytes of the closure's files resident in the page cache just before the run.
+    public var residentBeforeBytes: UInt64?
+    /// `--cold`: total bytes of the closure's files (so residency reads as a fraction).
+    public var closureBytes: UInt64?
+
+    public init(
+        index: Int, pid: Int32, exitStatus: RunExit?, phases: [LaunchPhase],
+        metrics: LaunchMetrics, absent: [AbsentPhase] = [], warnings: [TimelineWarning] = [],
+        timedOut: Bool = false, residentBeforeBytes: UInt64? = nil, closureBytes: UInt64? = nil
+    ) {
+        self.index = index
+        self.pid = pid
+        self.exitStatus = exitStatus
+        self.phases = phases
+        self.metrics = metrics
+        self.absent = absent
+        self.warnings = warnings
+        self.timedOut = timedOut
+        self.residentBeforeBytes = residentBeforeBytes
+        self.closureBytes = closureBytes
+    }
+
+    /// A run from its timeline.
+    public init(
+        index: Int, pid: Int32, timeline: PhaseTimeline, timedOut: Bool = false,
+        residentBeforeBytes: UInt64? = nil, closureBytes: UInt64? = nil
+    ) {
+        self.init(
+            index: index, pid: pid, exitStatus: timeline.exitStatus.map(RunExit.init),
+            phases: timeline.phases, metrics: timeline.metrics, absent: timeline.absent,
+            warnings: timeline.warnings, timedOut: timedOut,
+            residentBeforeBytes: residentBeforeBytes, closureBytes: closureBytes)
+    }
+
+    /// Whether the run failed (non-zero exit, signal, timeout): `launchprof run` exits non-zero.
+    public var failed: Bool {
+        timedOut || !(exitStatus?.isSuccess ?? false)
+    }
+}

@@ -1,0 +1,69 @@
+/// Builds a `LaunchSummary` one run at a time, in memory that does not grow with the number of
+/// runs (it grows only with the number of distinct phases).
+public struct LaunchSummaryBuilder: Sendable {
+    private struct PhaseKey: Hashable {
+        var name: String
+        var object: String?
+        var task: String?
+        var image: Int?
+        var occurrence: Int
+    }
+
+    private struct PhaseAccumulator {
+        var key: PhaseKey
+        var start = StreamingStatistics()
+        var duration = StreamingStatistics()
+    }
+
+    private var runs = 0
+    private var failedRuns = 0
+    private var metrics = [StreamingStatistics](repeating: StreamingStatistics(), count: 4)
+    private var phaseIndex: [PhaseKey: Int] = [:]
+    private var phases: [PhaseAccumulator] = []
+
+    public init() {}
+
+    public mutating func add(_ run: LaunchRun) {
+        runs += 1
+        if run.failed { failedRuns += 1 }
+        for (slot, metric) in run.metrics.named.enumerated() {
+            if let value = metric.valueNs { metrics[slot].record(value) }
+        }
+        var seen: [PhaseKey: Int] = [:]
+        for phase in run.phases {
+            var key = PhaseKey(
+                name: phase.name, object: phase.object, task: phase.task, image: phase.image,
+                occurrence: 0)
+            let occurrence = seen[key, default: 0]
+            seen[key] = occurrence + 1
+            key.occurrence = occurrence
+            let slot: Int
+            if let existing = phaseIndex[key] {
+                slot = existing
+            } else {
+                slot = phases.count
+                phaseIndex[key] = slot
+                phases.append(PhaseAccumulator(key: key))
+            }
+            phases[slot].start.record(phase.startNs)
+            phases[slot].duration.record(phase.durationNs)
+        }
+    }
+
+    public var summary: LaunchSummary {
+        LaunchSummary(
+            runs: runs, failedRuns: failedRuns, timeToMainNs: metrics[0].summary,
+            timeToFirstFrameNs: metrics[1].summary, extendedLaunchNs: metrics[2].summary,
+            exitNs: metrics[3].summary,
+            phases: phases.compactMap { accumulator in
+                guard let start = accumulator.start.summary,
+                    let duration = accumulator.duration.summary
+                else { return nil }
+                let key = accumulator.key
+                return PhaseSummary(
+                    name: key.name, object: key.object, task: key.task, image: key.image,
+                    occurrence: key.occurrence == 0 ? nil : key.occurrence, startNs: start,
+                    durationNs: duration)
+            })
+    }
+}

@@ -1,0 +1,181 @@
+/// The terminal view of a report: one line per phase with its median duration, its share of the
+/// median time to first frame and a bar placed at its median start, then the metrics.
+///
+/// Medians come from the summary, so the view works for a streamed report whose runs are on
+/// disk. Absent phases and warnings are listed from the runs the report still holds.
+public struct TextWaterfallRenderer: LaunchReportRenderer {
+    /// Emit ANSI colours (the caller checks isatty and NO_COLOR).
+    public var colour: Bool
+    /// Columns for the bars.
+    public var barWidth: Int
+
+    public init(colour: Bool = false, barWidth: Int = 40) {
+        self.colour = colour
+        self.barWidth = Swift.max(barWidth, 10)
+    }
+
+    private static let labelWidth = 34
+
+    public func render(_ report: LaunchReport) throws(LaunchReportError) -> String {
+        var lines: [String] = []
+        let summary = report.summary
+        let command = ([report.target.path] + report.target.arguments).joined(separator: " ")
+        let warmup = report.mode.warmup > 0 ? ", \(report.mode.warmup) warm-up" : ""
+        lines.append(
+            "\(command): \(summary.runs) run\(summary.runs == 1 ? "" : "s")\(warmup), "
+                + "\(report.mode.cold ? "cold" : "warm"), ready at \(report.mode.readiness)")
+        if summary.failedRuns > 0 {
+            lines.append(paint("\(summary.failedRuns) of \(summary.runs) runs failed", code: "31"))
+        }
+
+        let firstFrame = summary.timeToFirstFrameNs?.median
+        let phaseEnds = summary.phases.map { $0.startNs.median + $0.durationNs.median }
+        let scale = Swift.max(
+            summary.extendedLaunchNs?.median ?? 0, firstFrame ?? 0, phaseEnds.max() ?? 0, 1)
+
+        if !summary.phases.isEmpty {
+            let share = firstFrame.map { "share of \(Self.duration($0)) to first frame" } ?? "share"
+            lines.append(
+                pad("phase (median)", Self.labelWidth) + " " + leftPad("duration", 9) + " "
+                    + leftPad("share", 6) + "  " + share)
+        }
+        for phase in summary.phases {
+            let duration = phase.durationNs.median
+            let label = pad(Self.label(phase), Self.labelWidth)
+            let shareText: String
+            if duration == 0 {
+                shareText = "     ·"
+            } else if let firstFrame, firstFrame > 0 {
+                shareText = leftPad(Self.percent(duration, of: firstFrame), 6)
+            } else {
+                shareText = "     -"
+            }
+            let bar = self.bar(start: phase.startNs.median, duration: duration, scale: scale)
+            lines.append(
+                label + " " + leftPad(duration == 0 ? "at " + Self.duration(phase.startNs.median)
+                    : Self.duration(duration), 9) + " " + shareText + "  "
+                    + paint(bar, code: Self.colourCode(phase.name)))
+        }
+
+        lines.append("")
+        let metrics: [(String, SummaryStatistics?)] = [
+            ("time to main", summary.timeToMainNs),
+            ("time to first frame", summary.timeToFirstFrameNs),
+            ("extended launch", summary.extendedLaunchNs), ("exit", summary.exitNs),
+        ]
+        for (name, statistics) in metrics {
+            guard let statistics else { continue }
+            var text =
+                pad(name, 20) + " median " + leftPad(Self.duration(statistics.median), 9)
+                + "  ± " + Self.duration(statistics.stddev) + "  (min " + Self.duration(statistics.min)
+                + ", p90 " + Self.duration(statistics.p90) + ", max " + Self.duration(statistics.max)
+                + ")"
+            if statistics.outliers > 0 {
+                text += "  \(statistics.outliers) outlier\(statistics.outliers == 1 ? "" : "s")"
+            }
+            lines.append(text)
+        }
+
+        var absent: [AbsentPhase] = []
+        var warnings: [String] = []
+        for run in report.runs {
+            for entry in run.absent where !absent.contains(entry) { absent.append(entry) }
+            for warning in run.warnings where !warnings.contains(warning.message) {
+                warnings.append(warning.message)
+            }
+        }
+        if !absent.isEmpty {
+            lines.append("")
+            lines.append("not measured:")
+            for entry in absent.prefix(8) {
+                let image = entry.image.map { " (image \($0))" } ?? ""
+                lines.append("  \(entry.phase)\(image): \(entry.reason)")
+            }
+        }
+        if !warnings.isEmpty {
+            lines.append("")
+            lines.append(paint("warnings:", code: "33"))
+            for warning in warnings.prefix(8) { lines.append("  " + warning) }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    // MARK: Pieces
+
+    private func bar(start: UInt64, duration: UInt64, scale: UInt64) -> String {
+        let width = barWidth
+        let from = Int((Double(start) / Double(scale) * Double(width)).rounded(.down))
+        let clampedFrom = Swift.min(Swift.max(from, 0), width - 1)
+        if duration == 0 {
+            return String(repeating: " ", count: clampedFrom) + "|"
+        }
+        let length = Swift.max(1, Int((Double(duration) / Double(scale) * Double(width)).rounded()))
+        let clampedLength = Swift.min(length, width - clampedFrom)
+        return String(repeating: " ", count: clampedFrom)
+            + String(repeating: "█", count: Swift.max(clampedLength, 1))
+    }
+
+    private func paint(_ text: String, code: String?) -> String {
+        guard colour, let code else { return text }
+        return "\u{1B}[\(code)m\(text)\u{1B}[0m"
+    }
+
+    private static func colourCode(_ name: String) -> String? {
+        switch name {
+        case LaunchPhase.exec, LaunchPhase.loaderMap, LaunchPhase.loaderRelocate: "34"
+        case LaunchPhase.loaderInit, LaunchPhase.programInit: "33"
+        case LaunchPhase.main, LaunchPhase.firstFrame: "35"
+        case LaunchPhase.extendedLaunch: "36"
+        case LaunchPhase.exit: nil
+        default: "32"
+        }
+    }
+
+    static func label(_ phase: PhaseSummary) -> String {
+        var label = phase.name
+        if let object = phase.object {
+            label += " " + (object.split(separator: "/").last.map(String.init) ?? object)
+        }
+        if let task = phase.task { label += " " + task }
+        if let occurrence = phase.occurrence { label += " #\(occurrence + 1)" }
+        if let image = phase.image { label = "[\(image)] " + label }
+        return label
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        if text.count > width { return String(text.prefix(width - 1)) + "…" }
+        return text + String(repeating: " ", count: width - text.count)
+    }
+
+    private func leftPad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+    }
+
+    /// A duration in ns with three significant digits and a unit: 812 ns, 41.2 µs, 3.45 ms, 1.23 s.
+    static func duration(_ ns: UInt64) -> String {
+        if ns < 1_000 { return "\(ns) ns" }
+        let units: [(UInt64, String)] = [(1_000, "µs"), (1_000_000, "ms"), (1_000_000_000, "s")]
+        var chosen = units[0]
+        for unit in units where ns >= unit.0 { chosen = unit }
+        return decimal(ns, per: chosen.0) + " " + chosen.1
+    }
+
+    /// `value / unit` with three significant digits, rounded half up, in integer arithmetic.
+    static func decimal(_ value: UInt64, per unit: UInt64) -> String {
+        let whole = value / unit
+        guard value < UInt64.max / 1_000 else { return "\(whole)" }
+        let decimals = whole >= 100 ? 0 : whole >= 10 ? 1 : 2
+        var scale: UInt64 = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = (value * scale + unit / 2) / unit
+        let integer = scaled / scale
+        guard decimals > 0 else { return "\(integer)" }
+        let fraction = String(scaled % scale)
+        return "\(integer)." + String(repeating: "0", count: decimals - fraction.count) + fraction
+    }
+
+    static func percent(_ part: UInt64, of whole: UInt64) -> String {
+        guard part < UInt64.max / 1_000_000 else { return ">999%" }
+        return decimal(part * 100, per: whole) + "%"
+    }
+}

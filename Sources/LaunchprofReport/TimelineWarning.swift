@@ -1,0 +1,40 @@
+/// Something in a run's events that breaks a rule (MetricKit's extended-launch rules, unpaired
+/// hook calls) but still lets the run be measured. Warnings never fail a run.
+public struct TimelineWarning: Sendable, Equatable, Hashable, Codable {
+    public enum Code: String, Sendable, Codable, CaseIterable {
+        /// More than 16 extended-launch tasks (MetricKit's limit).
+        case tooManyExtendedTasks
+        /// A task id longer than 128 characters (MetricKit's limit).
+        case taskIDTooLong
+        /// The first extended-launch task started after the first frame.
+        case extendedTaskAfterFirstFrame
+        /// `extend` for a task that is already running.
+        case duplicateExtendedTask
+        /// `extend` without `finish-extend`.
+        case extendedTaskNotFinished
+        /// `finish-extend` for a task that was never extended.
+        case finishWithoutExtend
+        /// `begin` without `end`.
+        case beginWithoutEnd
+        /// `end` without `begin`.
+        case endWithoutBegin
+        /// `first-frame` called more than once; the first one counts.
+        case duplicateFirstFrame
+        /// An event stamped before the spawn or a span ending before it starts (another clock?).
+        case timeOutOfOrder
+        /// A hook-channel line launchprof could not parse.
+        case malformedHookLine
+        /// The child ended but left descendants running (a daemon); launchprof killed them.
+        case processesLeftBehind
+        /// The child died of a crash signal; the message holds its stack.
+        case crashed
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}

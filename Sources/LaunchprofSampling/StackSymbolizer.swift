@@ -1,0 +1,1 @@
+// Placeholder: the symbolizer lands with the crash-stack work.

@@ -1,0 +1,470 @@
+import CLaunchprof
+import LaunchprofReport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One launch to trace.
+public struct TraceRequest: Sendable {
+    /// The file to execute (a resolved path).
+    public var executable: String
+    /// argv, argv[0] included.
+    public var arguments: [String]
+    /// The child's environment, as `KEY=VALUE`.
+    public var environment: [String]
+    public var workingDirectory: String?
+    /// Descriptors for the child's 0, 1, 2 (-1: inherit launchprof's).
+    public var standardInput: Int32 = -1
+    public var standardOutput: Int32 = -1
+    public var standardError: Int32 = -1
+    /// The hook channel's child end, passed through under its own number (-1: none).
+    public var hookDescriptor: Int32 = -1
+    /// Pin the tracer and the child to this CPU until `main`, so every stop is a same-CPU switch.
+    public var pinnedCPU: Int32?
+    /// The plan for the first image (for a `#!` script: its interpreter's).
+    public var plan: ImagePlan?
+    /// Report the first successful listen(2) of the child or a descendant as readiness.
+    public var detectListen = false
+
+    public init(executable: String, arguments: [String], environment: [String], plan: ImagePlan?) {
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+        self.plan = plan
+    }
+}
+
+/// What the tracer observed in one launch.
+public struct TraceResult: Sendable {
+    public var pid: Int32
+    /// Boundaries in the order observed (hook events are merged in by the caller).
+    public var events: [LaunchEvent]
+    public var exitStatus: ExitStatus
+    /// Descendants still alive when the child ended; launchprof killed them.
+    public var leftoverProcesses: [Int32]
+    /// Images the child exec'd that had no plan yet: analyse them and later runs observe them.
+    public var unplannedImages: [String]
+    /// Instruction pointers of the crashing thread, innermost first, when the child died of a
+    /// signal that dumps core (SIGSEGV, SIGABRT, …).
+    public var crashStack: [UInt64]
+    /// The child's mappings at the crash, to symbolize `crashStack`: (start, end, file offset, path).
+    public var crashMappings: [ProcessMaps.Mapping]
+}
+
+/// Launches a program under ptrace and records its launch boundaries.
+///
+/// Every observation is a breakpoint the tracer removes as soon as it is hit: the loader's
+/// `_dl_relocate_object` (relocation starts) and `_dl_debug_state` (relocation done), each
+/// shared object's first initializer, the program's entry point, and `main`. After `main` the
+/// child runs untouched; the app's own phases arrive through the hook channel, not ptrace.
+/// All calls must come from one thread (see `TracerThread`).
+public struct LaunchTracer {
+    /// Plans for images a child execs, by real path; nil when not analysed yet.
+    public var planForImage: (String) -> ImagePlan?
+
+    public init(planForImage: @escaping (String) -> ImagePlan?) {
+        self.planForImage = planForImage
+    }
+
+    public func trace(_ request: TraceRequest, control: TraceControl) throws(TracerError) -> TraceResult {
+        var launch = try TracedLaunch.spawn(request, control: control)
+        do {
+            try launch.run(planForImage: planForImage)
+        } catch {
+            launch.cleanUp()
+            throw error
+        }
+        launch.cleanUp()
+        return launch.result()
+    }
+}
+
+/// The state of one traced launch, from spawn to exit.
+private struct TracedLaunch {
+    let request: TraceRequest
+    let control: TraceControl
+    let pid: pid_t
+    var events: [LaunchEvent] = []
+    var breakpoints = BreakpointTable()
+    var image = 0
+    var plan: ImagePlan?
+    var loaderBias: UInt64 = 0
+    var programBias: UInt64 = 0
+    var entryAddress: UInt64 = 0
+    var reachedMain = false
+    var exitStatus: ExitStatus?
+    /// Processes and threads the child created; all are traced (PTRACE_O_TRACEFORK and friends).
+    var descendants: Set<pid_t> = []
+    /// Descendants whose first SIGSTOP (the auto-attach stop) has not been seen yet.
+    var newborns: Set<pid_t> = []
+    /// Descendants that are threads of the child (excluded from "left behind").
+    var threads: Set<pid_t> = []
+    /// Descendants with a copy of the child's memory (fork), which holds a copy of our int3s.
+    var forked: Set<pid_t> = []
+    var unplannedImages: [String] = []
+    var crashStack: [UInt64] = []
+    var crashMappings: [ProcessMaps.Mapping] = []
+    var leftovers: [pid_t] = []
+    /// Processes stopped at a listen(2) entry, resumed to its exit to read the result.
+    var listening: Set<pid_t> = []
+    var sawListen = false
+
+    static let options = Int32(
+        LP_PTRACE_O_EXITKILL | LP_PTRACE_O_TRACEEXEC | LP_PTRACE_O_TRACEFORK
+            | LP_PTRACE_O_TRACEVFORK | LP_PTRACE_O_TRACECLONE)
+
+    var options: Int32 {
+        request.detectListen
+            ? Self.options | Int32(LP_PTRACE_O_TRACESECCOMP | LP_PTRACE_O_TRACESYSGOOD) : Self.options
+    }
+
+    static func spawn(_ request: TraceRequest, control: TraceControl) throws(TracerError) -> TracedLaunch {
+        // Everything is allocated before the clock starts: the spawn is timed, not the setup.
+        let arguments = CStringArray(request.arguments)
+        let environment = CStringArray(request.environment)
+        let cwd = request.workingDirectory.map { strdup($0) }
+        defer { cwd.map { free($0) } }
+        var options = lp_spawn_options(
+            stdin_fd: request.standardInput, stdout_fd: request.standardOutput,
+            stderr_fd: request.standardError, keep_fd: request.hookDescriptor,
+            cwd: cwd.map { UnsafePointer($0!) }, trace: true, cpu: request.pinnedCPU ?? -1,
+            new_process_group: true, trap_listen: request.detectListen)
+        var pid: pid_t = 0
+        let spawnedAt = lp_now_ns()
+        let error = lp_spawn(request.executable, arguments.pointers, environment.pointers, &options, &pid)
+        guard error == 0 else { throw .cannotExecute(path: request.executable, errno: error) }
+        lp_track_child(pid)
+        control.attach(pid)
+        var launch = TracedLaunch(request: request, control: control, pid: pid)
+        launch.events.append(.spawned(atNs: spawnedAt))
+        return launch
+    }
+
+    // MARK: The stop loop
+
+    mutating func run(planForImage: (String) -> ImagePlan?) throws(TracerError) {
+        // The first stop is the SIGTRAP that PTRACE_TRACEME delivers after the exec.
+        guard let first = try Ptrace.wait(pid) else { return }
+        guard first.kind == LP_WAIT_STOPPED else {
+            finish(first)
+            return
+        }
+        try Ptrace.setOptions(pid, options)
+        events.append(.imageStarted(image: 0, path: request.executable, atNs: first.at_ns))
+        try startImage(plan: request.plan, path: request.executable)
+
+        var signalToDeliver: Int32 = 0
+        var stopped = pid
+        while true {
+            if listening.contains(stopped) {
+                try Ptrace.syscall(stopped)  // run to the syscall's exit, then stop again
+            } else {
+                try Ptrace.cont(stopped, signal: signalToDeliver)
+            }
+            signalToDeliver = 0
+            guard let stop = try Ptrace.wait() else { continue }
+            stopped = stop.pid
+            switch stop.kind {
+            case LP_WAIT_EXITED, LP_WAIT_SIGNALED:
+                if stop.pid == pid {
+                    finish(stop)
+                    return
+                }
+                descendants.remove(stop.pid)
+                lp_untrack_child(stop.pid)
+                // Nothing to continue: wait for the next stop without a CONT.
+                guard let next = try waitSkippingExits() else { return }
+                stopped = next.pid
+                signalToDeliver = try handleStop(next, planForImage: planForImage)
+                if exitStatus != nil { return }
+            default:
+                signalToDeliver = try handleStop(stop, planForImage: planForImage)
+                if exitStatus != nil { return }
+            }
+        }
+    }
+
+    /// Waits until a process stops, recording exits of descendants on the way. Returns nil when
+    /// the child itself ended.
+    private mutating func waitSkippingExits() throws(TracerError) -> lp_wait_result? {
+        while true {
+            guard let stop = try Ptrace.wait() else { continue }
+            if stop.kind == LP_WAIT_STOPPED { return stop }
+            if stop.pid == pid {
+                finish(stop)
+                return nil
+            }
+            descendants.remove(stop.pid)
+            lp_untrack_child(stop.pid)
+        }
+    }
+
+    /// Handles one ptrace stop; returns the signal to deliver when continuing.
+    private mutating func handleStop(
+        _ stop: lp_wait_result, planForImage: (String) -> ImagePlan?
+    ) throws(TracerError) -> Int32 {
+        let event = stop.event
+        if event == LP_PTRACE_EVENT_FORK || event == LP_PTRACE_EVENT_VFORK || event == LP_PTRACE_EVENT_CLONE {
+            let child = pid_t(truncatingIfNeeded: try Ptrace.eventMessage(stop.pid))
+            // The child's first stop may be reported before its parent's event.
+            if descendants.insert(child).inserted {
+                newborns.insert(child)
+                lp_track_child(child)
+            }
+            if event == LP_PTRACE_EVENT_CLONE { threads.insert(child) }
+            if event == LP_PTRACE_EVENT_FORK { forked.insert(child) }
+            return 0
+        }
+        if event == LP_PTRACE_EVENT_SECCOMP {
+            if !sawListen { listening.insert(stop.pid) }
+            return 0
+        }
+        if stop.value == SIGTRAP | 0x80, listening.remove(stop.pid) != nil {
+            // Syscall-exit stop of listen(2): 0 means the socket is listening.
+            if let registers = try? Ptrace.registers(stop.pid), registers.ret == 0, !sawListen {
+                sawListen = true
+                events.append(.ready(reason: "listening socket (pid \(stop.pid))", atNs: stop.at_ns))
+                control.reportReady(at: stop.at_ns)
+            }
+            return 0
+        }
+        if event == LP_PTRACE_EVENT_EXEC {
+            if stop.pid == pid { try startNextImage(at: stop.at_ns, planForImage: planForImage) }
+            return 0
+        }
+        if event != 0 { return 0 }
+
+        if stop.pid != pid { return try handleDescendantStop(stop) }
+
+        if stop.value == SIGTRAP {
+            let registers = try Ptrace.registers(pid)
+            if let actions = try breakpoints.hit(pid, pc: registers.pc) {
+                for action in actions {
+                    try perform(action, at: stop.at_ns, address: registers.pc &- 1, registers: registers)
+                }
+                return 0
+            }
+        }
+        if Ptrace.isGroupStop(pid) { return 0 }
+        if isCrashSignal(stop.value) { captureCrash() }
+        return stop.value
+    }
+
+    private mutating func handleDescendantStop(_ stop: lp_wait_result) throws(TracerError) -> Int32 {
+        let process = stop.pid
+        if stop.value == SIGSTOP {
+            if newborns.remove(process) != nil { return 0 }
+            if descendants.insert(process).inserted {  // its parent's event comes later
+                lp_track_child(process)
+                return 0
+            }
+            if Ptrace.isGroupStop(process) { return 0 }
+        }
+        if stop.value == SIGTRAP, let registers = try? Ptrace.registers(process),
+            breakpoints.contains(registers.pc &- 1)
+        {
+            // A descendant ran into one of our int3s: a forked copy gets its own byte back;
+            // a thread shares the memory, so the breakpoint is simply consumed.
+            if forked.contains(process) {
+                try breakpoints.restoreCopy(process, at: registers.pc &- 1)
+            } else {
+                _ = try breakpoints.hit(process, pc: registers.pc)
+            }
+            return 0
+        }
+        return stop.value
+    }
+
+    // MARK: Boundaries
+
+    /// Arms the first breakpoints of a freshly exec'd image.
+    private mutating func startImage(plan: ImagePlan?, path: String) throws(TracerError) {
+        self.plan = plan
+        guard let plan else {
+            unplannedImages.append(path)
+            for phase in ["loader.map", "loader.relocate", "loader.init", "program.init", "main"] {
+                events.append(.unobservable(
+                    phase: phase, reason: "image \(path) was not analysed before this run"))
+            }
+            return
+        }
+        for (phase, reason) in plan.unobservable {
+            events.append(.unobservable(phase: phase, reason: reason))
+        }
+        let registers = try Ptrace.registers(pid)
+        let auxv = try AuxiliaryVector.read(pid, stackPointer: registers.sp)
+        entryAddress = auxv.entry
+        programBias = plan.isPositionIndependent ? auxv.entry &- plan.entry : 0
+        if let loader = plan.loader, auxv.base != 0 {
+            loaderBias = auxv.base
+            if let relocate = loader.relocateObject {
+                try breakpoints.arm(pid, at: loaderBias + relocate, .relocationStart)
+            } else {
+                try breakpoints.arm(pid, at: loaderBias + loader.debugState, .debugState)
+            }
+        } else {
+            // Statically linked: no loader; the program starts at its entry point.
+            try breakpoints.arm(pid, at: entryAddress, .entry)
+            try armMain(libraryBases: [plan.programPath: programBias])
+        }
+    }
+
+    private mutating func startNextImage(
+        at time: UInt64, planForImage: (String) -> ImagePlan?
+    ) throws(TracerError) {
+        image += 1
+        breakpoints.forget()
+        reachedMain = false
+        let path = ProcessMaps.executablePath(pid) ?? request.executable
+        events.append(.imageStarted(image: image, path: path, atNs: time))
+        try Ptrace.setOptions(pid, reachedMain ? options & ~Int32(LP_PTRACE_O_TRACECLONE) : options)
+        try startImage(plan: planForImage(path), path: path)
+    }
+
+    private mutating func perform(
+        _ action: BreakpointTable.Action, at time: UInt64, address: UInt64, registers: lp_registers
+    ) throws(TracerError) {
+        switch action {
+        case .relocationStart:
+            events.append(.relocationStarted(atNs: time))
+            if let loader = plan?.loader {
+                try breakpoints.arm(pid, at: loaderBias + loader.debugState, .debugState)
+            }
+        case .debugState:
+            try loaderStateChanged(at: time, address: address)
+        case .objectInit(let path):
+            events.append(.objectInitStarted(path: path, atNs: time))
+        case .entry:
+            events.append(.entryReached(atNs: time))
+        case .libcStartMain:
+            // x86_64: __libc_start_main(main, argc, argv, …) has `main` in %rdi.
+            try breakpoints.arm(pid, at: registers.arg0, .main)
+        case .main:
+            events.append(.mainReached(atNs: time))
+            reachedMain = true
+            breakpoints.disarmAll(pid)
+            if request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
+            // Threads the app starts from here on need not be traced.
+            try Ptrace.setOptions(pid, options & ~Int32(LP_PTRACE_O_TRACECLONE))
+        }
+    }
+
+    /// `_dl_debug_state` was called: at RT_CONSISTENT the closure is mapped and relocated, so
+    /// the objects' load biases and relocated DT_INIT_ARRAY entries can be read.
+    private mutating func loaderStateChanged(at time: UInt64, address: UInt64) throws(TracerError) {
+        guard let plan, let loader = plan.loader else { return }
+        let rDebug = loaderBias + loader.rDebug
+        let state = try Ptrace.readWord(pid, at: rDebug + 24) & 0xffff_ffff
+        guard state == 0 /* RT_CONSISTENT */ else {
+            // RT_ADD (mapping starts): only seen without `_dl_relocate_object`; step over it and
+            // wait for the next call.
+            try Ptrace.singleStep(pid)
+            _ = try Ptrace.wait(pid)
+            try breakpoints.arm(pid, at: address, .debugState)
+            return
+        }
+        events.append(.relocationFinished(atNs: time))
+        let objects = try LinkMap.read(pid, rDebug: rDebug)
+        var bases: [String: UInt64] = [plan.programPath: programBias]
+        var pendingArrays: [(path: String, slot: UInt64)] = []
+        for object in objects.dropFirst() {  // the first entry is the program itself
+            guard let key = LinkMap.realPath(object.name) else { continue }
+            bases[key] = object.bias
+            guard let initializers = plan.initializers[key], !initializers.isEmpty else { continue }
+            if let function = initializers.initFunction {
+                try breakpoints.arm(pid, at: object.bias + function, .objectInit(path: object.name))
+            } else if let array = initializers.initArray {
+                pendingArrays.append((object.name, object.bias + array))
+            }
+        }
+        let firstEntries = try Ptrace.readWords(pid, at: pendingArrays.map(\.slot))
+        for (pending, function) in zip(pendingArrays, firstEntries) where function != 0 && function != UInt64.max {
+            try breakpoints.arm(pid, at: function, .objectInit(path: pending.path))
+        }
+        try breakpoints.arm(pid, at: entryAddress, .entry)
+        try armMain(libraryBases: bases)
+    }
+
+    private mutating func armMain(libraryBases: [String: UInt64]) throws(TracerError) {
+        guard let plan else { return }
+        if let main = plan.main {
+            try breakpoints.arm(pid, at: programBias + main, .main)
+        } else if let start = plan.libcStartMain, let base = libraryBases[start.path] {
+            try breakpoints.arm(pid, at: base + start.address, .libcStartMain)
+        } else {
+            events.append(.unobservable(
+                phase: "main", reason: "no libc main: neither a `main` symbol nor __libc_start_main"))
+            events.append(.unobservable(phase: "program.init", reason: "its end, main, is not observable"))
+        }
+    }
+
+    // MARK: The end
+
+    private mutating func finish(_ stop: lp_wait_result) {
+        control.markExited()
+        lp_untrack_child(pid)
+        let status: ExitStatus
+        if let termination = control.termination,
+            stop.kind == LP_WAIT_SIGNALED, stop.value == termination.signal
+                || stop.value == SIGKILL
+        {
+            status = .killedByLaunchprof(signal: stop.value, reason: termination.reason)
+        } else if stop.kind == LP_WAIT_EXITED {
+            status = .exited(code: stop.value)
+        } else {
+            status = .signaled(signal: stop.value, coreDumped: stop.core_dumped)
+        }
+        exitStatus = status
+        events.append(.exited(status, atNs: stop.at_ns))
+    }
+
+    private func isCrashSignal(_ signal: Int32) -> Bool {
+        [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP].contains(signal)
+    }
+
+    /// The child is stopped at the delivery of a fatal signal: unwind it before it dies.
+    private mutating func captureCrash() {
+        guard crashStack.isEmpty else { return }
+        var ips = [UInt64](repeating: 0, count: 64)
+        var count: Int32 = 0
+        _ = lp_unwind(pid, &ips, Int32(ips.count), &count)
+        crashStack = Array(ips.prefix(Int(count)))
+        crashMappings = ProcessMaps.read(pid)
+    }
+
+    /// Kills whatever the launch left behind: descendants (a daemon the child forked) and the
+    /// child itself if the tracer failed half-way. Reaps them all, so nothing stays stopped,
+    /// traced or orphaned.
+    mutating func cleanUp() {
+        if exitStatus == nil {
+            kill(pid, SIGKILL)
+            descendants.insert(pid)
+        }
+        leftovers = descendants.filter { $0 != pid && !threads.contains($0) }.sorted()
+        for process in descendants { kill(process, SIGKILL) }
+        var remaining = descendants
+        while !remaining.isEmpty {
+            guard let stop = try? Ptrace.wait() else { break }
+            if stop.kind != LP_WAIT_STOPPED {
+                remaining.remove(stop.pid)
+                lp_untrack_child(stop.pid)
+            } else {
+                // A process caught between stops: let it run into its SIGKILL.
+                _ = lp_ptrace(Int32(LP_PTRACE_CONT), stop.pid, 0, 0, nil)
+            }
+        }
+        if exitStatus == nil {
+            control.markExited()
+            lp_untrack_child(pid)
+        }
+    }
+
+    func result() -> TraceResult {
+        TraceResult(
+            pid: pid, events: events,
+            exitStatus: exitStatus ?? .killedByLaunchprof(signal: SIGKILL, reason: "tracer failed"),
+            leftoverProcesses: leftovers, unplannedImages: unplannedImages,
+            crashStack: crashStack, crashMappings: crashMappings)
+    }
+}

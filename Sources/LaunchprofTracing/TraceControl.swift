@@ -1,0 +1,50 @@
+import CLaunchprof
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Lets another thread end a traced launch: readiness reached, a timeout, an output match.
+/// Ending a process is an ordinary `kill(2)`, which any thread may send; the tracer thread sees
+/// the death in its wait loop and reports it as launchprof's doing.
+public final class TraceControl: Sendable {
+    private struct State {
+        var pid: pid_t = 0
+        var exited = false
+        var termination: (signal: Int32, reason: String)?
+        var readinessListener: (@Sendable (UInt64) -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Sends `signal` to the traced child (SIGTERM first, SIGKILL to insist) and remembers why.
+    /// Does nothing once the child has exited.
+    public func terminate(signal: Int32, reason: String) {
+        state.withLock { state in
+            guard state.pid > 0, !state.exited else { return }
+            if state.termination == nil || signal == SIGKILL {
+                state.termination = (signal, reason)
+            }
+            kill(state.pid, signal)
+        }
+    }
+
+    /// Called (on the tracer's thread) when the tracer itself sees readiness: a listening socket.
+    public func onReady(_ listener: @escaping @Sendable (UInt64) -> Void) {
+        state.withLock { $0.readinessListener = listener }
+    }
+
+    func reportReady(at time: UInt64) {
+        let listener = state.withLock { $0.readinessListener }
+        listener?(time)
+    }
+
+    /// Why launchprof ended the child, if it did.
+    var termination: (signal: Int32, reason: String)? { state.withLock { $0.termination } }
+
+    func attach(_ pid: pid_t) { state.withLock { $0.pid = pid } }
+    func markExited() { state.withLock { $0.exited = true } }
+}

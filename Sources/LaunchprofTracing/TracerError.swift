@@ -1,0 +1,31 @@
+/// Why tracing a launch failed. Each case names its subject.
+public enum TracerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The program could not be executed (the errno of the exec, e.g. ENOENT, EACCES, ENOEXEC).
+    case cannotExecute(path: String, errno: Int32)
+    /// A ptrace or wait request failed on a process.
+    case ptrace(request: String, pid: Int32, errno: Int32)
+    /// The child stopped in a way the tracer cannot continue from.
+    case unexpectedStop(pid: Int32, detail: String)
+
+    public var description: String {
+        switch self {
+        case .cannotExecute(let path, let errno):
+            "Executable \"\(path)\" cannot be executed: \(errnoDescription(errno))."
+        case .ptrace(let request, let pid, let errno):
+            "ptrace \(request) on process \(pid) failed: \(errnoDescription(errno))"
+                + (errno == 1 ? " (is ptrace permitted here? check kernel.yama.ptrace_scope and seccomp)" : "")
+        case .unexpectedStop(let pid, let detail):
+            "Process \(pid) stopped unexpectedly: \(detail)"
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The C library's message for an errno value.
+func errnoDescription(_ value: Int32) -> String {
+    guard let text = strerror(value) else { return "errno \(value)" }
+    return String(cString: text)
+}

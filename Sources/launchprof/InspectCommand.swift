@@ -1,0 +1,96 @@
+import ArgumentParser
+import LaunchprofCore
+import LaunchprofELF
+import LaunchprofReport
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `launchprof inspect PROGRAM`: what the loader will do before `main`, from the ELF files.
+struct InspectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Show what the dynamic loader will do before main, read from the ELF files alone.",
+        discussion: """
+            Exit status: 0 inspected; 3 inspected, but libraries are missing (the report lists \
+            them); 64 usage error; 65 not an ELF file, empty, truncated or malformed; 66 no such \
+            file, not found in PATH, a directory, or a script whose interpreter is missing; \
+            69 a 32-bit or foreign-architecture ELF file; 77 permission denied.
+            """)
+
+    @Flag(name: .long, help: "Write the versioned JSON report instead of text.")
+    var json = false
+
+    @Argument(help: "The program: a path, or a name looked up in PATH.")
+    var program: String
+
+    func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let session = InspectSession(configuration: .init(program: program, environment: environment))
+        let report: InspectReport
+        do {
+            report = try session.run()
+        } catch {
+            throw fail(error.description, status: InspectCommand.exitStatus(for: error))
+        }
+        let output: [UInt8]
+        if json {
+            do {
+                output = try report.jsonBytes()
+            } catch {
+                throw fail(error.description, status: 70)
+            }
+        } else {
+            output = Array(InspectTextRenderer().render(report).utf8)
+        }
+        writeAll(1, output)
+        guard report.missing.isEmpty else {
+            for missing in report.missing {
+                let needers = missing.neededBy.joined(separator: ", ")
+                writeAll(2, Array("launchprof: \(missing.name): \(missing.reason) (needed by \(needers))\n".utf8))
+            }
+            throw ExitCode(InspectCommand.missingLibrariesStatus)
+        }
+    }
+
+    /// Inspected, but at least one library is missing: the loader would refuse to start the
+    /// program, so scripts must notice, yet the report on stdout is complete.
+    static let missingLibrariesStatus: Int32 = 3
+
+    /// The documented exit status for each kind of failure (sysexits.h values).
+    static func exitStatus(for error: InspectError) -> Int32 {
+        switch error {
+        case .notFoundOnPath, .scriptInterpreterMissing: return 66
+        case .badScript: return 65
+        case .file(let error):
+            switch error {
+            case .notFound, .isDirectory: return 66
+            case .unreadable(_, let errno): return errno == EACCES || errno == EPERM ? 77 : 66
+            case .empty, .notELF, .truncated, .malformed: return 65
+            case .unsupportedClass, .unsupportedMachine: return 69
+            }
+        }
+    }
+
+    /// Prints the one-line error and returns the exit code to throw.
+    private func fail(_ message: String, status: Int32) -> ExitCode {
+        writeAll(2, Array("launchprof: \(message)\n".utf8))
+        return ExitCode(status)
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+}

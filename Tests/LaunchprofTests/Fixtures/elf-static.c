@@ -1,0 +1,7 @@
+/* Linked with -static: no interpreter, no dynamic loader work. */
+#include <stdio.h>
+
+int main(void) {
+    puts("static");
+    return 0;
+}

@@ -1,0 +1,166 @@
+/*
+ * An app with configurable work in its own constructor and in each hooked launch phase.
+ *
+ *   LP_PROGRAM_BUSY_US / LP_PROGRAM_SLEEP_US   the program's constructor (program.init)
+ *   LP_PHASES      comma-separated name:busy_us:sleep_us, run in order, each inside
+ *                  launchprof_begin/end (default: no phases)
+ *   LP_TASKS       comma-separated id:us: extended-launch tasks, each on its own thread, extended
+ *                  before the first frame; half the time blocking, half busy
+ *   LP_FIRST_FRAME 1 (default) calls launchprof_first_frame after the phases; 0 never does
+ *   LP_DRAW_US     busy work between the last phase and the first frame
+ *   LP_EXIT_CODE   the exit status (default 0)
+ *   LP_LINGER_US   blocking work after the first frame, before joining the tasks
+ *
+ * Libraries built from run-lib.c are linked with --no-as-needed, so the loader runs their
+ * constructors (before this program's) without the program calling them.
+ * Truth lines: ctor program, main, phase <name>, first-frame, task <id>, exit.
+ */
+#include "run-fixture.h"
+#include "launchprof.h"
+
+#include <pthread.h>
+
+__attribute__((constructor)) static void lp_program_constructor(void) {
+    int truth = lp_truth_open();
+    uint64_t begin = lp_now();
+    lp_work("LP_PROGRAM", 0, 0);
+    uint64_t end = lp_now();
+    lp_truth_write(truth, "ctor", "program", begin, end);
+    if (truth >= 0) {
+        close(truth);
+    }
+}
+
+struct task {
+    char id[160];
+    uint64_t us;
+    pthread_t thread;
+    int started;
+};
+
+static void *run_task(void *argument) {
+    struct task *task = argument;
+    uint64_t begin = lp_now();
+    lp_blocking_us(task->us / 2);
+    lp_busy_us(task->us - task->us / 2);
+    uint64_t end = lp_now();
+    launchprof_finish_extended_launch(task->id);
+    lp_truth("task", task->id, begin, end);
+    return NULL;
+}
+
+/* Splits "a:b:c,d:e:f" in place: returns the next item and advances *cursor. */
+static char *next_item(char **cursor) {
+    char *item = *cursor;
+    if (item == NULL || *item == '\0') {
+        return NULL;
+    }
+    char *comma = strchr(item, ',');
+    if (comma != NULL) {
+        *comma = '\0';
+        *cursor = comma + 1;
+    } else {
+        *cursor = item + strlen(item);
+    }
+    return item;
+}
+
+static uint64_t field_us(char **cursor) {
+    char *field = *cursor;
+    if (field == NULL) {
+        return 0;
+    }
+    char *colon = strchr(field, ':');
+    if (colon != NULL) {
+        *colon = '\0';
+        *cursor = colon + 1;
+    } else {
+        *cursor = NULL;
+    }
+    uint64_t value = 0;
+    for (char *p = field; *p >= '0' && *p <= '9'; p++) {
+        value = value * 10 + (uint64_t)(*p - '0');
+    }
+    return value > 10000000 ? 10000000 : value;
+}
+
+int main(void) {
+    uint64_t main_ns = lp_now();
+    lp_truth("main", "-", main_ns, main_ns);
+
+    /* Tasks are described first so they can start inside the phases' time: before the frame. */
+    static struct task tasks[32];
+    int task_count = 0;
+    const char *task_text = getenv("LP_TASKS");
+    char task_buffer[4096];
+    if (task_text != NULL && strlen(task_text) < sizeof task_buffer) {
+        strcpy(task_buffer, task_text);
+        char *cursor = task_buffer;
+        char *item;
+        while (task_count < 32 && (item = next_item(&cursor)) != NULL) {
+            char *fields = strchr(item, ':');
+            if (fields != NULL) {
+                *fields = '\0';
+                fields++;
+            }
+            struct task *task = &tasks[task_count++];
+            strncpy(task->id, item, sizeof task->id - 1);
+            task->us = field_us(&fields);
+        }
+    }
+    for (int i = 0; i < task_count; i++) {
+        launchprof_extend_launch(tasks[i].id);
+        tasks[i].started = pthread_create(&tasks[i].thread, NULL, run_task, &tasks[i]) == 0;
+    }
+
+    const char *phase_text = getenv("LP_PHASES");
+    char phase_buffer[4096];
+    if (phase_text != NULL && strlen(phase_text) < sizeof phase_buffer) {
+        strcpy(phase_buffer, phase_text);
+        char *cursor = phase_buffer;
+        char *item;
+        while ((item = next_item(&cursor)) != NULL) {
+            char *fields = strchr(item, ':');
+            if (fields != NULL) {
+                *fields = '\0';
+                fields++;
+            }
+            uint64_t busy = field_us(&fields);
+            uint64_t sleep = field_us(&fields);
+            int truth = lp_truth_open();
+            launchprof_begin(item);
+            uint64_t begin = lp_now();
+            lp_busy_us(busy);
+            lp_blocking_us(sleep);
+            uint64_t end = lp_now();
+            launchprof_end(item);
+            lp_truth_write(truth, "phase", item, begin, end);
+            if (truth >= 0) {
+                close(truth);
+            }
+        }
+    }
+
+    lp_busy_us(lp_setting("LP_DRAW_US", 0));
+    if (lp_setting("LP_FIRST_FRAME", 1) == 1) {
+        int truth = lp_truth_open();
+        uint64_t frame = lp_now();
+        launchprof_first_frame();
+        lp_truth_write(truth, "first-frame", "-", frame, frame);
+        if (truth >= 0) {
+            close(truth);
+        }
+    }
+    lp_blocking_us(lp_setting("LP_LINGER_US", 0));
+    for (int i = 0; i < task_count; i++) {
+        if (tasks[i].started) {
+            pthread_join(tasks[i].thread, NULL);
+        } else {
+            run_task(&tasks[i]);
+        }
+    }
+    int code = (int)lp_setting("LP_EXIT_CODE", 0);
+    uint64_t exit_ns = lp_now();
+    lp_truth("exit", "-", exit_ns, exit_ns);
+    return code;
+}

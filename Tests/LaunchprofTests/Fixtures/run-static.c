@@ -1,0 +1,21 @@
+/*
+ * Built with -static: no dynamic loader, so no loader phases. Its constructor and main do
+ * LP_PROGRAM_BUSY_US / LP_MAIN_BUSY_US of work; exits LP_EXIT_CODE.
+ * Truth: "ctor program b e", "main - t t", "exit - t t".
+ */
+#include "run-fixture.h"
+
+__attribute__((constructor)) static void lp_static_constructor(void) {
+    uint64_t begin = lp_now();
+    lp_work("LP_PROGRAM", 0, 0);
+    lp_truth("ctor", "program", begin, lp_now());
+}
+
+int main(void) {
+    uint64_t now = lp_now();
+    lp_truth("main", "-", now, now);
+    lp_busy_us(lp_setting("LP_MAIN_BUSY_US", 0));
+    now = lp_now();
+    lp_truth("exit", "-", now, now);
+    return (int)lp_setting("LP_EXIT_CODE", 0);
+}

@@ -1,0 +1,49 @@
+import Foundation
+@testable import LaunchprofReport
+import Testing
+
+/// The writer's fast run encoding must be exactly Foundation's sorted-keys encoding.
+@Suite("LaunchRun JSON")
+struct LaunchRunJSONTests {
+    static func foundation(_ run: LaunchRun) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(run))
+    }
+
+    @Test("scripted runs encode identically")
+    func scripted() throws {
+        for index in 0..<3 {
+            let run = try ReportSamples.run(index)
+            #expect(run.jsonBytes() == (try Self.foundation(run)))
+        }
+    }
+
+    @Test("every optional, every escape, every exit shape encodes identically")
+    func awkward() throws {
+        let controls = String(decoding: (0..<0x20).map { UInt8($0) }, as: UTF8.self)
+        let awkward = "a/b \"quoted\" back\\slash \(controls) é 日本 🚀 \u{7F}"
+        let exits: [RunExit?] = [
+            nil, RunExit(code: 0), RunExit(code: -1), RunExit(signal: 11, coreDumped: true),
+            RunExit(signal: 9, killedBy: "timeout \(awkward)"),
+        ]
+        for (offset, exit) in exits.enumerated() {
+            let run = LaunchRun(
+                index: offset, pid: Int32.max, exitStatus: exit,
+                phases: [
+                    LaunchPhase(name: awkward, startNs: UInt64.max, durationNs: 0),
+                    LaunchPhase(name: "loader.init", startNs: 1, durationNs: 2, object: "/lib/\(awkward).so", image: 3),
+                    LaunchPhase(name: "extendedLaunch", startNs: 1, durationNs: 2, task: awkward),
+                ],
+                metrics: offset % 2 == 0
+                    ? LaunchMetrics() : LaunchMetrics(timeToMainNs: 1, timeToFirstFrameNs: 2, extendedLaunchNs: 3, exitNs: 4),
+                absent: [AbsentPhase(phase: "main", reason: awkward), AbsentPhase(phase: "x", reason: "y", image: 2)],
+                warnings: TimelineWarning.Code.allCases.map { TimelineWarning($0, awkward) },
+                timedOut: offset == 3, residentBeforeBytes: offset == 1 ? 12_345 : nil,
+                closureBytes: offset == 1 ? 99_999 : nil)
+            let fast = run.jsonBytes()
+            let reference = try Self.foundation(run)
+            #expect(fast == reference, "\(String(decoding: fast, as: UTF8.self))\n\(String(decoding: reference, as: UTF8.self))")
+        }
+    }
+}

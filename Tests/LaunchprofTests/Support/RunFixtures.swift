@@ -1,0 +1,46 @@
+import Foundation
+
+/// Builds the `run-*` fixture programs and libraries (sources in `Fixtures/`) with
+/// `FixtureBuilder`, into `run/` under the build cache.
+enum RunFixtures {
+    /// `lib<name>.so` from run-lib.c; its constructor's work is `LP_CTOR_<name>_BUSY_US` /
+    /// `_SLEEP_US`, its truth line `ctor lib<name>.so`. `name` is letters, digits and `_`.
+    @discardableResult
+    static func library(_ name: String, directory: String = "run") throws -> String {
+        try FixtureBuilder.build(
+            ["run-lib.c"], output: "\(directory)/lib\(name).so",
+            flags: ["-fPIC", "-shared", "-DLP_LIB_NAME=\(name)"])
+    }
+
+    /// run-app.c linked (with --no-as-needed, RUNPATH $ORIGIN) against `lib<name>.so` for each
+    /// of `libraries`, in that order.
+    static func app(
+        libraries: [String] = [], directory: String = "run", name: String? = nil
+    ) throws -> String {
+        for name in libraries { try library(name, directory: directory) }
+        let suffix = libraries.isEmpty ? "" : "-" + libraries.joined(separator: "-")
+        let libraryDirectory = FixtureBuilder.outputRoot.appendingPathComponent(directory).path
+        return try FixtureBuilder.build(
+            ["run-app.c"], output: "\(directory)/\(name ?? "run-app" + suffix)",
+            flags: ["-L", libraryDirectory, "-Wl,--no-as-needed"]
+                + libraries.map { "-l\($0)" } + ["-Wl,-rpath,$ORIGIN", "-lpthread"])
+    }
+
+    /// An app linked against `count` generated libraries `liblpm<i>.so`, in their own directory.
+    static func appWithManyLibraries(_ count: Int) throws -> String {
+        try app(
+            libraries: (0..<count).map { "lpm\($0)" }, directory: "run-many-\(count)",
+            name: "run-app-many")
+    }
+
+    /// One of the single-file fixtures: exec-chain, server, daemon, ignore-term, never-ready,
+    /// crash.
+    static func program(_ name: String) throws -> String {
+        try FixtureBuilder.build(["run-\(name).c"], output: "run/run-\(name)")
+    }
+
+    /// run-static.c, linked with -static (no dynamic loader).
+    static func staticProgram() throws -> String {
+        try FixtureBuilder.build(["run-static.c"], output: "run/run-static", flags: ["-static"])
+    }
+}
