@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "CLaunchprof.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -46,6 +47,14 @@ void lp_install_interrupt_handler(void) {
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGHUP, &action, NULL);
+    // A parent may have started launchprof with these blocked (the mask is inherited): Ctrl-C
+    // must still work. Threads created after this inherit the unblocked mask.
+    sigset_t handled;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGINT);
+    sigaddset(&handled, SIGTERM);
+    sigaddset(&handled, SIGHUP);
+    pthread_sigmask(SIG_UNBLOCK, &handled, NULL);
 }
 
 int lp_interrupted(void) { return atomic_load(&interrupted_by); }

@@ -53,6 +53,9 @@ final class ChildIO {
             var fds: [Int32] = [0, 0]
             let error = lp_pipe(&fds, false)
             guard error == 0 else { throw .system(operation: "pipe2", errno: error) }
+            // launchprof's end only: the monitor drains it without ever blocking; the child's
+            // end stays blocking, as a program expects of its stdout.
+            _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
             owned += fds
             childEnds.append(fds[1])
             return (fds[1], fds[0], passTo)

@@ -24,6 +24,9 @@ public struct RunConfiguration: Sendable {
     public var readiness: LaunchReadiness = .automatic
     /// A run that is not complete after this long is ended and reported as a timeout.
     public var timeoutNs: UInt64? = 10_000_000_000
+    /// How long the program may keep running once its launch is complete before launchprof ends
+    /// it (0: at once). Lets a program finish the step it is in (a server writing its log line).
+    public var lingerNs: UInt64 = 0
     /// After readiness (or the timeout) the child gets SIGTERM, then SIGKILL after this grace.
     public var terminationGraceNs: UInt64 = 1_000_000_000
     /// Extra `KEY=VALUE` pairs for the child's environment.

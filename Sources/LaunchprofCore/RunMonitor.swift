@@ -32,6 +32,7 @@ final class RunMonitor: @unchecked Sendable {
     private let readiness: LaunchReadiness
     private let pattern: Regex<AnyRegexOutput>?
     private let timeoutNs: UInt64?
+    private let lingerNs: UInt64
     private let graceNs: UInt64
     private let control: TraceControl
     /// Written by the tracer's thread when the child has ended.
@@ -42,7 +43,7 @@ final class RunMonitor: @unchecked Sendable {
 
     init(
         streams: Streams, readiness: LaunchReadiness, pattern: Regex<AnyRegexOutput>?,
-        timeoutNs: UInt64?, graceNs: UInt64, control: TraceControl
+        timeoutNs: UInt64?, lingerNs: UInt64, graceNs: UInt64, control: TraceControl
     ) throws(RunError) {
         var fds: [Int32] = [0, 0]
         let error = lp_pipe(&fds, true)
@@ -52,6 +53,7 @@ final class RunMonitor: @unchecked Sendable {
         self.readiness = readiness
         self.pattern = pattern
         self.timeoutNs = timeoutNs
+        self.lingerNs = lingerNs
         self.graceNs = graceNs
         self.control = control
         // The tracer sees a listening socket itself (seccomp); it wakes the monitor through the
@@ -89,6 +91,8 @@ final class RunMonitor: @unchecked Sendable {
         var openTasks: Set<String> = []
         var ready = false
         var listening = false
+        /// When the launch was complete: the child is ended `lingerNs` later.
+        var completedAt: UInt64?
         var terminationSentAt: UInt64?
         var stdoutLine: [UInt8] = []
         var stderrLine: [UInt8] = []
@@ -106,6 +110,9 @@ final class RunMonitor: @unchecked Sendable {
             let now = lp_now_ns()
             var wakeAt = UInt64.max
             if let timeoutNs, !state.ready { wakeAt = startedAt + timeoutNs }
+            if let completed = state.completedAt, state.terminationSentAt == nil {
+                wakeAt = min(wakeAt, completed + lingerNs)
+            }
             if let sent = state.terminationSentAt { wakeAt = min(wakeAt, sent + graceNs) }
             let waitMs: Int32 = wakeAt == .max ? -1 : Int32(clamping: (wakeAt &- min(wakeAt, now) + 999_999) / 1_000_000)
             for index in descriptors.indices { descriptors[index].revents = 0 }
@@ -129,6 +136,9 @@ final class RunMonitor: @unchecked Sendable {
             let after = lp_now_ns()
             if !state.ready, isComplete(state) {
                 state.ready = true
+                state.completedAt = after
+            }
+            if let completed = state.completedAt, after >= completed + lingerNs {
                 terminate(&state, at: after, reason: "launch complete")
             }
             if !state.ready, let timeoutNs, after >= startedAt + timeoutNs {

@@ -15,9 +15,12 @@ import Glibc
 public final class RunSession: @unchecked Sendable {
     public let configuration: RunConfiguration
     public let program: LocatedProgram
-    /// The first image's ELF file (for a script: its interpreter).
-    public let image: ELFImage
-    public let closure: Closure
+    /// The first image's file (for a script: its interpreter), symlinks followed.
+    public let imagePath: String
+    public let buildID: String?
+    /// Every file of the first image's closure, in load order. The ELF files themselves are not
+    /// kept open: launchprof must not hold the pages `--cold` evicts.
+    public let closurePaths: [String]
     private let plans: PlanCache
     private let pattern: Regex<AnyRegexOutput>?
 
@@ -28,6 +31,7 @@ public final class RunSession: @unchecked Sendable {
         self.configuration = configuration
         let environment = configuration.childEnvironment
         program = try ProgramLocator.locate(configuration.program, environment: environment)
+        let image: ELFImage
         do {
             image = try ELFImage.read(path: program.imagePath)
         } catch {
@@ -36,7 +40,10 @@ public final class RunSession: @unchecked Sendable {
             }
             throw .cannotReadProgram(error)
         }
-        closure = DependencyResolver.system().resolve(program: image, environment: environment)
+        let closure = DependencyResolver.system().resolve(program: image, environment: environment)
+        imagePath = image.path
+        buildID = image.buildID
+        closurePaths = closure.objects.map(\.path)
         plans = PlanCache(environment: environment)
         plans.insert(ImagePlanner.plan(program: image, closure: closure), for: image.path)
         switch configuration.readiness {
@@ -52,7 +59,7 @@ public final class RunSession: @unchecked Sendable {
     }
 
     public var target: LaunchReport.Target {
-        LaunchReport.Target(path: program.path, arguments: configuration.arguments, buildID: image.buildID)
+        LaunchReport.Target(path: program.path, arguments: configuration.arguments, buildID: buildID)
     }
 
     public var mode: LaunchReport.Mode {
@@ -61,9 +68,13 @@ public final class RunSession: @unchecked Sendable {
             readiness: configuration.readiness, timeoutNs: configuration.timeoutNs)
     }
 
-    /// Runs the warm-ups and the measured runs, appending each measured run to `writer`.
-    /// Returns the last measured run (for the terminal's list of absent phases and warnings).
-    public func run(into writer: LaunchReportWriter, progress: Progress? = nil) throws(RunError) -> LaunchRun? {
+    /// Runs the warm-ups and the measured runs, appending each measured run to `writer` (and
+    /// handing it to `onRun`). Returns the last measured run (for the terminal's list of absent
+    /// phases and warnings).
+    public func run(
+        into writer: LaunchReportWriter, progress: Progress? = nil,
+        onRun: (@Sendable (LaunchRun) -> Void)? = nil
+    ) throws(RunError) -> LaunchRun? {
         lp_install_interrupt_handler()
         let cpu: Int32? = configuration.pinCPU ? DedicatedThread<Int>.currentCPU : nil
         let total = configuration.warmup + configuration.runs
@@ -84,6 +95,7 @@ public final class RunSession: @unchecked Sendable {
                             throw .report(error)
                         }
                         last = run
+                        onRun?(run)
                     }
                 } catch {
                     return .failure(error)
@@ -99,7 +111,7 @@ public final class RunSession: @unchecked Sendable {
     private func launchOnce(index: Int, pinnedCPU: Int32?) throws(RunError) -> LaunchRun {
         var residency: PageCache.Residency?
         if configuration.cold {
-            residency = PageCache.evict(closure.objects.map(\.path) + program.extraFiles)
+            residency = PageCache.evict(closurePaths + program.extraFiles)
         }
         let channel = try HookChannel()
         defer { channel.close() }
@@ -109,7 +121,7 @@ public final class RunSession: @unchecked Sendable {
         var request = TraceRequest(
             executable: program.path, arguments: program.argv(configuration.arguments),
             environment: environmentStrings(hookDescriptor: channel.childEnd),
-            plan: plans.plan(for: image.path))
+            plan: plans.plan(for: imagePath))
         request.workingDirectory = configuration.workingDirectory
         request.standardInput = io.childInput
         request.standardOutput = io.childOutput
@@ -125,7 +137,8 @@ public final class RunSession: @unchecked Sendable {
                 standardError: io.watchedError, outputDestination: io.outputDestination,
                 errorDestination: io.errorDestination),
             readiness: configuration.readiness, pattern: pattern,
-            timeoutNs: configuration.timeoutNs, graceNs: configuration.terminationGraceNs,
+            timeoutNs: configuration.timeoutNs, lingerNs: configuration.lingerNs,
+            graceNs: configuration.terminationGraceNs,
             control: control)
         monitor.start()
         let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) })
@@ -203,6 +216,7 @@ extension LaunchEvent {
         switch self {
         case .spawned(let t), .imageStarted(_, _, let t), .relocationStarted(let t),
             .relocationFinished(let t), .objectInitStarted(_, let t), .entryReached(let t),
+            .programInitStarted(let t),
             .mainReached(let t), .ready(_, let t), .exited(_, let t):
             t
         case .hook(let hook): hook.atNs

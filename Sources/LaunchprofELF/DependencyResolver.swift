@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,7 +13,10 @@ import Glibc
 /// restrictions, /etc/ld.so.preload, DT_AUXILIARY/DT_FILTER.
 public struct DependencyResolver: Sendable {
     public var cache: LoaderCache?
-    public var host: HostCapabilities
+    /// This machine's capabilities; read on first use (reading /proc/cpuinfo costs more than
+    /// resolving a small closure from the cache, which rarely needs them).
+    public var host: HostCapabilities { hostSource.value }
+    private let hostSource: LazyHostCapabilities
     /// The loader's built-in directories (Debian 12, x86-64).
     public var defaultDirectories = [
         "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib",
@@ -20,13 +24,19 @@ public struct DependencyResolver: Sendable {
 
     public init(cache: LoaderCache?, host: HostCapabilities) {
         self.cache = cache
-        self.host = host
+        self.hostSource = LazyHostCapabilities(host)
+    }
+
+    /// A resolver that reads this machine's capabilities only when a lookup needs them.
+    public init(cache: LoaderCache?) {
+        self.cache = cache
+        self.hostSource = LazyHostCapabilities(nil)
     }
 
     /// A resolver for this machine: /etc/ld.so.cache (none when absent or unreadable, as the
     /// loader then searches directories only) and this CPU's capabilities.
     public static func system() -> DependencyResolver {
-        DependencyResolver(cache: try? LoaderCache.load(path: LoaderCache.defaultPath), host: .current())
+        DependencyResolver(cache: try? LoaderCache.load(path: LoaderCache.defaultPath))
     }
 
     /// The closure of `program`. Libraries that cannot be found or read are listed in
@@ -235,7 +245,7 @@ private struct ResolutionState {
             return found
         }
         if !loader.image.dynamic.noDefaultLibraries {
-            if let cache = resolver.cache, let path = cache.lookup(name, hwcaps: resolver.host.hwcapsSubdirectories) {
+            if let cache = resolver.cache, let path = cache.lookup(name, hwcaps: { resolver.host.hwcapsSubdirectories }) {
                 switch attempt(path) {
                 case .image(let image): return .found(image, path: path, source: .cache)
                 case .absent: break
@@ -326,5 +336,23 @@ private struct ResolutionState {
 
     private func baseName(_ path: String) -> String {
         path.split(separator: "/").last.map(String.init) ?? path
+    }
+}
+
+/// Host capabilities computed once, on first use, by whichever thread asks first.
+private final class LazyHostCapabilities: Sendable {
+    private let storage: Mutex<HostCapabilities?>
+
+    init(_ value: HostCapabilities?) {
+        storage = Mutex(value)
+    }
+
+    var value: HostCapabilities {
+        storage.withLock { value in
+            if let value { return value }
+            let current = HostCapabilities.current()
+            value = current
+            return current
+        }
     }
 }

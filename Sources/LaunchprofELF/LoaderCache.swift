@@ -83,6 +83,12 @@ public struct LoaderCache: Sendable {
     ///
     /// - Parameter hwcaps: supported glibc-hwcaps subdirectories, best first (see `HostCapabilities`).
     public func lookup(_ name: String, hwcaps: [String]) -> String? {
+        lookup(name, hwcaps: { hwcaps })
+    }
+
+    /// Like `lookup(_:hwcaps:)`, asking for the subdirectories only when a glibc-hwcaps entry
+    /// for `name` exists.
+    public func lookup(_ name: String, hwcaps: () -> [String]) -> String? {
         let key = Array(name.utf8)
         return bytes.withUnsafeBytes { raw in
             (try? find(key, hwcaps: hwcaps, in: ByteView(raw))) ?? nil
@@ -97,7 +103,7 @@ public struct LoaderCache: Sendable {
         return LoaderCache.libraryCompare(key, UnsafeRawBufferPointer(rebasing: view.bytes[offset...]))
     }
 
-    private func find(_ key: [UInt8], hwcaps: [String], in view: ByteView) throws(ELFError) -> String? {
+    private func find(_ key: [UInt8], hwcaps: () -> [String], in view: ByteView) throws(ELFError) -> String? {
         // Entries are sorted in descending library order, as ldconfig writes them.
         var left = 0
         var right = entryCount - 1
@@ -118,6 +124,7 @@ public struct LoaderCache: Sendable {
         while index > 0, try compare(key, view, index - 1) == 0 { index -= 1 }
         var best: String?
         var bestPriority = Int.max
+        var supported: [String]?
         while index < entryCount, try compare(key, view, index) == 0 {
             defer { index += 1 }
             let start = entry(index)
@@ -127,8 +134,9 @@ public struct LoaderCache: Sendable {
             let hwcap = try view.u64(start + 16)
             if hwcap & LoaderCache.hwcapExtension != 0 {
                 let subdirectory = Int(hwcap & 0xffff_ffff)
+                if supported == nil { supported = hwcaps() }
                 guard subdirectory < hwcapsSubdirectories.count,
-                    let priority = hwcaps.firstIndex(of: hwcapsSubdirectories[subdirectory])
+                    let priority = supported?.firstIndex(of: hwcapsSubdirectories[subdirectory])
                 else { continue }
                 if priority < bestPriority {
                     best = try view.cString(valueOffset)

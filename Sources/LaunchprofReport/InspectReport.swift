@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
-
 /// What `launchprof inspect` found, from the ELF files alone: the program, its dependency
 /// closure in load order, what each object asks of the loader, totals and advice.
 ///
@@ -286,17 +280,6 @@ public struct InspectReport: Codable, Sendable, Equatable {
             self.count = count
             self.costPerUnitNs = costPerUnitNs
             self.estimatedNs = count * costPerUnitNs
-        }
-    }
-
-    /// The report as pretty-printed JSON with sorted keys, ending in a newline.
-    public func jsonBytes() throws(LaunchReportError) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        do {
-            return Array(try encoder.encode(self)) + [UInt8(ascii: "\n")]
-        } catch {
-            throw .encodingFailed(reason: String(describing: error))
         }
     }
 }

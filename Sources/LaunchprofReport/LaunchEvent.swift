@@ -19,6 +19,9 @@ public enum LaunchEvent: Sendable, Equatable, Codable {
     case objectInitStarted(path: String, atNs: UInt64)
     /// The loader transferred control to the program's entry point (AT_ENTRY).
     case entryReached(atNs: UInt64)
+    /// libc called the program's first initializer (its first DT_PREINIT_ARRAY entry, else
+    /// DT_INIT/`_init`, else its first DT_INIT_ARRAY entry).
+    case programInitStarted(atNs: UInt64)
     /// `main` was entered.
     case mainReached(atNs: UInt64)
     /// A hook call from the app (see `HookEvent`).

@@ -34,6 +34,7 @@ public struct LaunchPhase: Sendable, Equatable, Hashable, Codable {
     public static let loaderMap = "loader.map"
     public static let loaderRelocate = "loader.relocate"
     public static let loaderInit = "loader.init"
+    public static let programStart = "program.start"
     public static let programInit = "program.init"
     public static let main = "main"
     public static let firstFrame = "firstFrame"

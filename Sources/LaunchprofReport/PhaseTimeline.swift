@@ -10,9 +10,12 @@
 /// - `loader.init`: one per objectInitStarted, with `object`; it ends at the next
 ///   objectInitStarted, entryReached or mainReached of the same image, else where the next image
 ///   starts, else at the exit (a constructor that crashed or exited ends there).
-/// - `program.init`: entryReached → mainReached. It includes libc's own start-up
-///   (`__libc_start_main` before the program's preinit/init/init_array), which is not separable
-///   without a further breakpoint.
+/// - `program.start`: entryReached → programInitStarted: libc's start-up before the program's
+///   initializers (small in a dynamic program; a static one relocates itself and sets up TLS
+///   here).
+/// - `program.init`: programInitStarted → mainReached, the program's preinit/init/init_array.
+///   Without programInitStarted (no initializer to observe) it spans entryReached → mainReached
+///   and so includes libc's start-up.
 /// - `main`: instant. `timeToMainNs` is the `main` of the last image that reached `main` (the
 ///   program the user ends up running, e.g. rustup's proxy exec'ing rustc).
 /// - App phases: `begin`/`end` hook pairs matched by name (nested pairs of one name match
@@ -58,6 +61,7 @@ public struct PhaseTimeline: Sendable, Equatable {
         builder.buildImagePhases()
         builder.buildHookPhases()
         builder.buildExit()
+        builder.applyUnobservable()
         self = builder.finish()
     }
 
@@ -114,7 +118,7 @@ private struct TimelineBuilder {
             case .imageStarted(let image, let path, let atNs):
                 segments.append(ImageSegment(index: image, path: path, startNs: atNs))
             case .relocationStarted, .relocationFinished, .objectInitStarted, .entryReached,
-                .mainReached:
+                .programInitStarted, .mainReached:
                 ensureSegment()
                 segments[segments.count - 1].boundaries.append(event)
             case .unobservable(let phase, let reason):
@@ -250,6 +254,7 @@ private struct TimelineBuilder {
         var relocationStarted: UInt64?
         var relocationFinished: UInt64?
         var entry: UInt64?
+        var programInit: UInt64?
         var main: UInt64?
         for event in segment.boundaries {
             switch event {
@@ -257,6 +262,7 @@ private struct TimelineBuilder {
             case .relocationFinished(let atNs) where relocationFinished == nil:
                 relocationFinished = atNs
             case .entryReached(let atNs) where entry == nil: entry = atNs
+            case .programInitStarted(let atNs) where programInit == nil: programInit = atNs
             case .mainReached(let atNs) where main == nil: main = atNs
             default: break
             }
@@ -288,7 +294,8 @@ private struct TimelineBuilder {
             var end: UInt64?
             for later in boundaries[(offset + 1)...] {
                 switch later {
-                case .objectInitStarted(_, let atNs), .entryReached(let atNs), .mainReached(let atNs):
+                case .objectInitStarted(_, let atNs), .entryReached(let atNs),
+                    .programInitStarted(let atNs), .mainReached(let atNs):
                     end = atNs
                 default: continue
                 }
@@ -306,9 +313,12 @@ private struct TimelineBuilder {
             }
         }
 
-        // program.init, main
-        if let entry, let main {
-            addSpan(LaunchPhase.programInit, from: entry, to: main, image: image)
+        // program.start, program.init, main
+        if let entry, let programInit {
+            addSpan(LaunchPhase.programStart, from: entry, to: programInit, image: image)
+        }
+        if let start = programInit ?? entry, let main {
+            addSpan(LaunchPhase.programInit, from: start, to: main, image: image)
         } else {
             missing[LaunchPhase.programInit] = missingReason(
                 entry == nil ? "the program's entry point" : "main", segmentAt: position)
@@ -320,11 +330,7 @@ private struct TimelineBuilder {
             missing[LaunchPhase.main] = missingReason("main", segmentAt: position)
         }
 
-        // The tracer's own reasons win over derived ones; a measured phase is never absent.
-        let measured = Set(phases.filter { $0.image == image }.map(\.name))
-        for (phase, reason) in segment.unobservable where !measured.contains(phase) {
-            markAbsent(phase, reason, image: image)
-        }
+        // The tracer's own reasons (added by `applyUnobservable`) win over derived ones.
         for phase in [
             LaunchPhase.exec, LaunchPhase.loaderMap, LaunchPhase.loaderRelocate,
             LaunchPhase.programInit, LaunchPhase.main,
@@ -446,6 +452,18 @@ private struct TimelineBuilder {
             // launchprof chose when it ended: not a property of the program.
         } else {
             metrics.exitNs = offset(exit.atNs)
+        }
+    }
+
+    /// The tracer's `unobservable` reasons, for phases that were not measured after all (a
+    /// phase measured from another source, e.g. a first frame from the exit, is not absent).
+    mutating func applyUnobservable() {
+        for segment in segments {
+            let image = Self.imageField(segment.index)
+            for (phase, reason) in segment.unobservable
+            where !phases.contains(where: { $0.name == phase && $0.image == image }) {
+                markAbsent(phase, reason, image: image)
+            }
         }
     }
 

@@ -8,6 +8,9 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
     public var colour: Bool
     /// Columns for the bars.
     public var barWidth: Int
+    /// At most this many `loader.init` rows per image: beyond it the fastest objects share one
+    /// row (a program with 60 libraries stays readable; the JSON keeps every object).
+    public var maximumObjectRows = 12
 
     public init(colour: Bool = false, barWidth: Int = 40) {
         self.colour = colour
@@ -34,26 +37,32 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             summary.extendedLaunchNs?.median ?? 0, firstFrame ?? 0, phaseEnds.max() ?? 0, 1)
 
         if !summary.phases.isEmpty {
-            let share = firstFrame.map { "share of \(Self.duration($0)) to first frame" } ?? "share"
+            // Shares are of the median time to first frame; bars span 0 to `scale`.
+            let share = firstFrame.map { " (share of \(Self.duration($0)) to first frame)" } ?? ""
+            lines.append("median per phase\(share), bars from spawn to \(Self.duration(scale)):")
             lines.append(
-                pad("phase (median)", Self.labelWidth) + " " + leftPad("duration", 9) + " "
-                    + leftPad("share", 6) + "  " + share)
+                pad("phase", Self.labelWidth) + " " + leftPad("duration", 9) + " "
+                    + leftPad("share", 6))
         }
-        for phase in summary.phases {
+        let folded = foldedObjects(summary.phases, limit: Swift.max(maximumObjectRows, 2))
+        for (index, phase) in summary.phases.enumerated() {
+            if let group = folded.groups[index] {
+                // The first folded object of an image stands for all of them; no bar, since
+                // they are not contiguous.
+                let total = group.reduce(UInt64(0)) { $0 + summary.phases[$1].durationNs.median }
+                let image = phase.image.map { "[\($0)] " } ?? ""
+                lines.append(
+                    pad("\(image)loader.init (\(group.count) more objects)", Self.labelWidth) + " "
+                        + leftPad(Self.duration(total), 9) + " " + share(total, of: firstFrame))
+                continue
+            }
+            if folded.hidden.contains(index) { continue }
             let duration = phase.durationNs.median
             let label = pad(Self.label(phase), Self.labelWidth)
-            let shareText: String
-            if duration == 0 {
-                shareText = "     ·"
-            } else if let firstFrame, firstFrame > 0 {
-                shareText = leftPad(Self.percent(duration, of: firstFrame), 6)
-            } else {
-                shareText = "     -"
-            }
             let bar = self.bar(start: phase.startNs.median, duration: duration, scale: scale)
             lines.append(
                 label + " " + leftPad(duration == 0 ? "at " + Self.duration(phase.startNs.median)
-                    : Self.duration(duration), 9) + " " + shareText + "  "
+                    : Self.duration(duration), 9) + " " + share(duration, of: firstFrame) + "  "
                     + paint(bar, code: Self.colourCode(phase.name)))
         }
 
@@ -101,6 +110,32 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
     }
 
     // MARK: Pieces
+
+    /// Which `loader.init` rows fold into one per image: all but the slowest
+    /// `limit - 1`. `groups` maps the first folded row of an image to its members.
+    private func foldedObjects(_ phases: [PhaseSummary], limit: Int) -> (hidden: Set<Int>, groups: [Int: [Int]]) {
+        var byImage: [Int: [Int]] = [:]
+        for (index, phase) in phases.enumerated() where phase.name == LaunchPhase.loaderInit {
+            byImage[phase.image ?? 0, default: []].append(index)
+        }
+        var hidden = Set<Int>()
+        var groups: [Int: [Int]] = [:]
+        for rows in byImage.values where rows.count > limit {
+            let slowest = rows.sorted {
+                (phases[$0].durationNs.median, $1) > (phases[$1].durationNs.median, $0)
+            }
+            let folded = Array(slowest.dropFirst(limit - 1)).sorted()
+            hidden.formUnion(folded)
+            if let first = folded.first { groups[first] = folded }
+        }
+        return (hidden, groups)
+    }
+
+    private func share(_ duration: UInt64, of firstFrame: UInt64?) -> String {
+        if duration == 0 { return "     ·" }
+        guard let firstFrame, firstFrame > 0 else { return "     -" }
+        return leftPad(Self.percent(duration, of: firstFrame), 6)
+    }
 
     private func bar(start: UInt64, duration: UInt64, scale: UInt64) -> String {
         let width = barWidth

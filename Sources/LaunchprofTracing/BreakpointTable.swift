@@ -13,6 +13,7 @@ struct BreakpointTable {
         case debugState
         case objectInit(path: String)
         case entry
+        case programInit
         case libcStartMain
         case main
     }

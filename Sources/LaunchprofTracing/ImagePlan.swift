@@ -42,6 +42,14 @@ public struct ImagePlan: Sendable {
     public var isPositionIndependent: Bool
     public var entry: UInt64
     public var loader: Loader?
+    /// Where the program's own initializers start: a function, or an array slot whose relocated
+    /// entry is read from memory once the loader is done.
+    public enum ProgramInitializer: Sendable, Equatable {
+        case function(UInt64)
+        case arraySlot(UInt64)
+    }
+
+    public var programInitializer: ProgramInitializer?
     /// `main`'s address in the program, when symbols or `_start` reveal it.
     public var main: UInt64?
     /// Otherwise `main` is read from `__libc_start_main`'s first argument: (object path, address).
@@ -53,13 +61,14 @@ public struct ImagePlan: Sendable {
 
     public init(
         programPath: String, isPositionIndependent: Bool, entry: UInt64, loader: Loader?,
-        main: UInt64?, libcStartMain: (path: String, address: UInt64)?,
+        programInitializer: ProgramInitializer? = nil, main: UInt64?, libcStartMain: (path: String, address: UInt64)?,
         initializers: [String: Initializers], unobservable: [(phase: String, reason: String)]
     ) {
         self.programPath = programPath
         self.isPositionIndependent = isPositionIndependent
         self.entry = entry
         self.loader = loader
+        self.programInitializer = programInitializer
         self.main = main
         self.libcStartMain = libcStartMain
         self.initializers = initializers

@@ -69,8 +69,19 @@ public enum ImagePlanner {
         return ImagePlan(
             programPath: program.path,
             isPositionIndependent: program.kind == .pie || program.kind == .staticPIE,
-            entry: program.entry, loader: loader, main: main, libcStartMain: libcStartMain,
+            entry: program.entry, loader: loader,
+            programInitializer: firstInitializer(of: program), main: main, libcStartMain: libcStartMain,
             initializers: initializers, unobservable: unobservable)
+    }
+
+    /// libc runs a program's DT_PREINIT_ARRAY, then DT_INIT (`_init`), then DT_INIT_ARRAY.
+    /// A static program has no dynamic section: its `_init` symbol marks the same point.
+    static func firstInitializer(of program: ELFImage) -> ImagePlan.ProgramInitializer? {
+        let dynamic = program.dynamic
+        if let preinit = dynamic.preinitArray, preinit.count > 0 { return .arraySlot(preinit.vaddr) }
+        if let function = dynamic.initAddress ?? program.symbolAddress("_init") { return .function(function) }
+        if let array = dynamic.initArray, array.count > 0 { return .arraySlot(array.vaddr) }
+        return nil
     }
 
     private static func isLoader(_ object: ELFImage, of program: ELFImage) -> Bool {

@@ -306,6 +306,9 @@ private struct TracedLaunch {
         } else {
             // Statically linked: no loader; the program starts at its entry point.
             try breakpoints.arm(pid, at: entryAddress, .entry)
+            if case .function(let function) = plan.programInitializer {
+                try breakpoints.arm(pid, at: programBias + function, .programInit)
+            }
             try armMain(libraryBases: [plan.programPath: programBias])
         }
     }
@@ -337,6 +340,8 @@ private struct TracedLaunch {
             events.append(.objectInitStarted(path: path, atNs: time))
         case .entry:
             events.append(.entryReached(atNs: time))
+        case .programInit:
+            events.append(.programInitStarted(atNs: time))
         case .libcStartMain:
             // x86_64: __libc_start_main(main, argc, argv, …) has `main` in %rdi.
             try breakpoints.arm(pid, at: registers.arg0, .main)
@@ -378,9 +383,17 @@ private struct TracedLaunch {
                 pendingArrays.append((object.name, object.bias + array))
             }
         }
+        // The program's own first initializer, when it is an array entry, is read in the same call.
+        if case .arraySlot(let slot) = plan.programInitializer {
+            pendingArrays.append(("", programBias + slot))
+        }
         let firstEntries = try Ptrace.readWords(pid, at: pendingArrays.map(\.slot))
         for (pending, function) in zip(pendingArrays, firstEntries) where function != 0 && function != UInt64.max {
-            try breakpoints.arm(pid, at: function, .objectInit(path: pending.path))
+            try breakpoints.arm(
+                pid, at: function, pending.path.isEmpty ? .programInit : .objectInit(path: pending.path))
+        }
+        if case .function(let function) = plan.programInitializer {
+            try breakpoints.arm(pid, at: programBias + function, .programInit)
         }
         try breakpoints.arm(pid, at: entryAddress, .entry)
         try armMain(libraryBases: bases)

@@ -2,11 +2,6 @@ import ArgumentParser
 import LaunchprofCore
 import LaunchprofELF
 import LaunchprofReport
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -29,9 +24,40 @@ struct InspectCommand: ParsableCommand {
     @Argument(help: "The program: a path, or a name looked up in PATH.")
     var program: String
 
+    /// What to inspect and how to print it.
+    struct Request: Equatable {
+        var program: String
+        var json: Bool
+
+        /// The request when `arguments` are exactly `inspect [--json] PROGRAM` (in either
+        /// order, PROGRAM not an option); nil for anything the parser must see.
+        init?(arguments: [String]) {
+            guard arguments.first == "inspect" else { return nil }
+            let rest = arguments.dropFirst()
+            let flags = rest.filter { $0 == "--json" }
+            let others = rest.filter { $0 != "--json" }
+            guard flags.count <= 1, others.count == 1, let program = others.first, !program.hasPrefix("-"),
+                !program.isEmpty
+            else { return nil }
+            self.program = program
+            self.json = !flags.isEmpty
+        }
+
+        init(program: String, json: Bool) {
+            self.program = program
+            self.json = json
+        }
+    }
+
     func run() throws {
-        let environment = ProcessInfo.processInfo.environment
-        let session = InspectSession(configuration: .init(program: program, environment: environment))
+        try InspectCommand.execute(Request(program: program, json: json))
+    }
+
+    /// Inspects, prints the report on stdout and failures on stderr; throws the exit code.
+    static func execute(_ request: Request) throws {
+        let json = request.json
+        let environment = InspectCommand.environment()
+        let session = InspectSession(configuration: .init(program: request.program, environment: environment))
         let report: InspectReport
         do {
             report = try session.run()
@@ -77,13 +103,27 @@ struct InspectCommand: ParsableCommand {
         }
     }
 
+    /// The process environment, read from `environ` (ProcessInfo would pull in more start-up work).
+    static func environment() -> [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
+    }
+
     /// Prints the one-line error and returns the exit code to throw.
-    private func fail(_ message: String, status: Int32) -> ExitCode {
+    private static func fail(_ message: String, status: Int32) -> ExitCode {
         writeAll(2, Array("launchprof: \(message)\n".utf8))
         return ExitCode(status)
     }
 
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {

@@ -1,10 +1,29 @@
 import ArgumentParser
 
 /// launchprof: measures and explains what happens between exec and a program being ready.
+///
+/// Synchronous on purpose: an async root starts the concurrency runtime's worker threads,
+/// which costs start-up time `inspect` is measured on, and no subcommand needs it.
 @main
-struct Launchprof: AsyncParsableCommand {
+struct Launchprof: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "launchprof",
         abstract: "A launch-performance profiler for Linux programs.",
         subcommands: [InspectCommand.self, RunCommand.self])
+
+    /// `launchprof inspect [--json] PROGRAM` goes straight to the command: the argument
+    /// parser reflects over every subcommand's options first, which was a third of inspect's
+    /// run time on a small program (inspect is benchmarked against `ldd`). Everything else,
+    /// help and usage errors included, goes through the parser.
+    static func main() {
+        if let request = InspectCommand.Request(arguments: Array(CommandLine.arguments.dropFirst())) {
+            do {
+                try InspectCommand.execute(request)
+            } catch {
+                exit(withError: error)
+            }
+            return
+        }
+        main(nil)
+    }
 }

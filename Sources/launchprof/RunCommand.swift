@@ -43,6 +43,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Seconds before a run that is not complete is ended and reported as a timeout.")
     var timeout: Double = 10
 
+    @Option(help: "Seconds the program may keep running once its launch is complete before launchprof ends it.")
+    var linger: Double = 0
+
     @Option(name: .customLong("env"), help: "KEY=VALUE added to the child's environment (repeatable).")
     var environment: [String] = []
 
@@ -72,6 +75,7 @@ struct RunCommand: ParsableCommand {
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
         guard warmup >= 0 else { throw ValidationError("--warmup cannot be negative.") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
+        guard linger >= 0 else { throw ValidationError("--linger cannot be negative.") }
         for pair in environment where !pair.contains("=") {
             throw ValidationError("--env takes KEY=VALUE, not \"\(pair)\".")
         }
@@ -137,6 +141,7 @@ struct RunCommand: ParsableCommand {
         configuration.cold = cold
         configuration.readiness = try ready.map(readiness) ?? .automatic
         configuration.timeoutNs = UInt64(timeout * 1e9)
+        configuration.lingerNs = UInt64(linger * 1e9)
         configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
         for pair in environment {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

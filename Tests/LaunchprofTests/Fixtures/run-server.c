@@ -2,7 +2,7 @@
  * A server: LP_SERVER_BUSY_US / LP_SERVER_SLEEP_US of start-up work, then it listens on
  * 127.0.0.1:0, prints "listening on 127.0.0.1:<port>" on stdout (flushed) and waits for a
  * connection or LP_SERVER_LINGER_US (default 5 s, so a lost server ends by itself), then exits 0.
- * Truth: "listen - <ns-after-listen> <same>".
+ * Truth: "main - t t" at main, "listen - <ns-after-listen> <same>".
  */
 #include "run-fixture.h"
 
@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 
 int main(void) {
+    uint64_t main_ns = lp_now();
+    lp_truth("main", "-", main_ns, main_ns);
     lp_work("LP_SERVER", 0, 0);
     int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (server < 0) {

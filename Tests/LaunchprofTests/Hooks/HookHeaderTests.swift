@@ -10,7 +10,7 @@ struct HookHeaderTests {
 
     @Test("without launchprof every call does nothing and errno survives")
     func inertWithoutChannel() throws {
-        let program = try RunFixtures.program("hooks-check")
+        let program = try RunFixtures.hooksCheck()
         let status = try ChildProcess.run(program, environment: Self.baseEnvironment)
         #expect(status == .exited(0))
     }
@@ -19,7 +19,7 @@ struct HookHeaderTests {
         "a bad LAUNCHPROF_HOOK_FD never fails, blocks or signals",
         arguments: ["", "abc", "-1", "3x", "99999999999", "57"])
     func badVariable(value: String) throws {
-        let program = try RunFixtures.program("hooks-check")
+        let program = try RunFixtures.hooksCheck()
         let status = try ChildProcess.run(
             program, environment: Self.baseEnvironment.merging(["LAUNCHPROF_HOOK_FD": value]) { $1 })
         #expect(status == .exited(0))
@@ -27,7 +27,7 @@ struct HookHeaderTests {
 
     @Test("a descriptor that is a file, not our socket, gets nothing")
     func regularFileDescriptor() throws {
-        let program = try RunFixtures.program("hooks-check")
+        let program = try RunFixtures.hooksCheck()
         let path = FixtureTruth.temporaryPath() + ".notasocket"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         #expect(fd >= 0)
@@ -50,7 +50,7 @@ struct HookHeaderTests {
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
         close(fds[0])
         defer { close(fds[1]) }
-        let program = try RunFixtures.program("hooks-check")
+        let program = try RunFixtures.hooksCheck()
         let status = try ChildProcess.run(
             program, environment: Self.baseEnvironment.merging(["LAUNCHPROF_HOOK_FD": "3"]) { $1 },
             descriptors: [3: fds[1]])
@@ -62,7 +62,7 @@ struct HookHeaderTests {
         let pair = try ChildProcess.datagramPair()
         close(pair.reader)
         defer { close(pair.writer) }
-        let program = try RunFixtures.program("hooks-check")
+        let program = try RunFixtures.hooksCheck()
         let status = try ChildProcess.run(
             program, environment: Self.baseEnvironment.merging(["LAUNCHPROF_HOOK_FD": "3"]) { $1 },
             descriptors: [3: pair.writer])
@@ -76,7 +76,7 @@ struct HookHeaderTests {
             close(pair.reader)
             close(pair.writer)
         }
-        let program = try RunFixtures.program("hooks-check")
+        let program = try RunFixtures.hooksCheck()
         // 6 events a round: far more than the socket queues while nobody reads.
         let status = try ChildProcess.run(
             program,
@@ -88,6 +88,23 @@ struct HookHeaderTests {
         let received = ChildProcess.drain(pair.reader)
         #expect(received.count > 0)
         #expect(received.count < 6 * 5000)
+    }
+
+    @Test("C++ includes the header warning-free and gets the same events")
+    func cplusplus() throws {
+        let program = try RunFixtures.hooksCheck(cplusplus: true)
+        let pair = try ChildProcess.datagramPair()
+        defer {
+            close(pair.reader)
+            close(pair.writer)
+        }
+        let status = try ChildProcess.run(
+            program, environment: Self.baseEnvironment.merging(["LAUNCHPROF_HOOK_FD": "4"]) { $1 },
+            descriptors: [4: pair.writer])
+        #expect(status == .exited(0))
+        let events = ChildProcess.drain(pair.reader).flatMap { HookChannelParser.parse($0, receivedAtNs: 0).events }
+        #expect(events.map(\.kind) == [.begin, .end, .extend, .finishExtend, .firstFrame])
+        #expect(events.map(\.name) == ["cxxPhase", "cxxPhase", "cxx-task", "cxx-task", ""])
     }
 
     @Test("with a channel, events arrive stamped by the app's own clock")

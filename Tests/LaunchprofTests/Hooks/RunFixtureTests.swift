@@ -138,6 +138,13 @@ struct RunFixtureTests {
         kill(pid, SIGKILL)
     }
 
+    @Test("ignore-term survives the SIGTERM it sends itself")
+    func ignoresTerm() throws {
+        let (status, truth) = try run(try RunFixtures.program("ignore-term"), ["LP_SLEEP_US": "1000"])
+        #expect(status == .exited(0))
+        #expect(truth.first("main") != nil)
+    }
+
     @Test("never-ready sends no first frame and exits when its time is up")
     func neverReady() throws {
         let pair = try ChildProcess.datagramPair()

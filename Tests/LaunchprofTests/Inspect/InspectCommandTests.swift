@@ -108,6 +108,19 @@ struct InspectCommandTests {
         #expect(text.stdout.contains("libelfleaf.so: not found, needed by"))
     }
 
+    @Test("forms the argument parser handles: usage errors exit 64, `--` and flag order work")
+    func parserForms() throws {
+        let viaParser = try Self.inspect(["--json", "--", "/bin/true"])
+        let direct = try Self.inspect(["/bin/true", "--json"])
+        #expect(viaParser.status == 0)
+        #expect(direct.status == 0)
+        #expect(viaParser.stdout == direct.stdout)
+        #expect(!direct.stdout.isEmpty)
+        #expect(try Self.inspect([]).status == 64)
+        #expect(try Self.inspect(["--bogus", "/bin/true"]).status == 64)
+        #expect(try Self.inspect(["/bin/true", "/bin/false"]).status == 64)
+    }
+
     @Test("a name is found on PATH and symlinks are followed")
     func pathLookupAndSymlinks() throws {
         let link = Self.scratch + "/true-link"

@@ -121,6 +121,39 @@ struct PhaseTimelineTests {
         #expect(timeline.metrics.extendedLaunchNs == 400_000)
     }
 
+    @Test("with the program's first initializer observed, libc's start-up is program.start")
+    func programStartSplit() throws {
+        let timeline = try PhaseTimeline(events: [
+            .spawned(atNs: Self.at(0)),
+            .imageStarted(image: 0, path: "/opt/app", atNs: Self.at(100_000)),
+            .relocationStarted(atNs: Self.at(200_000)),
+            .relocationFinished(atNs: Self.at(300_000)),
+            .objectInitStarted(path: "/lib/liba.so", atNs: Self.at(310_000)),
+            .entryReached(atNs: Self.at(500_000)),
+            .programInitStarted(atNs: Self.at(520_000)),
+            .mainReached(atNs: Self.at(900_000)),
+            .exited(.exited(code: 0), atNs: Self.at(1_000_000)),
+        ])
+        #expect(phase(timeline, "loader.init", object: "/lib/liba.so")?.durationNs == 500_000 - 310_000)
+        #expect(phase(timeline, "program.start") == LaunchPhase(name: "program.start", startNs: 500_000, durationNs: 20_000))
+        #expect(phase(timeline, "program.init") == LaunchPhase(name: "program.init", startNs: 520_000, durationNs: 380_000))
+        #expect(timeline.absent.isEmpty)
+    }
+
+    @Test("an unobservable phase that was measured another way is not listed as absent")
+    func unobservableButMeasured() throws {
+        let timeline = try PhaseTimeline(events: [
+            .spawned(atNs: Self.at(0)),
+            .imageStarted(image: 0, path: "/bin/sh", atNs: Self.at(100_000)),
+            .unobservable(phase: "firstFrame", reason: "no hooks in a shell"),
+            .unobservable(phase: "main", reason: "stripped and static"),
+            .exited(.exited(code: 0), atNs: Self.at(900_000)),
+        ])
+        #expect(timeline.metrics.timeToFirstFrameNs == 900_000)
+        #expect(!timeline.absent.contains { $0.phase == "firstFrame" })
+        #expect(timeline.absent.filter { $0.phase == "main" } == [AbsentPhase(phase: "main", reason: "stripped and static")])
+    }
+
     @Test("a constructor that crashes: its init ends at the exit, main is absent with the signal")
     func crashInConstructor() throws {
         let timeline = try PhaseTimeline(events: [

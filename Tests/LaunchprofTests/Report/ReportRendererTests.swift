@@ -1,5 +1,5 @@
 import Foundation
-import LaunchprofReport
+@testable import LaunchprofReport
 import Testing
 
 @Suite("Report renderers")
@@ -81,5 +81,32 @@ struct ReportRendererTests {
         for expected in ["812 ns", "41.2 µs", "3.46 ms", "1.23 s"] {
             #expect(text.contains(expected), "\(expected) missing in\n\(text)")
         }
+    }
+}
+
+@Suite("Waterfall folding")
+struct WaterfallFoldingTests {
+    @Test("beyond the row limit, the fastest objects share one row with their summed time")
+    func foldsFastestObjects() throws {
+        // 30 objects, object i taking (i + 1) µs; the 5 slowest keep their rows with a limit of 6.
+        let phases = (0..<30).map { i in
+            LaunchPhase(name: "loader.init", startNs: UInt64(i) * 100_000, durationNs: UInt64(i + 1) * 1_000, object: "/lib/lib\(i).so")
+        }
+        let report = LaunchReport(
+            target: ReportSamples.target, host: ReportSamples.host, mode: ReportSamples.mode,
+            runs: [LaunchRun(index: 0, pid: 1, exitStatus: RunExit(code: 0), phases: phases, metrics: LaunchMetrics(timeToFirstFrameNs: 10_000_000))])
+        var renderer = TextWaterfallRenderer()
+        renderer.maximumObjectRows = 6
+        let text = try renderer.render(report)
+        let shown = (0..<30).filter { text.contains("loader.init lib\($0).so ") }
+        #expect(shown == [25, 26, 27, 28, 29])
+        let foldedTotal = (1...25).reduce(0, +)  // µs of objects 0...24
+        let line = try #require(text.split(separator: "\n").first { $0.contains("(25 more objects)") })
+        #expect(line.contains(TextWaterfallRenderer.duration(UInt64(foldedTotal) * 1_000)))
+        // Under the limit, every object has its row.
+        renderer.maximumObjectRows = 30
+        let all = try renderer.render(report)
+        #expect((0..<30).allSatisfy { all.contains("loader.init lib\($0).so ") })
+        #expect(!all.contains("more objects"))
     }
 }

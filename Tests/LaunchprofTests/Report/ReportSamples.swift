@@ -21,6 +21,7 @@ enum ReportSamples {
             case .relocationFinished(let at): return .relocationFinished(atNs: s(at))
             case .objectInitStarted(let path, let at): return .objectInitStarted(path: path, atNs: s(at))
             case .entryReached(let at): return .entryReached(atNs: s(at))
+            case .programInitStarted(let at): return .programInitStarted(atNs: s(at))
             case .mainReached(let at): return .mainReached(atNs: s(at))
             case .hook(let hook): return .hook(HookEvent(kind: hook.kind, name: hook.name, atNs: s(hook.atNs)))
             case .ready(let reason, let at): return .ready(reason: reason, atNs: s(at))

@@ -51,7 +51,9 @@ enum FixtureBuilder {
             arguments.append(generated)
             inputs.append(extraSource)
         }
-        let key = stableHash((inputs + flags + [output]).joined(separator: "\u{0}"))
+        // Headers the sources may include (the fixtures' own and the hooks header) are part of
+        // the key too, so editing one rebuilds what depends on it.
+        let key = stableHash((inputs + headerContents() + flags + [output]).joined(separator: "\u{0}"))
         let stamp = outputURL.path + ".stamp"
         if FileManager.default.fileExists(atPath: outputURL.path),
             (try? String(contentsOfFile: stamp, encoding: .utf8)) == key
@@ -65,6 +67,18 @@ enum FixtureBuilder {
             ["-O1", "-g0", "-I", include, "-I", hooks, "-o", outputURL.path] + arguments + flags)
         try key.write(toFile: stamp, atomically: true, encoding: .utf8)
         return outputURL.path
+    }
+
+    /// The text of every header in the fixture directory and of `launchprof.h`, in name order.
+    private static func headerContents() -> [String] {
+        let fixtureHeaders =
+            ((try? FileManager.default.contentsOfDirectory(atPath: sourceDirectory.path)) ?? [])
+            .filter { $0.hasSuffix(".h") }.sorted()
+            .map { sourceDirectory.appendingPathComponent($0) }
+        let hooksHeader = packageRoot.appendingPathComponent("Sources/LaunchprofHooks/include/launchprof.h")
+        return (fixtureHeaders + [hooksHeader]).map {
+            (try? String(contentsOf: $0, encoding: .utf8)) ?? ""
+        }
     }
 
     /// FNV-1a: `hashValue` is seeded per process, so it cannot key a cache across test runs.

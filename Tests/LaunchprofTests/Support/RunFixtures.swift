@@ -39,6 +39,15 @@ enum RunFixtures {
         try FixtureBuilder.build(["run-\(name).c"], output: "run/run-\(name)")
     }
 
+    /// The hook-header checks, built with warnings as errors: run-hooks-check.c (C) and
+    /// run-hooks-cxx.cpp (C++).
+    static func hooksCheck(cplusplus: Bool = false) throws -> String {
+        let warnings = ["-Wall", "-Wextra", "-Werror"]
+        return cplusplus
+            ? try FixtureBuilder.build(["run-hooks-cxx.cpp"], output: "run/run-hooks-cxx", flags: warnings)
+            : try FixtureBuilder.build(["run-hooks-check.c"], output: "run/run-hooks-check", flags: warnings + ["-std=c99", "-pedantic"])
+    }
+
     /// run-static.c, linked with -static (no dynamic loader).
     static func staticProgram() throws -> String {
         try FixtureBuilder.build(["run-static.c"], output: "run/run-static", flags: ["-static"])

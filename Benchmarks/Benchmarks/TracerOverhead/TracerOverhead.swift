@@ -1,0 +1,105 @@
+// Tracer overhead: a profiled launch of a libc-only program (every boundary observed) versus
+// the bare posix_spawn + waitpid of the same program with the same environment, pinned and not.
+import Benchmark
+import BenchmarkSupport
+import LaunchprofTracing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Launches per benchmark iteration: each iteration starts one thread (the tracer needs its
+/// own); a batch keeps that thread's cost out of the per-launch figure, for both sides alike.
+let batch = 10
+
+let benchmarks: @Sendable () -> Void = {
+    // One subject for all benchmarks: built and planned once, before any timing.
+    nonisolated(unsafe) var prepared: LaunchSubject?
+    func subject() throws -> LaunchSubject {
+        if let prepared { return prepared }
+        let made = try LaunchSubject()
+        prepared = made
+        return made
+    }
+    let cpu = DedicatedThread<Int>.currentCPU
+
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
+        timeUnits: .microseconds,
+        warmupIterations: 1,
+        maxDuration: .seconds(10),
+        maxIterations: 30,
+        thresholds: [.mallocCountTotal: .init(relative: [.p90: 10], absolute: [.p90: 200])])
+
+    Benchmark("launch: bare posix_spawn ×\(batch)") { benchmark in
+        let subject = try subject()
+        for _ in benchmark.scaledIterations {
+            _ = try LaunchSubject.onTracerThread(pinnedCPU: nil) {
+                for _ in 0..<batch { _ = try subject.launchBare() }
+            }
+        }
+    }
+
+    Benchmark("launch: traced, pinned ×\(batch)") { benchmark in
+        let subject = try subject()
+        for _ in benchmark.scaledIterations {
+            _ = try LaunchSubject.onTracerThread(pinnedCPU: cpu) {
+                for _ in 0..<batch { _ = try subject.launchTraced(pinnedCPU: cpu) }
+            }
+        }
+    }
+
+    Benchmark("launch: traced, unpinned ×\(batch)") { benchmark in
+        let subject = try subject()
+        for _ in benchmark.scaledIterations {
+            _ = try LaunchSubject.onTracerThread(pinnedCPU: nil) {
+                for _ in 0..<batch { _ = try subject.launchTraced(pinnedCPU: nil) }
+            }
+        }
+    }
+
+    // The figure: ratio of medians, each traced launch right after a bare one so both see
+    // the same machine load. Pinned pairs run on a pinned thread, unpinned pairs on a free one,
+    // alternating in rounds. Integer metrics: ratios in per-mille, times in ns.
+    let rounds = 3
+    let pairsPerRound = 5
+    let pinnedRatio = BenchmarkMetric.custom("ratio pinned ‰", useScalingFactor: false)
+    let unpinnedRatio = BenchmarkMetric.custom("ratio unpinned ‰", useScalingFactor: false)
+    let bareMedian = BenchmarkMetric.custom("bare median ns", useScalingFactor: false)
+    let pinnedMedian = BenchmarkMetric.custom("traced pinned median ns", useScalingFactor: false)
+    let unpinnedMedian = BenchmarkMetric.custom("traced unpinned median ns", useScalingFactor: false)
+    let eventCount = BenchmarkMetric.custom("events per traced launch", useScalingFactor: false)
+    Benchmark(
+        "overhead ratio (interleaved, \(rounds * pairsPerRound) pairs each)",
+        configuration: .init(
+            metrics: [pinnedRatio, unpinnedRatio, bareMedian, pinnedMedian, unpinnedMedian, eventCount],
+            warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 10,
+            thresholds: [eventCount: .init(relative: [.p90: 0], absolute: [.p90: 0])])
+    ) { benchmark in
+        let subject = try subject()
+        var barePinned: [UInt64] = []
+        var bareFree: [UInt64] = []
+        var pinned: [UInt64] = []
+        var unpinned: [UInt64] = []
+        var events = 0
+        for _ in 0..<rounds {
+            let round = try LaunchSubject.onTracerThread(pinnedCPU: cpu) {
+                try (0..<pairsPerRound).map { _ in (try subject.launchBare(), try subject.launchTraced(pinnedCPU: cpu)) }
+            }
+            barePinned += round.map(\.0)
+            pinned += round.map { $0.1.ns }
+            events = round.last?.1.events.count ?? 0
+            let free = try LaunchSubject.onTracerThread(pinnedCPU: nil) {
+                try (0..<pairsPerRound).map { _ in (try subject.launchBare(), try subject.launchTraced(pinnedCPU: nil)) }
+            }
+            bareFree += free.map(\.0)
+            unpinned += free.map { $0.1.ns }
+        }
+        benchmark.measurement(pinnedRatio, perMille(median(pinned), median(barePinned)))
+        benchmark.measurement(unpinnedRatio, perMille(median(unpinned), median(bareFree)))
+        benchmark.measurement(bareMedian, Int(median(barePinned + bareFree)))
+        benchmark.measurement(pinnedMedian, Int(median(pinned)))
+        benchmark.measurement(unpinnedMedian, Int(median(unpinned)))
+        benchmark.measurement(eventCount, events)
+    }
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# launchprof run versus hyperfine -N, in one session on the same programs:
+#  1. per program, launchprof's median total (summary.exitNs.median of --json) over hyperfine's
+#     median wall time; goal: within 10% (0.90–1.10);
+#  2. the wall time of `launchprof run -r 200` over `hyperfine -N -r 200` on a libc-only
+#     program; goal: at most 1.5.
+# Wall-clock ratios on a shared machine are noisy: this script reports and warns, it does not
+# fail on them (exit 0), only on a broken setup (exit 2).
+#
+#   Benchmarks/compare-hyperfine.sh [RUNS]        (default 30 runs per program)
+# Environment: LAUNCHPROF_BIN (default: the checkout's .build-bench or .build release build).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+runs="${1:-30}"
+launchprof="${LAUNCHPROF_BIN:-}"
+for candidate in "$root/.build-bench/release/launchprof" "$root/.build/release/launchprof"; do
+    [ -n "$launchprof" ] || { [ -x "$candidate" ] && launchprof="$candidate"; } || true
+done
+[ -x "$launchprof" ] || { echo "compare-hyperfine: build launchprof first: swift build -c release --static-swift-stdlib --product launchprof --scratch-path .build-bench" >&2; exit 2; }
+command -v hyperfine >/dev/null || { echo "compare-hyperfine: hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
+
+# Nothing this script runs under (a preload, say) may reach the children of either tool.
+unset LD_PRELOAD LD_AUDIT LAUNCHPROF_HOOK_FD
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cc -O2 -g -o "$work/libc-only" "$here/Programs/libc-only.c"
+cc -O2 -static -o "$work/static" "$here/Programs/libc-only.c"
+printf '#!/bin/sh\nexit 0\n' > "$work/script.sh"
+chmod +x "$work/script.sh"
+
+median_launchprof() { # ARGS… → median exitNs in ns
+    "$launchprof" run -r "$runs" -w 3 --json "$work/lp.json" "$@" >/dev/null 2>"$work/lp.err" \
+        || { echo "launchprof run $* failed: $(tail -3 "$work/lp.err")" >&2; return 1; }
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["exitNs"]["median"])' "$work/lp.json"
+}
+median_hyperfine() { # COMMAND → median in ns
+    hyperfine -N -w 3 -r "$runs" --export-json "$work/hf.json" "$1" >/dev/null 2>&1 \
+        || { echo "hyperfine $1 failed" >&2; return 1; }
+    python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["results"][0]["median"]*1e9))' "$work/hf.json"
+}
+
+rustc_proxy="$HOME/.cargo/bin/rustc"
+programs=(
+    "/usr/bin/gdb --version"
+    "/usr/bin/git --version"
+    "$(command -v node || echo /usr/bin/node) -e 0"
+    "$work/static"
+    "$work/script.sh"
+    "$rustc_proxy --version"
+    "$work/libc-only"
+)
+names=("gdb --version" "git --version" "node -e 0" "static (cc -static)" "#! script (/bin/sh)" "rustc --version (rustup proxy)" "libc-only")
+
+echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)   runs per program: $runs   launchprof: $launchprof"
+printf '%-32s %14s %14s %8s  %s\n' program "launchprof ms" "hyperfine ms" ratio "goal 0.90-1.10"
+warnings=0
+for index in "${!programs[@]}"; do
+    read -r -a command <<< "${programs[$index]}"
+    if [ ! -x "${command[0]}" ]; then
+        printf '%-32s skipped: %s is missing\n' "${names[$index]}" "${command[0]}"
+        continue
+    fi
+    lp="$(median_launchprof "${command[@]}")" || { warnings=$((warnings + 1)); continue; }
+    hf="$(median_hyperfine "${programs[$index]}")" || { warnings=$((warnings + 1)); continue; }
+    verdict="$(python3 -c 'import sys; r=int(sys.argv[1])/int(sys.argv[2]); print(f"{r:.3f} " + ("ok" if 0.9 <= r <= 1.1 else "WARN"))' "$lp" "$hf")"
+    case "$verdict" in *WARN) warnings=$((warnings + 1)) ;; esac
+    printf '%-32s %14.3f %14.3f %8s  %s\n' "${names[$index]}" "$(echo "$lp / 1000000" | bc -l)" \
+        "$(echo "$hf / 1000000" | bc -l)" ${verdict}
+done
+
+# Whole-session wall time for 200 runs, no warm-up on either side.
+start=$(date +%s%N)
+"$launchprof" run -r 200 "$work/libc-only" >/dev/null 2>&1
+lp_wall=$(( $(date +%s%N) - start ))
+start=$(date +%s%N)
+hyperfine -N -r 200 "$work/libc-only" >/dev/null 2>&1
+hf_wall=$(( $(date +%s%N) - start ))
+verdict="$(python3 -c 'import sys; r=int(sys.argv[1])/int(sys.argv[2]); print(f"{r:.3f} " + ("ok" if r <= 1.5 else "WARN"))' "$lp_wall" "$hf_wall")"
+case "$verdict" in *WARN) warnings=$((warnings + 1)) ;; esac
+printf 'wall time, 200 runs of libc-only: launchprof run %.3f s, hyperfine -N %.3f s, ratio %s (goal <= 1.5)\n' \
+    "$(echo "$lp_wall / 1000000000" | bc -l)" "$(echo "$hf_wall / 1000000000" | bc -l)" "$verdict"
+[ "$warnings" -eq 0 ] || echo "compare-hyperfine: $warnings warning(s): wall-clock goals missed on this run (noisy on a shared machine)" >&2
+exit 0

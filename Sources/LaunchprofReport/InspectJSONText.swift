@@ -1,0 +1,121 @@
+/// Writes JSON text directly: two-space indentation, `"key" : value`, integers as integers,
+/// slashes unescaped. Callers write keys in sorted order (tests check the result against
+/// Foundation's `JSONEncoder` with `.sortedKeys`).
+///
+/// `inspect` is benchmarked against `ldd`; encoding through `Codable` cost a fifth of its run
+/// time on gdb (generic metadata and one node per value), writing text directly almost none.
+struct InspectJSONText {
+    private(set) var bytes: [UInt8] = []
+    /// One entry per open container: whether it has no element yet.
+    private var empty: [Bool] = []
+
+    init() {
+        bytes.reserveCapacity(1 << 17)
+    }
+
+    private mutating func newline() {
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: empty.count * 2))
+    }
+
+    /// Separates an element from the previous one and indents it.
+    private mutating func element() {
+        guard !empty.isEmpty else { return }
+        if empty[empty.count - 1] {
+            empty[empty.count - 1] = false
+        } else {
+            bytes.append(UInt8(ascii: ","))
+        }
+        newline()
+    }
+
+    private mutating func open(_ bracket: UInt8) {
+        bytes.append(bracket)
+        empty.append(true)
+    }
+
+    private mutating func close(_ bracket: UInt8) {
+        let wasEmpty = empty.removeLast()
+        if !wasEmpty { newline() }
+        bytes.append(bracket)
+    }
+
+    mutating func object(_ body: (inout InspectJSONText) -> Void) {
+        open(UInt8(ascii: "{"))
+        body(&self)
+        close(UInt8(ascii: "}"))
+    }
+
+    mutating func array<Element>(_ elements: [Element], _ body: (inout InspectJSONText, Element) -> Void) {
+        open(UInt8(ascii: "["))
+        for item in elements {
+            element()
+            body(&self, item)
+        }
+        close(UInt8(ascii: "]"))
+    }
+
+    /// Starts a member of the current object; the value follows.
+    mutating func key(_ name: StaticString) {
+        element()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        bytes.append(contentsOf: "\" : ".utf8)
+    }
+
+    mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case 0x0a: bytes.append(contentsOf: "\\n".utf8)
+            case 0x0d: bytes.append(contentsOf: "\\r".utf8)
+            case 0x09: bytes.append(contentsOf: "\\t".utf8)
+            case 0..<0x20:
+                let hex: StaticString = "0123456789abcdef"
+                bytes.append(contentsOf: "\\u00".utf8)
+                bytes.append(hex.utf8Start[Int(byte >> 4)])
+                bytes.append(hex.utf8Start[Int(byte & 0xf)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func integer(_ value: some BinaryInteger) {
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func bool(_ value: Bool) {
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    // Members: nil optionals are omitted, as Codable's synthesized encoding does.
+    mutating func member(_ name: StaticString, _ value: String?) {
+        guard let value else { return }
+        key(name)
+        string(value)
+    }
+
+    mutating func member(_ name: StaticString, _ value: Int) {
+        key(name)
+        integer(value)
+    }
+
+    mutating func member(_ name: StaticString, _ value: UInt64) {
+        key(name)
+        integer(value)
+    }
+
+    mutating func member(_ name: StaticString, _ value: Bool) {
+        key(name)
+        bool(value)
+    }
+
+    mutating func member(_ name: StaticString, _ values: [String]) {
+        key(name)
+        array(values) { json, value in json.string(value) }
+    }
+}

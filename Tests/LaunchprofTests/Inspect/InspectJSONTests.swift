@@ -1,0 +1,52 @@
+import Foundation
+import LaunchprofCore
+import LaunchprofReport
+import Testing
+
+/// The report's hand-written JSON against Foundation's `JSONEncoder` encoding of the same
+/// values: same members and values, same (sorted) key order.
+@Suite("Inspect: JSON text")
+struct InspectJSONTests {
+    /// Every `"key" :` in the order the text lists them.
+    static func keySequence(_ text: String) throws -> [String] {
+        let pattern = try NSRegularExpression(pattern: #""([A-Za-z]+)" :"#)
+        let range = NSRange(text.startIndex..., in: text)
+        return pattern.matches(in: text, range: range).compactMap { match in
+            Range(match.range(at: 1), in: text).map { String(text[$0]) }
+        }
+    }
+
+    static func expectMatchesFoundation(_ report: InspectReport) throws {
+        let ours = try report.jsonBytes()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        let theirs = try encoder.encode(report)
+        let parsedOurs = try JSONSerialization.jsonObject(with: Data(ours)) as? NSDictionary
+        let parsedTheirs = try JSONSerialization.jsonObject(with: theirs) as? NSDictionary
+        #expect(parsedOurs != nil)
+        #expect(parsedOurs == parsedTheirs)
+        let oursText = String(decoding: ours, as: UTF8.self)
+        #expect(try keySequence(oursText) == keySequence(String(decoding: theirs, as: UTF8.self)))
+        #expect(oursText.hasSuffix("}\n"))
+        // And the document decodes back into the same value.
+        #expect(try JSONDecoder().decode(InspectReport.self, from: Data(ours)) == report)
+    }
+
+    @Test("gdb's report, every object and piece of advice")
+    func gdb() throws {
+        let report = try InspectSession(configuration: .init(program: "/usr/bin/gdb", environment: [:])).run()
+        #expect(!report.advice.isEmpty)
+        try Self.expectMatchesFoundation(report)
+    }
+
+    @Test("a script with a missing library, optional members present and absent")
+    func scriptAndMissing() throws {
+        let program = try ELFFixtures.chain("runpath", programFlags: ["-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib"])
+        let script = try InspectCommandTests.write(
+            "runpath-script", Array("#!\(program) \"quoted\\arg\"\t\n".utf8), executable: true)
+        let report = try InspectSession(configuration: .init(program: script, environment: [:])).run()
+        #expect(report.script?.interpreterArgument == "\"quoted\\arg\"")
+        #expect(!report.missing.isEmpty)
+        try Self.expectMatchesFoundation(report)
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import LaunchprofCore
+import LaunchprofReport
+import Testing
+
+/// `launchprof run` against programs that measure themselves: every span launchprof reports must
+/// be within max(0.5 ms, 3%) of the fixture's own CLOCK_MONOTONIC figure for it.
+/// Serialized: the spans are real time, and parallel tests on 2 cores would stretch the tracer's
+/// stops, not the truth.
+@Suite("run: accuracy against the program's own clock", .serialized)
+struct RunAccuracyTests {
+    @Test func libraryAndProgramInitializersAppPhasesFirstFrameAndExtendedLaunch() throws {
+        let app = try RunFixtures.app(libraries: ["alpha", "beta"])
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        // The linger lets the app write its last truth lines before launchprof ends it.
+        let outcome = try RunHarness.run(app, environment: [
+            "LP_FIXTURE_TRUTH": truthPath,
+            "LP_CTOR_alpha_BUSY_US": "3000", "LP_CTOR_beta_SLEEP_US": "4000",
+            "LP_PROGRAM_BUSY_US": "2000", "LP_PROGRAM_SLEEP_US": "1000",
+            "LP_PHASES": "willFinishLaunching:3000:0,restoreState:0:3000,didFinishLaunching:2000:2000",
+            "LP_DRAW_US": "1000", "LP_TASKS": "sync:8000,prefetch:5000",
+        ]) { $0.lingerNs = 2_000_000_000 }
+        let truth = try FixtureTruth(contentsOf: truthPath)
+        let run = try #require(outcome.runs.first)
+        #expect(run.absent.isEmpty, "every boundary observable: \(run.absent)")
+
+        for library in ["libalpha.so", "libbeta.so"] {
+            let expected = try #require(truth.first("ctor", library))
+            RunHarness.expectClose(
+                run.phase("loader.init", object: library)?.durationNs, expected.durationNs, "loader.init \(library)")
+        }
+        let programInit = try #require(truth.first("ctor", "program"))
+        RunHarness.expectClose(run.phase("program.init")?.durationNs, programInit.durationNs, "program.init")
+
+        for name in ["willFinishLaunching", "restoreState", "didFinishLaunching"] {
+            let expected = try #require(truth.first("phase", name))
+            RunHarness.expectClose(run.phase(name)?.durationNs, expected.durationNs, name)
+        }
+        // main is a breakpoint (launchprof's clock), the first frame a hook (the app's clock):
+        // the span between them checks the breakpoint against the app's own time of main.
+        let main = try #require(run.phase("main"))
+        let firstFrame = try #require(run.phase("firstFrame"))
+        let truthMain = try #require(truth.first("main"))
+        let truthFrame = try #require(truth.first("first-frame"))
+        RunHarness.expectClose(
+            firstFrame.startNs - main.startNs, truthFrame.beginNs - truthMain.beginNs, "main → first frame")
+
+        for task in ["sync", "prefetch"] {
+            let expected = try #require(truth.first("task", task))
+            RunHarness.expectClose(
+                run.phase("extendedLaunch", task: task)?.durationNs, expected.durationNs, "task \(task)")
+        }
+        let lastTaskEnd = truth.all("task").map(\.endNs).max() ?? 0
+        let extended = try #require(run.metrics.extendedLaunchNs)
+        let toFirstFrame = try #require(run.metrics.timeToFirstFrameNs)
+        RunHarness.expectClose(
+            extended - toFirstFrame, max(lastTaskEnd, truthFrame.beginNs) - truthFrame.beginNs,
+            "extended launch beyond the first frame")
+        #expect(run.metrics.timeToMainNs == main.startNs)
+    }
+
+    /// The loader runs library initializers in an order it computes; launchprof's loader.init
+    /// entries must come in the order ld.so itself reports ("calling init:" in LD_DEBUG=libs).
+    @Test(arguments: ["many", "/usr/bin/gdb", "/usr/bin/git"])
+    func libraryInitializersRunInTheLoadersOrder(_ program: String) throws {
+        let path = program == "many" ? try RunFixtures.appWithManyLibraries(12) : program
+        let arguments = program == "many" ? [] : ["--version"]
+        let expected = try loaderInitOrder(path, arguments)
+        try #require(!expected.isEmpty)
+        let outcome = try RunHarness.run(path, arguments)
+        let run = try #require(outcome.runs.first)
+        let measured = run.phases.filter { $0.name == "loader.init" }.compactMap(\.object).map(realPath)
+        #expect(measured == expected)
+        #expect(run.phase("main") != nil, "main observed (stripped programs through __libc_start_main)")
+        #expect(!run.failed, "\(String(describing: run.exitStatus))")
+        #expect(run.absent.isEmpty, "\(run.absent)")
+    }
+
+    @Test func staticProgramHasNoLoaderPhasesButItsInitAndMain() throws {
+        let program = try RunFixtures.staticProgram()
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let outcome = try RunHarness.run(program, environment: [
+            "LP_FIXTURE_TRUTH": truthPath, "LP_PROGRAM_BUSY_US": "2000",
+        ])
+        let run = try #require(outcome.runs.first)
+        let absent = Set(run.absent.map(\.phase))
+        #expect(absent.isSuperset(of: ["loader.map", "loader.relocate", "loader.init"]))
+        #expect(run.absent.allSatisfy { $0.reason.contains("statically linked") })
+        #expect(!run.phases.contains { $0.name.hasPrefix("loader.") })
+        #expect(run.phase("program.start") != nil, "libc's start-up is its own span")
+        let truth = try FixtureTruth(contentsOf: truthPath)
+        let ctor = try #require(truth.first("ctor", "program"))
+        RunHarness.expectClose(run.phase("program.init")?.durationNs, ctor.durationNs, "static program.init")
+        #expect(run.phase("main") != nil)
+    }
+
+    @Test func execChainTimesEveryImage() throws {
+        let program = try RunFixtures.program("exec-chain")
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        // Two runs: images exec'd in the first run are analysed after it, so the second run
+        // observes their loader phases too.
+        let outcome = try RunHarness.run(program, runs: 2, environment: [
+            "LP_FIXTURE_TRUTH": truthPath, "LP_EXEC_COUNT": "2", "LP_IMAGE_BUSY_US": "3000",
+        ])
+        let run = try #require(outcome.runs.last)
+        let mains = run.phases.filter { $0.name == "main" }
+        #expect(mains.map { $0.image ?? 0 } == [0, 1, 2])
+        // Between two mains: the image's 3 ms of work, its exec and the next image's loading.
+        let truth = try FixtureTruth(contentsOf: truthPath)
+        let truthMains = truth.all("main").suffix(3).map(\.beginNs)
+        for index in 0..<2 {
+            RunHarness.expectClose(
+                mains[index + 1].startNs - mains[index].startNs, truthMains[index + 1] - truthMains[index],
+                "main \(index) → main \(index + 1)")
+        }
+        #expect(run.metrics.timeToMainNs == mains.last?.startNs)
+    }
+
+    @Test func scriptIsLaunchedThroughItsInterpreter() throws {
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent("lp-script-\(UUID().uuidString).sh").path
+        try "#!/bin/sh\nexit 3\n".write(toFile: script, atomically: true, encoding: .utf8)
+        chmod(script, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: script) }
+        let outcome = try RunHarness.run(script)
+        let run = try #require(outcome.runs.first)
+        #expect(run.exitStatus == RunExit(code: 3))
+        #expect(run.phase("loader.relocate") != nil)
+        #expect(run.phase("main") != nil)
+    }
+
+    // MARK: Truth from the loader itself
+
+    private func loaderInitOrder(_ program: String, _ arguments: [String]) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["LD_DEBUG": "libs"]) { $1 }
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // ld.so prints "calling init" for every object, with initializers or not; only those
+        // with DT_INIT or DT_INIT_ARRAY (readelf's word) run any.
+        return text.split(separator: "\n").compactMap { line in
+            guard let range = line.range(of: "calling init: ") else { return nil }
+            return realPath(String(line[range.upperBound...]))
+        }.filter(hasInitializers)
+    }
+
+    private func hasInitializers(_ path: String) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/readelf")
+        process.arguments = ["-dW", path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        guard (try? process.run()) != nil else { return false }
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.contains("(INIT)") || text.contains("(INIT_ARRAY)")
+    }
+
+    private func realPath(_ path: String) -> String {
+        URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import LaunchprofCore
+import LaunchprofReport
+import Synchronization
+import Testing
+
+/// Runs `launchprof run` in-process (the real tracer on real children) and collects every run.
+enum RunHarness {
+    struct Outcome {
+        var runs: [LaunchRun]
+        var summary: LaunchSummary
+    }
+
+    /// A value unique to one test, put in the child's environment so the test can find every
+    /// process the launch created in the process table afterwards.
+    static func marker() -> String { "LP_TEST_MARKER=\(UUID().uuidString)" }
+
+    static func run(
+        _ program: String, _ arguments: [String] = [], runs: Int = 1,
+        environment: [String: String] = [:], configure: (inout RunConfiguration) -> Void = { _ in }
+    ) throws -> Outcome {
+        var configuration = RunConfiguration(program: program, arguments: arguments)
+        configuration.runs = runs
+        configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
+        configuration.environment = environment
+        configure(&configuration)
+        let session = try RunSession(configuration: configuration)
+        let writer = try LaunchReportWriter(
+            output: InMemoryReportOutput(), target: session.target,
+            host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
+        let collected = Mutex<[LaunchRun]>([])
+        _ = try session.run(into: writer, onRun: { run in collected.withLock { $0.append(run) } })
+        let report = try writer.finish()
+        return Outcome(runs: collected.withLock { $0 }, summary: report.summary)
+    }
+
+    /// Pids of live processes whose environment holds `marker` (`KEY=VALUE`).
+    static func processes(withMarker marker: String) -> [Int32] {
+        let needle = Array(marker.utf8)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+            return data.split(separator: 0).contains { Array($0) == needle }
+        }
+    }
+
+    /// The state letter of a process (`R`, `S`, `t` traced-stopped, `Z` zombie…), nil if gone.
+    static func state(of pid: Int32) -> Character? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        return text[text.index(close, offsetBy: 2)...].first
+    }
+
+    /// max(0.5 ms, 3%) of the truth: the accuracy the tracer promises for every measured span.
+    static func tolerance(_ truthNs: UInt64) -> UInt64 { max(500_000, truthNs * 3 / 100) }
+
+    static func expectClose(
+        _ measured: UInt64?, _ truth: UInt64, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        guard let measured else {
+            Issue.record("\(what): not measured", sourceLocation: sourceLocation)
+            return
+        }
+        let difference = measured > truth ? measured - truth : truth - measured
+        #expect(
+            difference <= tolerance(truth),
+            "\(what): measured \(measured) ns, truth \(truth) ns", sourceLocation: sourceLocation)
+    }
+}
+
+extension LaunchRun {
+    func phase(_ name: String, object: String? = nil, task: String? = nil, image: Int? = nil) -> LaunchPhase? {
+        phases.first {
+            $0.name == name && (object == nil || $0.object?.hasSuffix(object!) == true)
+                && (task == nil || $0.task == task) && $0.image == image
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import LaunchprofReport
+import Testing
+
+@testable import LaunchprofCore
+
+@Suite("run: options", .serialized)
+struct RunOptionsTests {
+    /// The child's environment is the user's plus launchprof's own variables; what launchprof
+    /// itself runs under (LD_PRELOAD, LD_AUDIT) stays out unless passed with --env.
+    @Test func childEnvironmentLeavesOutWhatLaunchprofRunsUnder() throws {
+        let output = temporaryPath("env")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        _ = try RunHarness.run("/usr/bin/env") {
+            $0.inheritedEnvironment["LD_PRELOAD"] = "/nonexistent/interposer.so"
+            $0.inheritedEnvironment["LP_USER_VARIABLE"] = "kept"
+            $0.output = .file(output)
+        }
+        let lines = Set(try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n").map(String.init))
+        #expect(!lines.contains { $0.hasPrefix("LD_PRELOAD=") })
+        #expect(lines.contains("LP_USER_VARIABLE=kept"))
+        #expect(lines.contains { $0.hasPrefix("LAUNCHPROF_HOOK_FD=") })
+
+        try FileManager.default.removeItem(atPath: output)
+        _ = try RunHarness.run("/usr/bin/env", environment: ["LD_PRELOAD": ""]) {
+            $0.output = .file(output)
+        }
+        let explicit = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(explicit.split(separator: "\n").contains("LD_PRELOAD="), "--env passes it on purpose")
+    }
+
+    /// `--ready stdout:REGEX`: ready at the first matching line; the output still passes through.
+    @Test func readyAtTheFirstMatchingStdoutLine() throws {
+        let output = temporaryPath("stdout")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let script = "echo starting; sleep 0.2; echo 'Listening on port 8080'; exec sleep 30"
+        let outcome = try RunHarness.run("/bin/sh", ["-c", script]) {
+            $0.readiness = .stdout(pattern: "Listening on port [0-9]+")
+            $0.output = .file(output)
+            $0.timeoutNs = 10_000_000_000
+            $0.terminationGraceNs = 100_000_000
+        }
+        let run = try #require(outcome.runs.first)
+        // `exec sleep` makes the ready line image 1's.
+        let firstFrame = try #require(run.phases.first { $0.name == "firstFrame" })
+        #expect(firstFrame.startNs >= 200_000_000, "not before the line was printed")
+        #expect(firstFrame.startNs < 5_000_000_000, "not at the end of the sleep")
+        #expect(!run.failed && !run.timedOut)
+        let passedThrough = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(passedThrough == "starting\nListening on port 8080\n")
+    }
+
+    /// `--cold` measures residency instead of assuming it: a file nobody maps is fully evicted.
+    @Test func coldEvictionIsMeasured() throws {
+        let path = temporaryPath("cold")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let size = 4 << 20
+        try Data(repeating: 0x5a, count: size).write(to: URL(fileURLWithPath: path))
+        _ = try Data(contentsOf: URL(fileURLWithPath: path))  // now resident
+        let residency = PageCache.evict([path])
+        #expect(residency.totalBytes == UInt64(size))
+        #expect(residency.residentBytes == 0)
+    }
+
+    @Test func coldRunsReportResidencyOfTheClosure() throws {
+        let app = try RunFixtures.app(libraries: ["coldlib"])
+        let outcome = try RunHarness.run(app) { $0.cold = true }
+        let run = try #require(outcome.runs.first)
+        let total = try #require(run.closureBytes)
+        let resident = try #require(run.residentBeforeBytes)
+        let files = [app, URL(fileURLWithPath: app).deletingLastPathComponent().appendingPathComponent("libcoldlib.so").path]
+        let ownBytes = files.reduce(UInt64(0)) { sum, file in
+            sum + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? UInt64) ?? 0)
+        }
+        #expect(total > ownBytes, "the closure includes libc and the loader")
+        // The fixture's own files are mapped by no one and must have been evicted; what stays
+        // resident is what live processes map (libc, the loader).
+        #expect(resident <= total - ownBytes)
+    }
+
+    private func temporaryPath(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("lp-\(name)-\(UUID().uuidString)").path
+    }
+}
