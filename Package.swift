@@ -53,11 +53,13 @@ let package = Package(
         // ELF reading and the loader's dependency resolution, from files alone.
         .target(name: "LaunchprofELF", dependencies: ["CElf", "LaunchprofReport"]),
 
-        // ptrace-based launch tracer.
-        .target(name: "LaunchprofTracing", dependencies: ["CLaunchprof", "LaunchprofELF"]),
+        // libunwind-ptrace glue: stacks of stopped tracees, and naming their frames.
+        .target(name: "LaunchprofSampling", dependencies: ["CLaunchprof"]),
 
-        // libunwind-ptrace glue: stacks of stopped tracees.
-        .target(name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF"]),
+        // ptrace-based launch tracer.
+        .target(
+            name: "LaunchprofTracing",
+            dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling"]),
 
         // Sessions: inspect and run, from configuration to report.
         .target(

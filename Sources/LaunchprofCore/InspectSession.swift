@@ -17,6 +17,12 @@ public struct InspectSession: Sendable {
     /// Finds the program, follows a `#!` line to its interpreter, resolves the closure and
     /// builds the report. Missing libraries do not fail the inspection: they are in `missing`.
     public func run() throws(InspectError) -> InspectReport {
+        try inspect().report
+    }
+
+    /// The report and the closure it was built from. The closure keeps every object's file
+    /// mapped until it is released (a caller about to exit can skip unmapping them).
+    public func inspect() throws(InspectError) -> InspectOutcome {
         let path = try locate(configuration.program)
         var script: InspectReport.Script?
         var programPath = path
@@ -41,8 +47,8 @@ public struct InspectSession: Sendable {
             throw .file(error)
         }
         let closure = resolver.resolve(program: image, environment: configuration.environment)
-        return InspectReportBuilder(costModel: configuration.costModel).report(
-            closure: closure, script: script)
+        let report = InspectReportBuilder(costModel: configuration.costModel).report(closure: closure, script: script)
+        return InspectOutcome(report: report, closure: closure)
     }
 
     /// The path a shell would execute for `name`: as given when it contains a slash, else the
@@ -59,4 +65,11 @@ public struct InspectSession: Sendable {
         }
         throw .notFoundOnPath(name: name, path: search)
     }
+}
+
+/// What an inspection produced.
+public struct InspectOutcome: Sendable {
+    public let report: InspectReport
+    /// The resolved closure (the ELF images behind `report.objects`, in the same order).
+    public let closure: Closure
 }

@@ -1,6 +1,7 @@
 import CLaunchprof
 import LaunchprofELF
 import LaunchprofReport
+import LaunchprofSampling
 import LaunchprofTracing
 import Synchronization
 
@@ -86,7 +87,15 @@ public final class RunSession: @unchecked Sendable {
                 if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
                 let measured = index >= configuration.warmup
                 do throws(RunError) {
-                    let run = try launchOnce(index: index - configuration.warmup, pinnedCPU: cpu)
+                    var (run, metNewImages) = try launchOnce(index: index - configuration.warmup, pinnedCPU: cpu)
+                    // A run that exec'd an image launchprof had not analysed could not observe
+                    // that image's phases; now that it is analysed, the run is done again so
+                    // every measured run observes the same boundaries.
+                    var repeats = 0
+                    while metNewImages, repeats < 8, lp_interrupted() == 0 {
+                        (run, metNewImages) = try launchOnce(index: index - configuration.warmup, pinnedCPU: cpu)
+                        repeats += 1
+                    }
                     if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
                     if measured {
                         do throws(LaunchReportError) {
@@ -108,7 +117,8 @@ public final class RunSession: @unchecked Sendable {
     }
 
     /// One launch: channel, spawn, trace, monitor, timeline.
-    private func launchOnce(index: Int, pinnedCPU: Int32?) throws(RunError) -> LaunchRun {
+    /// Returns the run, and whether it met exec'd images that were analysed only after it.
+    private func launchOnce(index: Int, pinnedCPU: Int32?) throws(RunError) -> (LaunchRun, Bool) {
         var residency: PageCache.Residency?
         if configuration.cold {
             residency = PageCache.evict(closurePaths + program.extraFiles)
@@ -151,7 +161,10 @@ public final class RunSession: @unchecked Sendable {
         }
         io.closeChildEnds()
         let observed = monitor.finish()
-        for path in result.unplannedImages { plans.analyse(path) }
+        var metNewImages = false
+        for path in result.unplannedImages where plans.plan(for: path) == nil {
+            metNewImages = plans.analyse(path) || metNewImages
+        }
 
         var timeline: PhaseTimeline
         do {
@@ -169,11 +182,12 @@ public final class RunSession: @unchecked Sendable {
         }
         if !result.crashStack.isEmpty {
             timeline.warnings.append(TimelineWarning(
-                .crashed, "crash stack: " + CrashSymbolizer.describe(result.crashStack, mappings: result.crashMappings)))
+                .crashed, "crash stack: " + StackSymbolizer.describe(result.crashStack, mappings: result.crashMappings)))
         }
-        return LaunchRun(
+        let run = LaunchRun(
             index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
             residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes)
+        return (run, metNewImages)
     }
 
     /// Tracer events keep their order; the monitor's events (hooks, output readiness) are placed
@@ -237,9 +251,12 @@ final class PlanCache: Sendable {
 
     func plan(for path: String) -> ImagePlan? { plans.withLock { $0[path] } }
 
-    func analyse(_ path: String) {
-        guard plan(for: path) == nil, let image = try? ELFImage.read(path: path) else { return }
+    /// Analyses an image a child exec'd; false when it is not an ELF file launchprof can read.
+    @discardableResult
+    func analyse(_ path: String) -> Bool {
+        guard plan(for: path) == nil, let image = try? ELFImage.read(path: path) else { return false }
         let closure = DependencyResolver.system().resolve(program: image, environment: environment)
-        insert(ImagePlanner.plan(program: image, closure: closure), for: image.path)
+        insert(ImagePlanner.plan(program: image, closure: closure), for: path)
+        return true
     }
 }

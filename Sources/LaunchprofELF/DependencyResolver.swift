@@ -56,10 +56,10 @@ private struct ResolutionState {
     var entries: [Closure.Entry] = []
     /// Names (opened paths, DT_NEEDED names, sonames) already bound to an entry.
     var names: [String: Int] = [:]
-    var files: [ELFImage.FileID: Int] = [:]
     /// The interpreter, read up front and linked in where first needed.
     var interpreter: Closure.Entry?
     var missing: [(name: String, neededBy: [Int], reason: String)] = []
+    let realPaths = RealPathCache()
     var missingIndex: [String: Int] = [:]
 
     init(resolver: DependencyResolver, environment: [String: String]) {
@@ -77,7 +77,7 @@ private struct ResolutionState {
         add(.init(image: program, loadedAs: program.openedPath, source: .program, neededBy: [], dependencies: []))
         guard program.isDynamic || program.interpreter != nil else { return }
         if let path = program.interpreter {
-            switch Result(catching: { () throws(ELFError) in try ELFImage.read(path: path) }) {
+            switch Result(catching: { () throws(ELFError) in try ELFImage.read(path: path, realPaths: realPaths) }) {
             case .success(let image):
                 interpreter = .init(image: image, loadedAs: path, source: .interpreter, neededBy: [], dependencies: [])
             case .failure(let error):
@@ -106,7 +106,6 @@ private struct ResolutionState {
         entries.append(entry)
         names[entry.loadedAs] = names[entry.loadedAs] ?? index
         if let soname = entry.image.dynamic.soname { names[soname] = names[soname] ?? index }
-        files[entry.image.fileID] = files[entry.image.fileID] ?? index
     }
 
     /// Binds `name`, needed by entry `requester`, to a loaded or newly loaded object.
@@ -126,13 +125,13 @@ private struct ResolutionState {
         }
         switch find(name, requester: requester) {
         case .found(let image, let path, let source):
-            if let index = files[image.fileID] {
+            // Another path to a file already loaded (a linear scan: closures are small).
+            if let index = entries.firstIndex(where: { $0.image.fileID == image.fileID }) {
                 names[name] = index
                 noteNeeded(index, by: requester, preloading: preloading)
                 return index
             }
             if let interpreter, interpreter.image.fileID == image.fileID {
-                _ = interpreter
                 var entry = interpreter
                 self.interpreter = nil
                 if !preloading { entry.neededBy = [requester] }
@@ -186,7 +185,7 @@ private struct ResolutionState {
 
     private func attempt(_ path: String) -> Attempt {
         do {
-            return .image(try ELFImage.read(path: path))
+            return .image(try ELFImage.read(path: path, realPaths: realPaths))
         } catch {
             switch error {
             // The loader keeps searching past missing files and files of another class or machine.
@@ -217,17 +216,17 @@ private struct ResolutionState {
         // DT_RPATH of the requester and then of each object that loaded it, unless the
         // requester has DT_RUNPATH.
         if loader.image.dynamic.runpath == nil {
+            // Loaders have smaller indices than what they load, so the chain ends at the program.
             var current: Int? = requester
             var visitedProgram = false
             while let index = current {
-                if index == 0 { visitedProgram = true }
                 if let rpath = entries[index].image.dynamic.effectiveRPath,
                     let found = search(name, in: directories(rpath, for: index), source: .rpath)
                 {
                     return found
                 }
-                current = entries[index].neededBy.first.flatMap { $0 == index ? nil : $0 }
-                if index == 0 { current = nil }
+                visitedProgram = visitedProgram || index == 0
+                current = index == 0 ? nil : entries[index].neededBy.first
             }
             if !visitedProgram, let rpath = entries[0].image.dynamic.effectiveRPath,
                 let found = search(name, in: directories(rpath, for: 0), source: .rpath)

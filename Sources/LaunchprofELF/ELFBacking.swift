@@ -32,7 +32,8 @@ struct ELFHeaders {
 /// An open, mapped ELF file: the only place launchprof touches libelf and raw file memory.
 /// It stays alive as long as any `ELFImage` made from it, so views into it stay valid.
 final class ELFBacking: @unchecked Sendable {
-    // Immutable after init, except `symtabIndex`, which the mutex guards.
+    // Set once while `ELFImage.decode` runs, before the backing is shared; afterwards only
+    // `symtabIndex` changes, under its mutex.
     private let fd: Int32
     private let elf: OpaquePointer
     let bytes: UnsafeRawBufferPointer

@@ -12,7 +12,7 @@ extension ELFImage {
     private static let shtDynsym: UInt32 = 11
 
     /// Decodes the mapped file: headers through libelf, tables with launchprof's own parsers.
-    static func decode(_ file: ELFBacking, path: String) throws(ELFError) -> ELFImage {
+    static func decode(_ file: ELFBacking, path: String, realPath: String) throws(ELFError) -> ELFImage {
         let headers = try file.headers(path: path)
         let view = file.view
         var segments = SegmentMap(segments: [])
@@ -91,7 +91,7 @@ extension ELFImage {
         }
 
         return ELFImage(
-            path: realPath(path), openedPath: path, fileSize: UInt64(view.count), elfClass: "ELF64",
+            path: realPath, openedPath: path, fileSize: UInt64(view.count), elfClass: "ELF64",
             machine: "x86-64", kind: kind, interpreter: interpreter, buildID: buildID, entry: headers.entry,
             isStripped: isStripped, dynamic: dynamic, relocations: relocations, firstRelocationTarget: firstTarget,
             tlsSize: tlsSize, importedSymbolCount: symbolCounts.imported,
@@ -169,11 +169,5 @@ extension ELFImage {
         return .init(
             symbols: range(symbols), strings: range(strings), gnuHash: gnuHash.map(range),
             sysvHash: sysvHash.map(range))
-    }
-
-    private static func realPath(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }

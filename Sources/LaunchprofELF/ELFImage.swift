@@ -70,9 +70,13 @@ public struct ELFImage: Sendable {
 
     /// Reads and decodes the ELF file at `path`.
     public static func read(path: String) throws(ELFError) -> ELFImage {
+        try read(path: path, realPaths: RealPathCache())
+    }
+
+    static func read(path: String, realPaths: RealPathCache) throws(ELFError) -> ELFImage {
         let file = try ELFBacking.open(path)
         do {
-            return try decode(file, path: path)
+            return try decode(file, path: path, realPath: realPaths.resolve(path))
         } catch {
             throw error.about(path)
         }

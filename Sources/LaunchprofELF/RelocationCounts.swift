@@ -59,13 +59,16 @@ enum RelocationTableParser {
         guard entrySize >= 16 else {
             throw ELFError.malformed(path: "", detail: "relocation entry size \(entrySize) is too small")
         }
+        // Tables hold up to hundreds of thousands of entries: read r_info directly, the loop
+        // bounds keep every read inside the table.
+        let bytes = table.bytes
         var offset = 0
-        while offset + entrySize <= table.count {
+        while offset + entrySize <= bytes.count {
             if let skipping, skipping.contains(offset) {
-                offset += entrySize
+                offset = max(offset + entrySize, skipping.upperBound)
                 continue
             }
-            let info = try table.u64(offset + 8)
+            let info = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
             counts.add(type: UInt32(truncatingIfNeeded: info))
             offset += entrySize
         }

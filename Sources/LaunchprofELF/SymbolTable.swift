@@ -47,12 +47,13 @@ struct SymbolTable {
     /// Undefined non-local symbols (imports) and defined global/weak symbols (exports).
     func importExportCounts() throws(ELFError) -> Counts {
         var counts = Counts()
+        let bytes = symbols.bytes
         var offset = SymbolTable.entrySize  // entry 0 is the null symbol
-        while offset + SymbolTable.entrySize <= symbols.count {
-            let info = try symbols.u8(offset + 4)
-            let sectionIndex = try symbols.u16(offset + 6)
-            let binding = info >> 4
-            if binding != 0 {  // not STB_LOCAL
+        // The loop bound keeps each 24-byte entry inside the table.
+        while offset + SymbolTable.entrySize <= bytes.count {
+            let info = bytes[offset + 4]
+            let sectionIndex = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 6, as: UInt16.self))
+            if info >> 4 != 0 {  // not STB_LOCAL
                 if sectionIndex == 0 {
                     counts.imported += 1
                 } else {

@@ -11,6 +11,11 @@ public struct StreamingStatistics: Sendable {
     private var squaredDeviations = 0.0
     private var histogram = Histogram<UInt32>(numberOfSignificantValueDigits: .three)
 
+    /// Values above this (2^44 ns, about 4.9 hours) go into the histogram as this: its iterators
+    /// sum value × count in 64 bits, which must not overflow. No launch phase comes near it;
+    /// min, max and mean stay exact regardless, and percentiles are clamped into [min, max].
+    static let histogramCeiling: UInt64 = 1 << 44
+
     public init() {}
 
     public mutating func record(_ value: UInt64) {
@@ -20,8 +25,7 @@ public struct StreamingStatistics: Sendable {
         let delta = Double(value) - mean
         mean += delta / Double(count)
         squaredDeviations += delta * (Double(value) - mean)
-        // The histogram tracks up to UInt64.max / 2 ns (146 years): larger values are clamped.
-        _ = histogram.record(Swift.min(value, UInt64.max / 4))
+        _ = histogram.record(Swift.min(value, Self.histogramCeiling))
     }
 
     /// The summary so far; nil before the first value.
@@ -39,20 +43,18 @@ public struct StreamingStatistics: Sendable {
         Swift.min(Swift.max(histogram.valueAtPercentile(p), minimum), maximum)
     }
 
-    /// Values outside Tukey's fences, counted from the histogram's buckets.
+    /// Values outside Tukey's fences, counted from the histogram's buckets (each bucket's
+    /// values are equivalent to 3 significant digits).
     private func outlierCount() -> Int {
         guard count >= 4 else { return 0 }
         let q1 = Double(percentile(25))
         let q3 = Double(percentile(75))
-        let spread = 1.5 * (q3 - q1)
+        let low = q1 - 1.5 * (q3 - q1)
+        let high = q3 + 1.5 * (q3 - q1)
         var outside: UInt64 = 0
-        let low = q1 - spread
-        if low > Double(minimum), low >= 1 {
-            outside += histogram.count(within: 0...(UInt64(low) - 1))
-        }
-        let high = q3 + spread
-        if high < Double(maximum) {
-            outside += histogram.count(within: (UInt64(high) + 1)...maximum)
+        for bucket in histogram.recordedValues() {
+            let value = Double(bucket.value)
+            if value < low || value > high { outside += UInt64(bucket.count) }
         }
         return Int(outside)
     }

@@ -32,7 +32,11 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         }
 
         let firstFrame = summary.timeToFirstFrameNs?.median
-        let phaseEnds = summary.phases.map { $0.startNs.median + $0.durationNs.median }
+        // Medians of starts and durations come from different runs: saturate, never trap.
+        let phaseEnds = summary.phases.map {
+            let (end, overflow) = $0.startNs.median.addingReportingOverflow($0.durationNs.median)
+            return overflow ? UInt64.max : end
+        }
         let scale = Swift.max(
             summary.extendedLaunchNs?.median ?? 0, firstFrame ?? 0, phaseEnds.max() ?? 0, 1)
 

@@ -1,5 +1,6 @@
 import CLaunchprof
 import LaunchprofReport
+import LaunchprofSampling
 
 #if canImport(Glibc)
 import Glibc
@@ -439,10 +440,7 @@ private struct TracedLaunch {
     /// The child is stopped at the delivery of a fatal signal: unwind it before it dies.
     private mutating func captureCrash() {
         guard crashStack.isEmpty else { return }
-        var ips = [UInt64](repeating: 0, count: 64)
-        var count: Int32 = 0
-        _ = lp_unwind(pid, &ips, Int32(ips.count), &count)
-        crashStack = Array(ips.prefix(Int(count)))
+        crashStack = StackUnwinder.unwind(pid)
         crashMappings = ProcessMaps.read(pid)
     }
 

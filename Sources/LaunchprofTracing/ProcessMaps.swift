@@ -2,14 +2,11 @@
 import Glibc
 #endif
 
+import LaunchprofSampling
+
 /// Facts read from /proc/PID: the executable after an exec, the mappings after a crash.
 public enum ProcessMaps {
-    public struct Mapping: Sendable, Equatable {
-        public var start: UInt64
-        public var end: UInt64
-        public var offset: UInt64
-        public var path: String
-    }
+    public typealias Mapping = StackSymbolizer.Mapping
 
     static func executablePath(_ pid: pid_t) -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)

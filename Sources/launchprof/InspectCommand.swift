@@ -53,17 +53,19 @@ struct InspectCommand: ParsableCommand {
         try InspectCommand.execute(Request(program: program, json: json))
     }
 
-    /// Inspects, prints the report on stdout and failures on stderr; throws the exit code.
+    /// Inspects, prints the report on stdout and failures on stderr, and exits (0, or 3 when
+    /// libraries are missing); throws the exit code of a failed inspection.
     static func execute(_ request: Request) throws {
         let json = request.json
         let environment = InspectCommand.environment()
         let session = InspectSession(configuration: .init(program: request.program, environment: environment))
-        let report: InspectReport
+        let outcome: InspectOutcome
         do {
-            report = try session.run()
+            outcome = try session.inspect()
         } catch {
             throw fail(error.description, status: InspectCommand.exitStatus(for: error))
         }
+        let report = outcome.report
         let output: [UInt8]
         if json {
             do {
@@ -75,12 +77,14 @@ struct InspectCommand: ParsableCommand {
             output = Array(InspectTextRenderer().render(report).utf8)
         }
         writeAll(1, output)
-        guard report.missing.isEmpty else {
-            for missing in report.missing {
-                let needers = missing.neededBy.joined(separator: ", ")
-                writeAll(2, Array("launchprof: \(missing.name): \(missing.reason) (needed by \(needers))\n".utf8))
-            }
-            throw ExitCode(InspectCommand.missingLibrariesStatus)
+        for missing in report.missing {
+            let needers = missing.neededBy.joined(separator: ", ")
+            writeAll(2, Array("launchprof: \(missing.name): \(missing.reason) (needed by \(needers))\n".utf8))
+        }
+        // Exit with the closure still mapped: unmapping ~60 files one by one costs more than
+        // reading them did, and the process is done.
+        withExtendedLifetime(outcome) {
+            Glibc.exit(report.missing.isEmpty ? 0 : InspectCommand.missingLibrariesStatus)
         }
     }
 
@@ -103,16 +107,12 @@ struct InspectCommand: ParsableCommand {
         }
     }
 
-    /// The process environment, read from `environ` (ProcessInfo would pull in more start-up work).
+    /// The variables that change what `inspect` resolves (the loader's and the shell's
+    /// search paths), read with getenv: building the whole environment costs more.
     static func environment() -> [String: String] {
         var result: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            entry += 1
+        for name in ["PATH", "LD_LIBRARY_PATH", "LD_PRELOAD"] {
+            if let value = getenv(name) { result[name] = String(cString: value) }
         }
         return result
     }

@@ -71,7 +71,7 @@ let benchmarks: @Sendable () -> Void = {
     let detachedCalls = 20_000_000
     let attached = BenchmarkMetric.custom("attached ps/call", useScalingFactor: false)
     let detached = BenchmarkMetric.custom("detached ps/call", useScalingFactor: false)
-    let delivered = BenchmarkMetric.custom("attached lines delivered ‰", polarity: .prefersLarger, useScalingFactor: false)
+    let delivered = BenchmarkMetric.custom("attached lines delivered permille", polarity: .prefersLarger, useScalingFactor: false)
 
     Benchmark.defaultConfiguration = .init(
         warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10, thresholds: [:])

@@ -56,11 +56,11 @@ let benchmarks: @Sendable () -> Void = {
 
     // The figure: CLI inspect over ldd, ratio of medians of interleaved pairs.
     let pairs = 10
-    let ratio = BenchmarkMetric.custom("inspect/ldd ‰", useScalingFactor: false)
-    let lddMedian = BenchmarkMetric.custom("ldd median µs", useScalingFactor: false)
-    let inspectMedian = BenchmarkMetric.custom("inspect CLI median µs", useScalingFactor: false)
+    let ratio = BenchmarkMetric.custom("inspect over ldd permille", useScalingFactor: false)
+    let lddMedian = BenchmarkMetric.custom("ldd median us", useScalingFactor: false)
+    let inspectMedian = BenchmarkMetric.custom("inspect CLI median us", useScalingFactor: false)
     Benchmark(
-        "inspect CLI / ldd ratio (interleaved, \(pairs) pairs)",
+        "inspect CLI over ldd ratio, \(pairs) interleaved pairs",
         configuration: .init(
             metrics: [ratio, lddMedian, inspectMedian], warmupIterations: 1, maxDuration: .seconds(30),
             maxIterations: 5, thresholds: [:])

@@ -31,7 +31,7 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 30,
         thresholds: [.mallocCountTotal: .init(relative: [.p90: 10], absolute: [.p90: 200])])
 
-    Benchmark("launch: bare posix_spawn ×\(batch)") { benchmark in
+    Benchmark("bare posix_spawn, \(batch) launches") { benchmark in
         let subject = try subject()
         for _ in benchmark.scaledIterations {
             _ = try LaunchSubject.onTracerThread(pinnedCPU: nil) {
@@ -40,7 +40,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("launch: traced, pinned ×\(batch)") { benchmark in
+    Benchmark("traced pinned, \(batch) launches") { benchmark in
         let subject = try subject()
         for _ in benchmark.scaledIterations {
             _ = try LaunchSubject.onTracerThread(pinnedCPU: cpu) {
@@ -49,7 +49,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("launch: traced, unpinned ×\(batch)") { benchmark in
+    Benchmark("traced unpinned, \(batch) launches") { benchmark in
         let subject = try subject()
         for _ in benchmark.scaledIterations {
             _ = try LaunchSubject.onTracerThread(pinnedCPU: nil) {
@@ -63,14 +63,14 @@ let benchmarks: @Sendable () -> Void = {
     // alternating in rounds. Integer metrics: ratios in per-mille, times in ns.
     let rounds = 3
     let pairsPerRound = 5
-    let pinnedRatio = BenchmarkMetric.custom("ratio pinned ‰", useScalingFactor: false)
-    let unpinnedRatio = BenchmarkMetric.custom("ratio unpinned ‰", useScalingFactor: false)
+    let pinnedRatio = BenchmarkMetric.custom("ratio pinned permille", useScalingFactor: false)
+    let unpinnedRatio = BenchmarkMetric.custom("ratio unpinned permille", useScalingFactor: false)
     let bareMedian = BenchmarkMetric.custom("bare median ns", useScalingFactor: false)
     let pinnedMedian = BenchmarkMetric.custom("traced pinned median ns", useScalingFactor: false)
     let unpinnedMedian = BenchmarkMetric.custom("traced unpinned median ns", useScalingFactor: false)
     let eventCount = BenchmarkMetric.custom("events per traced launch", useScalingFactor: false)
     Benchmark(
-        "overhead ratio (interleaved, \(rounds * pairsPerRound) pairs each)",
+        "overhead ratio, \(rounds * pairsPerRound) interleaved pairs",
         configuration: .init(
             metrics: [pinnedRatio, unpinnedRatio, bareMedian, pinnedMedian, unpinnedMedian, eventCount],
             warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 10,

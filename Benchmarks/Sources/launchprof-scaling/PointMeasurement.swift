@@ -12,10 +12,18 @@ struct PointMeasurement: Codable, Sendable {
     static let phases = ["loader.map", "loader.relocate", "loader.init"]
     static let keys = phases + ["timeToMain"]
 
-    /// Runs `launchprof run -r runs -w warmup --json` on `program` and reads the report.
-    static func measure(
-        program: String, x: Int, launchprof: String, runs: Int, warmup: Int, reportPath: String
-    ) throws -> PointMeasurement {
+    /// The medians of pooled samples (see `samples`).
+    init(x: Int, samples: [String: [Int]]) {
+        self.x = x
+        runs = samples["timeToMain"]?.count ?? 0
+        medianNs = samples.mapValues { Self.median($0) }
+    }
+
+    /// Runs `launchprof run -r runs -w warmup --json` on `program` and returns each run's value
+    /// per key (`keys`).
+    static func samples(
+        program: String, launchprof: String, runs: Int, warmup: Int, reportPath: String
+    ) throws -> [String: [Int]] {
         try Shell.run([
             launchprof, "run", "-r", String(runs), "-w", String(warmup), "--json", reportPath, program,
         ])
@@ -45,8 +53,7 @@ struct PointMeasurement: Codable, Sendable {
         guard perKey["timeToMain"]?.count == report.runs.count, !report.runs.isEmpty else {
             throw ScalingError.badReport(path: reportPath, reason: "main was not observed in every run")
         }
-        return PointMeasurement(
-            x: x, runs: report.runs.count, medianNs: perKey.mapValues { median($0) })
+        return perKey
     }
 
     static func median(_ values: [Int]) -> Int {

@@ -66,10 +66,13 @@ struct ScalingPlot {
             out += "<line x1=\"\(left)\" y1=\"\(yy)\" x2=\"\(right)\" y2=\"\(yy)\" stroke=\"#e5e5e5\"/>\n"
             out += "<text x=\"\(left - 6)\" y=\"\(yy + 4)\" text-anchor=\"end\">\(Self.format(tick))</text>\n"
         }
-        // x ticks at the measured sizes.
+        // x ticks at the measured sizes; a label too close to the previous one is left out.
+        var lastLabel = -Double.infinity
         for value in xs {
             let xx = px(value)
             out += "<line x1=\"\(xx)\" y1=\"\(bottom)\" x2=\"\(xx)\" y2=\"\(bottom + 5)\" stroke=\"black\"/>\n"
+            guard xx - lastLabel >= 24 else { continue }
+            lastLabel = xx
             out += "<text x=\"\(xx)\" y=\"\(bottom + 18)\" text-anchor=\"middle\">\(Self.count(Int(value)))</text>\n"
         }
         out += "<line x1=\"\(left)\" y1=\"\(bottom)\" x2=\"\(right)\" y2=\"\(bottom)\" stroke=\"black\"/>\n"
@@ -106,7 +109,7 @@ struct ScalingPlot {
             }
         }
         // Legend and the derived figure, on a backing so crossing lines do not hide them.
-        out += "<rect x=\"\(left + 6)\" y=\"\(top - 8)\" width=\"330\" height=\"104\" fill=\"white\" "
+        out += "<rect x=\"\(left + 6)\" y=\"\(top - 8)\" width=\"330\" height=\"120\" fill=\"white\" "
         out += "fill-opacity=\"0.85\" stroke=\"#ddd\"/>\n"
         var legendY = top + 6
         for key in PointMeasurement.keys {
@@ -121,6 +124,7 @@ struct ScalingPlot {
         out += "\(escape(slopeText(curve)))</text>\n"
         out += "<text x=\"\(left + 12)\" y=\"\(legendY + 22)\" fill=\"#555\">"
         out += "\(escape(String(format: "timeToMain: %@ per %@", Self.duration(curve.timeToMainSlopeNsPerUnit), curve.unitName)))</text>\n"
+        out += "<text x=\"\(left + 12)\" y=\"\(legendY + 38)\" fill=\"#555\">dashed: least-squares line; dots: medians</text>\n"
         out += "</g>\n"
         return out
     }

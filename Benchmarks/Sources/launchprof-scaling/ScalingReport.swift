@@ -38,6 +38,8 @@ struct ScalingReport: Codable, Sendable {
     var host: Host
     var launchprof: String
     var runsPerPoint: Int
+    /// Each point's runs were split over this many rounds through all sizes.
+    var rounds: Int
     var warmupPerPoint: Int
     var measuredAt: String
     var curves: [Curve]

@@ -22,6 +22,7 @@ let rootDirectory = URL(fileURLWithPath: benchmarksDirectory).deletingLastPathCo
 struct Options {
     var runs = 30
     var warmup = 3
+    var rounds = 3
     var launchprof: String?
     var output = rootDirectory + "/Reports"
     var work = benchmarksDirectory + "/.build-programs/scaling"
@@ -38,6 +39,7 @@ struct Options {
             switch flag {
             case "--runs": runs = try Int(value(flag)).flatMap { $0 > 0 ? $0 : nil } ?? { throw ScalingError.usage("--runs takes a positive number") }()
             case "--warmup": warmup = try Int(value(flag)).flatMap { $0 >= 0 ? $0 : nil } ?? { throw ScalingError.usage("--warmup takes a number ≥ 0") }()
+            case "--rounds": rounds = try Int(value(flag)).flatMap { $0 > 0 ? $0 : nil } ?? { throw ScalingError.usage("--rounds takes a positive number") }()
             case "--launchprof": launchprof = try value(flag)
             case "--output": output = try value(flag)
             case "--work": work = try value(flag)
@@ -49,7 +51,7 @@ struct Options {
                 only = kind
             case "--quick": quick = true
             case "-h", "--help":
-                throw ScalingError.usage("usage: launchprof-scaling [--runs N] [--warmup N] [--launchprof PATH] [--output DIR] [--work DIR] [--only KIND] [--quick]")
+                throw ScalingError.usage("usage: launchprof-scaling [--runs N] [--warmup N] [--rounds N] [--launchprof PATH] [--output DIR] [--work DIR] [--only KIND] [--quick]")
             default: throw ScalingError.usage("unknown option \(flag) (try --help)")
             }
         }
@@ -92,15 +94,22 @@ func runStudy(
         log("build  \(study.kind.rawValue) \(size)")
         programs.append((size, try generator.program(study.kind, size: size)))
     }
-    var points: [PointMeasurement] = []
-    for (size, program) in programs {
-        let point = try PointMeasurement.measure(
-            program: program, x: size, launchprof: launchprof, runs: options.runs, warmup: options.warmup,
-            reportPath: "\(options.work)/report-\(study.kind.rawValue)-\(size).json")
-        let summary = PointMeasurement.keys.map { "\($0) \(point.medianNs[$0].map { String($0 / 1000) } ?? "–") µs" }
-        log("measure \(study.kind.rawValue) \(size): " + summary.joined(separator: ", "))
-        points.append(point)
+    // Rounds: every size is measured once per round, so slow spells of a shared machine fall on
+    // all sizes alike instead of bending the curve.
+    var pooled: [Int: [String: [Int]]] = [:]
+    let perRound = max(1, options.runs / options.rounds)
+    for round in 1...options.rounds {
+        for (size, program) in programs {
+            let samples = try PointMeasurement.samples(
+                program: program, launchprof: launchprof, runs: perRound, warmup: options.warmup,
+                reportPath: "\(options.work)/report-\(study.kind.rawValue)-\(size).json")
+            pooled[size, default: [:]].merge(samples) { $0 + $1 }
+            let medians = PointMeasurement(x: size, samples: samples).medianNs
+            let summary = PointMeasurement.keys.map { "\($0) \(medians[$0].map { String($0 / 1000) } ?? "–") µs" }
+            log("measure \(study.kind.rawValue) \(size), round \(round): " + summary.joined(separator: ", "))
+        }
     }
+    let points = programs.map { size, _ in PointMeasurement(x: size, samples: pooled[size] ?? [:]) }
     var fits: [String: LinearFit] = [:]
     for key in PointMeasurement.keys {
         fits[key] = LinearFit(points: points.compactMap { point in point.medianNs[key].map { (Double(point.x), Double($0)) } })
@@ -139,7 +148,8 @@ func main() -> Int32 {
             curves.append(try runStudy(study, generator: generator, launchprof: launchprof, options: options))
         }
         let report = ScalingReport(
-            host: hostInfo(), launchprof: launchprof, runsPerPoint: options.runs, warmupPerPoint: options.warmup,
+            host: hostInfo(), launchprof: launchprof, runsPerPoint: max(1, options.runs / options.rounds) * options.rounds,
+            rounds: options.rounds, warmupPerPoint: options.warmup,
             measuredAt: ISO8601DateFormatter().string(from: started), curves: curves,
             derived: options.quick ? nil : derive(curves))
         try FileManager.default.createDirectory(atPath: options.output, withIntermediateDirectories: true)

@@ -104,6 +104,12 @@ static inline size_t launchprof__append(char *line, size_t length, const char *t
     return length;
 }
 
+#ifdef LAUNCHPROF_RECORD_STAMPS
+/* For launchprof's own test fixtures only: the stamp of this thread's last event sent, so a
+ * fixture's truth is exactly the time the hook reported (0 when nothing was sent). */
+static __thread unsigned long long launchprof_last_stamp_ns;
+#endif
+
 static inline void launchprof__send(const char *kind, const char *name) {
     int fd = launchprof__descriptor();
     if (fd < 0) {
@@ -117,6 +123,9 @@ static inline void launchprof__send(const char *kind, const char *name) {
     }
     unsigned long long ns =
         (unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec;
+#ifdef LAUNCHPROF_RECORD_STAMPS
+    launchprof_last_stamp_ns = ns;
+#endif
     char line[LAUNCHPROF__LINE_MAX];
     size_t length = launchprof__append(line, 0, kind);
     line[length++] = ' ';

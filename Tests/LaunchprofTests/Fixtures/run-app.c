@@ -5,7 +5,10 @@
  *   LP_PHASES      comma-separated name:busy_us:sleep_us, run in order, each inside
  *                  launchprof_begin/end (default: no phases)
  *   LP_TASKS       comma-separated id:us: extended-launch tasks, each on its own thread, extended
- *                  before the first frame; half the time blocking, half busy
+ *                  before the first frame; the thread works `us` (half blocking, half busy) and
+ *                  finishes the task; its truth spans the extend call to the finish call
+ * With a hook channel, the truth of hooked spans is the hooks' own stamps; without one, the
+ * fixture's clock around the same calls.
  *   LP_FIRST_FRAME 1 (default) calls launchprof_first_frame after the phases; 0 never does
  *   LP_DRAW_US     busy work between the last phase and the first frame
  *   LP_EXIT_CODE   the exit status (default 0)
@@ -16,7 +19,14 @@
  * Truth lines: ctor program, main, phase <name>, first-frame, task <id>, exit.
  */
 #include "run-fixture.h"
+/* The hooks record the stamp they sent, so the truth of a hooked span is the app's own clock
+ * exactly as launchprof received it (no preemption gap between two clock reads). */
+#define LAUNCHPROF_RECORD_STAMPS
 #include "launchprof.h"
+
+/* Calls a hook and returns its stamp, or the fixture's clock when no channel is open. */
+#define LP_HOOK_STAMP(call, fallback) \
+    (launchprof_last_stamp_ns = 0, (call), launchprof_last_stamp_ns != 0 ? launchprof_last_stamp_ns : (fallback))
 
 #include <pthread.h>
 
@@ -34,18 +44,19 @@ __attribute__((constructor)) static void lp_program_constructor(void) {
 struct task {
     char id[160];
     uint64_t us;
+    uint64_t extended;
     pthread_t thread;
     int started;
 };
 
+/* The task's span is the app's own: from its extend call (on the main thread) to its finish
+ * call; the thread does `us` of work in between, half blocking, half busy. */
 static void *run_task(void *argument) {
     struct task *task = argument;
-    uint64_t begin = lp_now();
     lp_blocking_us(task->us / 2);
     lp_busy_us(task->us - task->us / 2);
-    uint64_t end = lp_now();
-    launchprof_finish_extended_launch(task->id);
-    lp_truth("task", task->id, begin, end);
+    uint64_t end = LP_HOOK_STAMP(launchprof_finish_extended_launch(task->id), lp_now());
+    lp_truth("task", task->id, task->extended, end);
     return NULL;
 }
 
@@ -109,7 +120,7 @@ int main(void) {
         }
     }
     for (int i = 0; i < task_count; i++) {
-        launchprof_extend_launch(tasks[i].id);
+        tasks[i].extended = LP_HOOK_STAMP(launchprof_extend_launch(tasks[i].id), lp_now());
         tasks[i].started = pthread_create(&tasks[i].thread, NULL, run_task, &tasks[i]) == 0;
     }
 
@@ -128,12 +139,10 @@ int main(void) {
             uint64_t busy = field_us(&fields);
             uint64_t sleep = field_us(&fields);
             int truth = lp_truth_open();
-            launchprof_begin(item);
-            uint64_t begin = lp_now();
+            uint64_t begin = LP_HOOK_STAMP(launchprof_begin(item), lp_now());
             lp_busy_us(busy);
             lp_blocking_us(sleep);
-            uint64_t end = lp_now();
-            launchprof_end(item);
+            uint64_t end = LP_HOOK_STAMP(launchprof_end(item), lp_now());
             lp_truth_write(truth, "phase", item, begin, end);
             if (truth >= 0) {
                 close(truth);
@@ -144,8 +153,7 @@ int main(void) {
     lp_busy_us(lp_setting("LP_DRAW_US", 0));
     if (lp_setting("LP_FIRST_FRAME", 1) == 1) {
         int truth = lp_truth_open();
-        uint64_t frame = lp_now();
-        launchprof_first_frame();
+        uint64_t frame = LP_HOOK_STAMP(launchprof_first_frame(), lp_now());
         lp_truth_write(truth, "first-frame", "-", frame, frame);
         if (truth >= 0) {
             close(truth);

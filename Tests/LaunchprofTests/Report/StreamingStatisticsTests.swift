@@ -71,6 +71,22 @@ struct StreamingStatisticsTests {
         #expect(summary.outliers == expected)
     }
 
+    @Test("absurd values (an app can send any timestamp) never trap")
+    func absurdValues() throws {
+        for values: [UInt64] in [
+            [UInt64](repeating: UInt64.max, count: 6),
+            [0, 0, 0, 0, UInt64.max, UInt64.max / 2],
+            [1, 2, 3, UInt64.max - 1, UInt64.max, 5, 6, 7],
+        ] {
+            var statistics = StreamingStatistics()
+            for value in values { statistics.record(value) }
+            let summary = try #require(statistics.summary)
+            #expect(summary.min == values.min())
+            #expect(summary.max == values.max())
+            #expect(summary.median >= summary.min && summary.median <= summary.max)
+        }
+    }
+
     @Test("no values, no summary")
     func empty() {
         #expect(StreamingStatistics().summary == nil)

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The CI benchmark smoke: a bounded subset of the benchmarks, checked against the thresholds
+# committed in Thresholds/ (package-benchmark's `thresholds check`).
+#
+#   Benchmarks/smoke.sh                        check; exit 2 on a regression
+#   Benchmarks/smoke.sh --update-thresholds    re-record Thresholds/ (then commit them)
+#
+# Fails only on deterministic measures — malloc counts, bytes written, events per traced launch —
+# the only metrics Thresholds/ holds. Wall-clock ratios (tracer overhead) are printed and only
+# warned about: they are noisy on a shared machine. Environment: BENCH_SCRATCH (scratch path,
+# default .build-bench), CI (set: no progress output).
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cd "$here"
+scratch="${BENCH_SCRATCH:-.build-bench}"
+# The deterministic subset: the report path, inspect in-process, and the interleaved overhead
+# benchmark (its event count is deterministic; its ratios are the warned-about figures).
+filter='^(report 10000 runs, .*|inspect gdb, in-process|overhead ratio, .*)$'
+deterministic='mallocCountTotal writeBytesLogical events per traced launch'
+started=$(date +%s)
+
+if [ "${1:-}" = "--update-thresholds" ]; then
+    swift package --allow-writing-to-package-directory --scratch-path "$scratch" benchmark \
+        thresholds update --filter "$filter" --path Thresholds --no-progress || exit 1
+    # Keep the deterministic metrics only: a wall-clock threshold would fail on a busy machine.
+    python3 - "$deterministic" <<'PY' || exit 1
+import glob, json, sys
+keep = {"mallocCountTotal", "writeBytesLogical", "events per traced launch"}
+for path in sorted(glob.glob("Thresholds/*.p90.json")):
+    values = json.load(open(path))
+    kept = {k: v for k, v in values.items() if k in keep}
+    if kept:
+        json.dump(kept, open(path, "w"), indent=2, sort_keys=True)
+        open(path, "a").write("\n")
+        print(f"{path}: {kept}")
+    else:
+        import os
+        os.remove(path)
+PY
+    exit 0
+fi
+
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+swift package --scratch-path "$scratch" benchmark thresholds check --filter "$filter" --path Thresholds \
+    --no-progress 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+elapsed=$(( $(date +%s) - started ))
+
+# Wall-clock goals: warn only.
+python3 - "$log" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+for name, goal in (("ratio pinned permille", 1150), ("ratio unpinned permille", 1150)):
+    # package-benchmark's text table: the metric's heading, then rows whose p50 column we read.
+    match = re.search(re.escape(name) + r".*?\n(?:.*\n)*?\|[^|\n]*\|\s*(\d+)\s*\|", text)
+    if not match:
+        continue
+    value = int(match.group(1))
+    verdict = "ok" if value <= goal else "WARNING: above the goal (wall clock, not failing)"
+    print(f"smoke: tracer overhead {name}: p0 {value / 1000:.3f}x (goal <= {goal / 1000:.2f}x) {verdict}")
+PY
+
+echo "smoke: finished in ${elapsed} s with status ${status}"
+case "$status" in
+    0) exit 0 ;;
+    4) echo "smoke: only improvements against Thresholds/ — consider ./smoke.sh --update-thresholds"; exit 0 ;;
+    2) echo "smoke: REGRESSION in a deterministic measure (see above)" >&2; exit 2 ;;
+    *) echo "smoke: the benchmark run failed (status ${status})" >&2; exit 1 ;;
+esac

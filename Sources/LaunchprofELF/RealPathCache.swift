@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resolves symlinks like `realpath(3)`, remembering resolved directories: a closure's
+/// libraries share a few directories, and `realpath` re-reads every component of every path
+/// (a third of inspect's system calls on gdb).
+final class RealPathCache {
+    private var directories: [String: String] = [:]
+
+    /// The canonical path of `path` (itself when it cannot be resolved).
+    func resolve(_ path: String) -> String {
+        guard path.hasPrefix("/"), let slash = path.lastIndex(of: "/") else { return RealPathCache.realPath(path) }
+        var directory = String(path[..<slash])
+        var name = String(path[path.index(after: slash)...])
+        // A symlink in the same directory (libz.so.1 → libz.so.1.2.13) needs only readlink.
+        for _ in 0..<40 {
+            let resolvedDirectory = resolveDirectory(directory)
+            let candidate = resolvedDirectory + "/" + name
+            guard let target = RealPathCache.readLink(candidate) else { return candidate }
+            guard !target.contains("/") else { return RealPathCache.realPath(path) }
+            directory = resolvedDirectory
+            name = target
+        }
+        return RealPathCache.realPath(path)
+    }
+
+    private func resolveDirectory(_ directory: String) -> String {
+        if let known = directories[directory] { return known }
+        let resolved = directory.isEmpty ? "" : RealPathCache.realPath(directory)
+        directories[directory] = resolved
+        return resolved
+    }
+
+    /// The target of a symlink, or nil when `path` is not one.
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func realPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

@@ -1,0 +1,78 @@
+/// A minimal JSON writer: the caller emits keys in sorted order.
+struct JSONBytes {
+    var bytes: [UInt8] = []
+    private var needsComma = false
+
+    init() {
+        bytes.reserveCapacity(2048)
+    }
+
+    mutating func object(_ body: (inout JSONBytes) -> Void) {
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+        body(&self)
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    mutating func array<Element>(_ elements: [Element], _ body: (inout JSONBytes, Element) -> Void) {
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+        for element in elements {
+            if needsComma { bytes.append(UInt8(ascii: ",")) }
+            body(&self, element)
+            needsComma = true
+        }
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    mutating func key(_ name: String) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        string(name)
+        bytes.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    mutating func field(_ name: String, _ value: String) {
+        key(name)
+        string(value)
+        needsComma = true
+    }
+
+    mutating func field(_ name: String, _ value: some BinaryInteger) {
+        key(name)
+        bytes.append(contentsOf: String(value).utf8)
+        needsComma = true
+    }
+
+    mutating func field(_ name: String, _ value: Bool) {
+        key(name)
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        needsComma = true
+    }
+
+    private static let hex = Array("0123456789abcdef".utf8)
+
+    /// JSON string escaping as Foundation's encoder does it (slashes left alone).
+    mutating func string(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x00..<0x20:
+                bytes.append(contentsOf: Array("\\u00".utf8))
+                bytes.append(Self.hex[Int(byte >> 4)])
+                bytes.append(Self.hex[Int(byte & 0xF)])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,25 @@
+/// The distribution of one phase across runs.
+public struct PhaseSummary: Sendable, Equatable, Codable {
+    public var name: String
+    public var object: String?
+    public var task: String?
+    public var image: Int?
+    /// 1 for the second phase of the same name (and object, task, image) in a run, and so on;
+    /// nil for the first.
+    public var occurrence: Int?
+    public var startNs: SummaryStatistics
+    public var durationNs: SummaryStatistics
+
+    public init(
+        name: String, object: String? = nil, task: String? = nil, image: Int? = nil,
+        occurrence: Int? = nil, startNs: SummaryStatistics, durationNs: SummaryStatistics
+    ) {
+        self.name = name
+        self.object = object
+        self.task = task
+        self.image = image
+        self.occurrence = occurrence
+        self.startNs = startNs
+        self.durationNs = durationNs
+    }
+}
