@@ -7,7 +7,7 @@ import PackageDescription
 
 let benchmarkDependencies: [Target.Dependency] = [
     "BenchmarkSupport",
-    .product(name: "Benchmark", package: "package-benchmark"),
+    .product(name: "Benchmark", package: "benchmark"),
 ]
 
 let package = Package(
@@ -15,7 +15,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "launchprof", path: ".."),
-        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
         // Spawning without the harness's LD_PRELOAD, building the C programs in Programs/.
@@ -28,22 +28,26 @@ let package = Package(
                 .product(name: "LaunchprofELF", package: "launchprof"),
             ],
             path: "Benchmarks/TracerOverhead",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         .executableTarget(
             name: "Inspect",
             dependencies: benchmarkDependencies + [.product(name: "LaunchprofCore", package: "launchprof")],
             path: "Benchmarks/Inspect",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         .executableTarget(
             name: "ReportPath",
-            dependencies: benchmarkDependencies + [.product(name: "LaunchprofReport", package: "launchprof")],
+            dependencies: benchmarkDependencies + [
+                .product(name: "LaunchprofReport", package: "launchprof"),
+                // The atomic report file (LaunchReportWriter(path:…)) lives in Core: it does I/O.
+                .product(name: "LaunchprofCore", package: "launchprof"),
+            ],
             path: "Benchmarks/ReportPath",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
         .executableTarget(
             name: "Hooks",
             dependencies: benchmarkDependencies,
             path: "Benchmarks/Hooks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
 
         // The scaling study: generates, builds and measures programs, writes Reports/scaling.*.
         .executableTarget(name: "launchprof-scaling"),

@@ -15,12 +15,12 @@ cd "$here"
 scratch="${BENCH_SCRATCH:-.build-bench}"
 # The deterministic subset: the report path, inspect in-process, and the interleaved overhead
 # benchmark (its event count is deterministic; its ratios are the warned-about figures).
-filter='^(report 10000 runs, .*|inspect gdb, in-process|overhead ratio, .*)$'
+filter='^(report 10000 runs, .*|inspect gdb, in-process|overhead ratio, .*|traced pinned, .*)$'
 deterministic='mallocCountTotal writeBytesLogical events per traced launch'
 started=$(date +%s)
 
 if [ "${1:-}" = "--update-thresholds" ]; then
-    swift package --allow-writing-to-package-directory --scratch-path "$scratch" benchmark \
+    swift package --scratch-path "$scratch" --allow-writing-to-package-directory benchmark \
         thresholds update --filter "$filter" --path Thresholds --no-progress || exit 1
     # Keep the deterministic metrics only: a wall-clock threshold would fail on a busy machine.
     python3 - "$deterministic" <<'PY' || exit 1

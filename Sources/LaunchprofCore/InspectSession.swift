@@ -51,19 +51,12 @@ public struct InspectSession: Sendable {
         return InspectOutcome(report: report, closure: closure)
     }
 
-    /// The path a shell would execute for `name`: as given when it contains a slash, else the
-    /// first executable regular file of that name in a `PATH` directory.
+    /// The path a shell would execute for `name` (see `ProgramLocator.search`).
     func locate(_ name: String) throws(InspectError) -> String {
-        guard !name.contains("/") else { return name }
-        let search = configuration.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in search.split(separator: ":", omittingEmptySubsequences: false) {
-            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
-            var status = stat()
-            if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 {
-                return candidate
-            }
+        guard let path = ProgramLocator.search(name, environment: configuration.environment) else {
+            throw .notFoundOnPath(name: name, path: ProgramLocator.searchPath(configuration.environment))
         }
-        throw .notFoundOnPath(name: name, path: search)
+        return path
     }
 }
 

@@ -46,19 +46,30 @@ public enum ProgramLocator {
         return LocatedProgram(name: name, path: path, script: script, imagePath: script?.interpreter ?? path)
     }
 
+    /// The `PATH` a shell would search.
+    public static func searchPath(_ environment: [String: String]) -> String {
+        environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+    }
+
     /// The path a shell would execute for `name`: as given when it contains a slash, else the
-    /// first executable regular file of that name in a `PATH` directory.
-    public static func find(_ name: String, environment: [String: String]) throws(RunError) -> String {
+    /// first executable regular file of that name in a `PATH` directory; nil when there is none.
+    public static func search(_ name: String, environment: [String: String]) -> String? {
         guard !name.contains("/") else { return name }
-        let search = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in search.split(separator: ":", omittingEmptySubsequences: false) {
+        for directory in searchPath(environment).split(separator: ":", omittingEmptySubsequences: false) {
             let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
             var status = stat()
             if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 {
                 return candidate
             }
         }
-        throw .programNotFound(name: name, searched: search)
+        return nil
+    }
+
+    static func find(_ name: String, environment: [String: String]) throws(RunError) -> String {
+        guard let path = search(name, environment: environment) else {
+            throw .programNotFound(name: name, searched: searchPath(environment))
+        }
+        return path
     }
 
     private static func absolute(_ path: String) -> String {

@@ -173,7 +173,8 @@ final class RunMonitor: @unchecked Sendable {
     }
 
     private func drainHookChannel(_ state: inout LaunchState) {
-        var buffer = [UInt8](repeating: 0, count: 4096)
+        // A datagram may carry many lines (a shell's printf); a short buffer would cut it.
+        var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = recv(streams.hookSocket, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             guard count > 0 else { return }

@@ -157,7 +157,8 @@ public final class RunSession: @unchecked Sendable {
             result = try tracer.trace(request, control: control)
         } catch {
             _ = monitor.finish()
-            throw .tracer(error)
+            let signal = lp_interrupted()
+            throw signal != 0 ? .interrupted(signal: signal) : .tracer(error)
         }
         io.closeChildEnds()
         let observed = monitor.finish()

@@ -171,6 +171,13 @@ final class ELFBacking: @unchecked Sendable {
         guard gelf_getehdr(elf, &header) != nil else {
             throw .malformed(path: path, detail: ELFBacking.libelfMessage())
         }
+        // Section headers sit at the end: a file cut before them lost its tail.
+        let sectionCount = max(UInt64(header.e_shnum), header.e_shoff == 0 ? 0 : 1)
+        let sectionTableEnd = header.e_shoff &+ sectionCount &* UInt64(header.e_shentsize)
+        guard header.e_shoff == 0 || (sectionTableEnd >= header.e_shoff && sectionTableEnd <= UInt64(bytes.count)) else {
+            throw .truncated(
+                path: path, detail: "section headers end at byte \(sectionTableEnd) of \(bytes.count)")
+        }
         var programHeaderCount = 0
         guard elf_getphdrnum(elf, &programHeaderCount) == 0 else {
             throw .truncated(path: path, detail: "program headers: \(ELFBacking.libelfMessage())")

@@ -34,16 +34,16 @@ public struct RelocationCounts: Sendable, Equatable {
         return sum
     }
 
-    /// Counts one relocation of x86-64 type `type`.
-    mutating func add(type: UInt32) {
+    /// Counts `count` relocations of x86-64 type `type`.
+    mutating func add(type: UInt32, count: Int = 1) {
         switch type {
-        case 8, 38: relative += 1
-        case 1, 6: symbolic += 1
-        case 7: jumpSlot += 1
-        case 16, 17, 18, 36: tls += 1
-        case 5: copy += 1
-        case 37: irelative += 1
-        default: other += 1
+        case 8, 38: relative += count
+        case 1, 6: symbolic += count
+        case 7: jumpSlot += count
+        case 16, 17, 18, 36: tls += count
+        case 5: copy += count
+        case 37: irelative += count
+        default: other += count
         }
     }
 }
@@ -62,6 +62,8 @@ enum RelocationTableParser {
         // Tables hold up to hundreds of thousands of entries: read r_info directly, the loop
         // bounds keep every read inside the table.
         let bytes = table.bytes
+        // Tally per type number first (x86-64 types are below 64), classify once at the end.
+        var perType = [Int](repeating: 0, count: 64)
         var offset = 0
         while offset + entrySize <= bytes.count {
             if let skipping, skipping.contains(offset) {
@@ -69,8 +71,16 @@ enum RelocationTableParser {
                 continue
             }
             let info = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
-            counts.add(type: UInt32(truncatingIfNeeded: info))
+            let type = UInt32(truncatingIfNeeded: info)
+            if type < 64 {
+                perType[Int(type)] += 1
+            } else {
+                counts.other += 1
+            }
             offset += entrySize
+        }
+        for (type, count) in perType.enumerated() where count > 0 {
+            counts.add(type: UInt32(type), count: count)
         }
     }
 

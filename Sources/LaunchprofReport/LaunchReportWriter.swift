@@ -19,15 +19,7 @@ public final class LaunchReportWriter {
     private var runCount = 0
     private var closed = false
 
-    /// Starts a report at `path` (a temporary file beside it until `finish()`).
-    public convenience init(
-        path: String, target: LaunchReport.Target, host: LaunchReport.Host,
-        mode: LaunchReport.Mode
-    ) throws(LaunchReportError) {
-        try self.init(output: AtomicReportFile(path: path), target: target, host: host, mode: mode)
-    }
-
-    /// Starts a report on any output (e.g. `InMemoryReportOutput`).
+    /// Starts a report on any output (`AtomicReportFile` in Core, `InMemoryReportOutput`).
     public init(
         output: any ReportOutput, target: LaunchReport.Target, host: LaunchReport.Host,
         mode: LaunchReport.Mode

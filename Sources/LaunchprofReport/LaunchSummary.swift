@@ -8,8 +8,8 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
     public var timeToFirstFrameNs: SummaryStatistics?
     public var extendedLaunchNs: SummaryStatistics?
     public var exitNs: SummaryStatistics?
-    /// One entry per distinct phase (name, object, task, image, occurrence), in the order the
-    /// phases first appeared.
+    /// One entry per distinct phase (name, object, task, image, occurrence), ordered by median
+    /// start (ties in the order they first appeared).
     public var phases: [PhaseSummary]
 
     public init(

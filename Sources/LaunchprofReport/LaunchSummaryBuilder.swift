@@ -55,7 +55,7 @@ public struct LaunchSummaryBuilder: Sendable {
             runs: runs, failedRuns: failedRuns, timeToMainNs: metrics[0].summary,
             timeToFirstFrameNs: metrics[1].summary, extendedLaunchNs: metrics[2].summary,
             exitNs: metrics[3].summary,
-            phases: phases.compactMap { accumulator in
+            phases: phases.compactMap { accumulator -> PhaseSummary? in
                 guard let start = accumulator.start.summary,
                     let duration = accumulator.duration.summary
                 else { return nil }
@@ -64,6 +64,10 @@ public struct LaunchSummaryBuilder: Sendable {
                     name: key.name, object: key.object, task: key.task, image: key.image,
                     occurrence: key.occurrence == 0 ? nil : key.occurrence, startNs: start,
                     durationNs: duration)
-            })
+            }
+            // Time order by median start (a phase first seen in a later run still lands where it
+            // happens); ties keep first appearance.
+            .enumerated().sorted { ($0.element.startNs.median, $0.offset) < ($1.element.startNs.median, $1.offset) }
+            .map(\.element))
     }
 }

@@ -81,7 +81,6 @@ public struct PhaseTimeline: Sendable, Equatable {
 /// The events of one image of an exec chain, in observation order.
 private struct ImageSegment {
     var index: Int
-    var path: String?
     /// Absolute ns of the image's first instruction; nil when events arrived before any
     /// `imageStarted` (the tracer saw no exec).
     var startNs: UInt64?
@@ -115,8 +114,8 @@ private struct TimelineBuilder {
             switch event {
             case .spawned:
                 continue
-            case .imageStarted(let image, let path, let atNs):
-                segments.append(ImageSegment(index: image, path: path, startNs: atNs))
+            case .imageStarted(let image, _, let atNs):
+                segments.append(ImageSegment(index: image, startNs: atNs))
             case .relocationStarted, .relocationFinished, .objectInitStarted, .entryReached,
                 .programInitStarted, .mainReached:
                 ensureSegment()
@@ -139,7 +138,7 @@ private struct TimelineBuilder {
     }
 
     private mutating func ensureSegment() {
-        if segments.isEmpty { segments.append(ImageSegment(index: 0, path: nil, startNs: nil)) }
+        if segments.isEmpty { segments.append(ImageSegment(index: 0, startNs: nil)) }
     }
 
     // MARK: Time helpers

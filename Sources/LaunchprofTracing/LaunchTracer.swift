@@ -158,39 +158,37 @@ private struct TracedLaunch {
         var signalToDeliver: Int32 = 0
         var stopped = pid
         while true {
-            if listening.contains(stopped) {
-                try Ptrace.syscall(stopped)  // run to the syscall's exit, then stop again
-            } else {
-                try Ptrace.cont(stopped, signal: signalToDeliver)
+            do {
+                if listening.contains(stopped) {
+                    try Ptrace.syscall(stopped)  // run to the syscall's exit, then stop again
+                } else {
+                    try Ptrace.cont(stopped, signal: signalToDeliver)
+                }
+            } catch where error.processIsGone {
+                // Killed while stopped (timeout, Ctrl-C): its exit is the next thing to wait for.
             }
             signalToDeliver = 0
-            guard let stop = try Ptrace.wait() else { continue }
-            stopped = stop.pid
-            switch stop.kind {
-            case LP_WAIT_EXITED, LP_WAIT_SIGNALED:
-                if stop.pid == pid {
-                    finish(stop)
-                    return
-                }
-                descendants.remove(stop.pid)
-                lp_untrack_child(stop.pid)
-                // Nothing to continue: wait for the next stop without a CONT.
-                guard let next = try waitSkippingExits() else { return }
-                stopped = next.pid
-                signalToDeliver = try handleStop(next, planForImage: planForImage)
-                if exitStatus != nil { return }
-            default:
-                signalToDeliver = try handleStop(stop, planForImage: planForImage)
-                if exitStatus != nil { return }
+            guard var stop = try Ptrace.wait() else { continue }
+            if stop.kind != LP_WAIT_STOPPED {
+                // Nothing to continue after an exit: wait for the next stop without a CONT.
+                guard let next = try waitSkippingExits(after: stop) else { return }
+                stop = next
             }
+            stopped = stop.pid
+            do {
+                signalToDeliver = try handleStop(stop, planForImage: planForImage)
+            } catch where error.processIsGone {
+                signalToDeliver = 0
+            }
+            if exitStatus != nil { return }
         }
     }
 
-    /// Waits until a process stops, recording exits of descendants on the way. Returns nil when
-    /// the child itself ended.
-    private mutating func waitSkippingExits() throws(TracerError) -> lp_wait_result? {
+    /// Records `exit` and waits until a process stops, recording exits of descendants on the
+    /// way. Returns nil when the child itself ended.
+    private mutating func waitSkippingExits(after exit: lp_wait_result) throws(TracerError) -> lp_wait_result? {
+        var stop = exit
         while true {
-            guard let stop = try Ptrace.wait() else { continue }
             if stop.kind == LP_WAIT_STOPPED { return stop }
             if stop.pid == pid {
                 finish(stop)
@@ -198,6 +196,8 @@ private struct TracedLaunch {
             }
             descendants.remove(stop.pid)
             lp_untrack_child(stop.pid)
+            guard let next = try Ptrace.wait() else { continue }
+            stop = next
         }
     }
 

@@ -24,6 +24,14 @@ public enum TracerError: Error, Sendable, Equatable, CustomStringConvertible {
 import Glibc
 #endif
 
+extension TracerError {
+    /// The process vanished under a request (ESRCH): killed while stopped, say by a timeout.
+    var processIsGone: Bool {
+        if case .ptrace(_, _, let errno) = self { return errno == ESRCH }
+        return false
+    }
+}
+
 /// The C library's message for an errno value.
 func errnoDescription(_ value: Int32) -> String {
     guard let text = strerror(value) else { return "errno \(value)" }

@@ -31,7 +31,7 @@ func launchprofCommand() throws -> [String] {
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .peakMemoryResident],
+        metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident],
         timeUnits: .milliseconds,
         warmupIterations: 2,
         maxDuration: .seconds(10),

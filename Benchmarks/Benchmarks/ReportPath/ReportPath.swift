@@ -1,6 +1,8 @@
 // The report path for 10,000 runs: timelines → runs → streamed JSON report in a temporary file
-// (what `launchprof run -r 10000 --json` does after tracing), and the summary statistics alone.
+// (what `launchprof run -r 10000 --json` does after tracing: the atomic file writer is in
+// LaunchprofCore), and the summary statistics alone.
 import Benchmark
+import LaunchprofCore
 import LaunchprofReport
 
 #if canImport(Glibc)
@@ -21,7 +23,7 @@ let benchmarks: @Sendable () -> Void = {
     mkdir(directory, 0o700)
 
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .peakMemoryResident, .writeBytesLogical],
+        metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident, .writeBytesLogical],
         timeUnits: .milliseconds,
         warmupIterations: 1,
         maxDuration: .seconds(10),

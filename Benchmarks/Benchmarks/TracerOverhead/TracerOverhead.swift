@@ -24,7 +24,7 @@ let benchmarks: @Sendable () -> Void = {
     let cpu = DedicatedThread<Int>.currentCPU
 
     Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .mallocCountTotal],
+        metrics: [.wallClock, .mallocCountTotal],
         timeUnits: .microseconds,
         warmupIterations: 1,
         maxDuration: .seconds(10),

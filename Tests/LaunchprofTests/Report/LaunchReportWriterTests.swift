@@ -133,6 +133,19 @@ struct LaunchReportWriterTests {
         }
     }
 
+    @Test("a destination that is a directory is refused before any run")
+    func directoryDestination() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(throws: LaunchReportError.fileOperationFailed(
+            operation: "write the report to", path: directory.path, errno: EISDIR,
+            reason: "it is a directory; name a file")) {
+            try LaunchReportWriter(
+                path: directory.path, target: ReportSamples.target, host: ReportSamples.host, mode: ReportSamples.mode)
+        }
+        #expect(try leftovers(in: directory.deletingLastPathComponent()).filter { $0.hasPrefix(directory.lastPathComponent) }.isEmpty)
+    }
+
     @Test("a failing output is cancelled, not left half-written")
     func failingOutput() throws {
         final class FailingOutput: ReportOutput {

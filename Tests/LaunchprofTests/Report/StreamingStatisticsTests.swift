@@ -126,3 +126,18 @@ struct StreamingStatisticsTests {
         #expect(summary.phases[4].startNs.min == 400)
     }
 }
+
+@Suite("LaunchSummaryBuilder ordering")
+struct LaunchSummaryOrderingTests {
+    @Test("a phase first seen in a later run is placed by its median start")
+    func lateComerInTimeOrder() {
+        var builder = LaunchSummaryBuilder()
+        let early = LaunchPhase(name: "a", startNs: 0, durationNs: 10)
+        let late = LaunchPhase(name: "c", startNs: 500, durationNs: 10)
+        let middle = LaunchPhase(name: "b", startNs: 200, durationNs: 10)
+        builder.add(LaunchRun(index: 0, pid: 1, exitStatus: RunExit(code: 0), phases: [early, late], metrics: LaunchMetrics()))
+        builder.add(LaunchRun(index: 1, pid: 2, exitStatus: RunExit(code: 0), phases: [early, middle, late], metrics: LaunchMetrics()))
+        #expect(builder.summary.phases.map(\.name) == ["a", "b", "c"])
+        #expect(builder.summary.phases.map(\.startNs.count) == [2, 1, 2])
+    }
+}

@@ -1,3 +1,5 @@
+import LaunchprofReport
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -8,8 +10,7 @@
 /// destination directory (same file system, so the rename is atomic), `commit` fsyncs and
 /// renames it over `path`, `discard` unlinks it.
 ///
-/// This is the one file of LaunchprofReport that makes system calls; everything else in the
-/// module is pure.
+/// It lives in Core, beside the sessions, so that LaunchprofReport stays free of system calls.
 public final class AtomicReportFile: ReportOutput {
     public let path: String
     /// The temporary file being written.
@@ -19,6 +20,13 @@ public final class AtomicReportFile: ReportOutput {
     /// Creates the temporary file next to `path`.
     public init(path: String) throws(LaunchReportError) {
         self.path = path
+        // A directory there would only fail at the rename, after every run: say so now.
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            throw .fileOperationFailed(
+                operation: "write the report to", path: path, errno: EISDIR,
+                reason: "it is a directory; name a file")
+        }
         var template = Array((path + ".tmp-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
             guard let base = buffer.baseAddress else { return -1 }
@@ -97,4 +105,14 @@ public final class AtomicReportFile: ReportOutput {
 /// `write(2)`, under a name the class's own `write(_:)` does not shadow.
 private func writeToDescriptor(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
     write(fd, bytes, count)
+}
+
+extension LaunchReportWriter {
+    /// A writer that streams the report to `path` atomically (see `AtomicReportFile`).
+    public convenience init(
+        path: String, target: LaunchReport.Target, host: LaunchReport.Host,
+        mode: LaunchReport.Mode
+    ) throws(LaunchReportError) {
+        try self.init(output: AtomicReportFile(path: path), target: target, host: host, mode: mode)
+    }
 }

@@ -1,1 +1,0 @@
-// Placeholder until the Swift hooks land; delete when adding real sources.
