@@ -15,7 +15,7 @@ cd "$here"
 scratch="${BENCH_SCRATCH:-.build-bench}"
 # The deterministic subset: the report path, inspect in-process, and the interleaved overhead
 # benchmark (its event count is deterministic; its ratios are the warned-about figures).
-filter='^(report 10000 runs, .*|inspect gdb, in-process|overhead ratio, .*|traced pinned, .*)$'
+filter='^(report-10000-runs-.*|inspect-gdb-in-process|overhead-ratio-.*|traced-pinned-.*)$'
 deterministic='mallocCountTotal writeBytesLogical events per traced launch'
 started=$(date +%s)
 

@@ -98,7 +98,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // Back-to-back calls: the reader cannot keep up with a 10-datagram queue, so most sends are
     // refused (EAGAIN) — the cost of a burst.
-    Benchmark("hook call, attached, burst (\(attachedCalls) calls)", configuration: .init(
+    Benchmark("hook-call-attached-burst-\(attachedCalls)", configuration: .init(
         metrics: [attached, delivered], warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10)
     ) { benchmark in
         try attachedRun(benchmark, calls: attachedCalls, paced: false)
@@ -106,13 +106,13 @@ let benchmarks: @Sendable () -> Void = {
 
     // Batches of 8 with the queue drained in between (off the clock): every timed send is
     // delivered and wakes the reader — the cost of an app's few real calls.
-    Benchmark("hook call, attached, delivered (\(pacedCalls) calls)", configuration: .init(
+    Benchmark("hook-call-attached-delivered-\(pacedCalls)", configuration: .init(
         metrics: [attached, delivered], warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10)
     ) { benchmark in
         try attachedRun(benchmark, calls: pacedCalls, paced: true)
     }
 
-    Benchmark("hook call, detached (\(detachedCalls) calls)", configuration: .init(
+    Benchmark("hook-call-detached-\(detachedCalls)", configuration: .init(
         metrics: [detached], warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10)
     ) { benchmark in
         let path = try program()

@@ -38,18 +38,18 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 30,
         thresholds: [.mallocCountTotal: .init(relative: [.p90: 5], absolute: [.p90: 500])])
 
-    Benchmark("inspect gdb, in-process") { benchmark in
+    Benchmark("inspect-gdb-in-process") { benchmark in
         let configuration = InspectConfiguration(program: program, environment: ChildEnvironment.dictionary())
         for _ in benchmark.scaledIterations {
             blackHole(try InspectSession(configuration: configuration).run())
         }
     }
 
-    Benchmark("ldd gdb") { benchmark in
+    Benchmark("ldd-gdb") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(try timed(["/usr/bin/ldd", program])) }
     }
 
-    Benchmark("launchprof inspect --json gdb (CLI)") { benchmark in
+    Benchmark("inspect-gdb-cli") { benchmark in
         let command = try launchprofCommand()
         for _ in benchmark.scaledIterations { blackHole(try timed(command)) }
     }
@@ -60,7 +60,7 @@ let benchmarks: @Sendable () -> Void = {
     let lddMedian = BenchmarkMetric.custom("ldd median us", useScalingFactor: false)
     let inspectMedian = BenchmarkMetric.custom("inspect CLI median us", useScalingFactor: false)
     Benchmark(
-        "inspect CLI over ldd ratio, \(pairs) interleaved pairs",
+        "inspect-cli-over-ldd-\(pairs)-pairs",
         configuration: .init(
             metrics: [ratio, lddMedian, inspectMedian], warmupIterations: 1, maxDuration: .seconds(30),
             maxIterations: 5, thresholds: [:])

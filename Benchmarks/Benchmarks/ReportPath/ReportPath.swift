@@ -33,7 +33,7 @@ let benchmarks: @Sendable () -> Void = {
             .writeBytesLogical: .init(relative: [.p90: 2], absolute: [.p90: 100_000]),
         ])
 
-    Benchmark("report \(runCount) runs, timelines and JSON file") { benchmark in
+    Benchmark("report-\(runCount)-runs-timelines-and-json-file") { benchmark in
         guard runs.count == runCount else { throw LaunchReportError.writerClosed(path: "synthetic runs") }
         for _ in benchmark.scaledIterations {
             let writer = try LaunchReportWriter(
@@ -46,7 +46,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("report \(runCount) runs, JSON file only") { benchmark in
+    Benchmark("report-\(runCount)-runs-json-file-only") { benchmark in
         for _ in benchmark.scaledIterations {
             let writer = try LaunchReportWriter(
                 path: "\(directory)/report.json", target: target, host: host, mode: mode)
@@ -55,7 +55,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("report \(runCount) runs, summary statistics only") { benchmark in
+    Benchmark("report-\(runCount)-runs-summary-statistics-only") { benchmark in
         for _ in benchmark.scaledIterations {
             var builder = LaunchSummaryBuilder()
             for run in runs { builder.add(run) }

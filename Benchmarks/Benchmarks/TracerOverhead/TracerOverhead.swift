@@ -31,7 +31,7 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: 30,
         thresholds: [.mallocCountTotal: .init(relative: [.p90: 10], absolute: [.p90: 200])])
 
-    Benchmark("bare posix_spawn, \(batch) launches") { benchmark in
+    Benchmark("bare-posix-spawn-x\(batch)") { benchmark in
         let subject = try subject()
         for _ in benchmark.scaledIterations {
             _ = try LaunchSubject.onTracerThread(pinnedCPU: nil) {
@@ -40,7 +40,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("traced pinned, \(batch) launches") { benchmark in
+    Benchmark("traced-pinned-x\(batch)") { benchmark in
         let subject = try subject()
         for _ in benchmark.scaledIterations {
             _ = try LaunchSubject.onTracerThread(pinnedCPU: cpu) {
@@ -49,7 +49,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("traced unpinned, \(batch) launches") { benchmark in
+    Benchmark("traced-unpinned-x\(batch)") { benchmark in
         let subject = try subject()
         for _ in benchmark.scaledIterations {
             _ = try LaunchSubject.onTracerThread(pinnedCPU: nil) {
@@ -70,7 +70,7 @@ let benchmarks: @Sendable () -> Void = {
     let unpinnedMedian = BenchmarkMetric.custom("traced unpinned median ns", useScalingFactor: false)
     let eventCount = BenchmarkMetric.custom("events per traced launch", useScalingFactor: false)
     Benchmark(
-        "overhead ratio, \(rounds * pairsPerRound) interleaved pairs",
+        "overhead-ratio-\(rounds * pairsPerRound)-pairs",
         configuration: .init(
             metrics: [pinnedRatio, unpinnedRatio, bareMedian, pinnedMedian, unpinnedMedian, eventCount],
             warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 10,

@@ -13,51 +13,60 @@ struct RunAccuracyTests {
         let app = try RunFixtures.app(libraries: ["alpha", "beta"])
         let truthPath = FixtureTruth.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let runs = 3
         // The linger lets the app write its last truth lines before launchprof ends it.
-        let outcome = try RunHarness.run(app, environment: [
+        let outcome = try RunHarness.run(app, runs: runs, environment: [
             "LP_FIXTURE_TRUTH": truthPath,
             "LP_CTOR_alpha_BUSY_US": "3000", "LP_CTOR_beta_SLEEP_US": "4000",
             "LP_PROGRAM_BUSY_US": "2000", "LP_PROGRAM_SLEEP_US": "1000",
             "LP_PHASES": "willFinishLaunching:3000:0,restoreState:0:3000,didFinishLaunching:2000:2000",
             "LP_DRAW_US": "1000", "LP_TASKS": "sync:8000,prefetch:5000",
         ]) { $0.lingerNs = 2_000_000_000 }
+        try #require(outcome.runs.count == runs)
         let truth = try FixtureTruth(contentsOf: truthPath)
-        let run = try #require(outcome.runs.first)
-        #expect(run.absent.isEmpty, "every boundary observable: \(run.absent)")
+        for run in outcome.runs {
+            #expect(run.absent.isEmpty, "every boundary observable: \(run.absent)")
+        }
+        // The truth file holds the runs' lines in run order: the i-th line of a kind is run i's.
+        func truthSpans(_ kind: String, _ name: String) -> [FixtureTruth.Entry] {
+            truth.all(kind).filter { $0.name == name }
+        }
+        func compare(_ kind: String, _ name: String, _ what: String, measured: (LaunchRun) -> UInt64?) throws {
+            let spans = truthSpans(kind, name)
+            try #require(spans.count == runs, "\(what): \(spans.count) truth lines")
+            RunHarness.expectMedianClose(
+                zip(outcome.runs, spans).map { (measured($0), $1.durationNs) }, what)
+        }
 
         for library in ["libalpha.so", "libbeta.so"] {
-            let expected = try #require(truth.first("ctor", library))
-            RunHarness.expectClose(
-                run.phase("loader.init", object: library)?.durationNs, expected.durationNs, "loader.init \(library)")
+            try compare("ctor", library, "loader.init \(library)") { $0.phase("loader.init", object: library)?.durationNs }
         }
-        let programInit = try #require(truth.first("ctor", "program"))
-        RunHarness.expectClose(run.phase("program.init")?.durationNs, programInit.durationNs, "program.init")
-
+        try compare("ctor", "program", "program.init") { $0.phase("program.init")?.durationNs }
         for name in ["willFinishLaunching", "restoreState", "didFinishLaunching"] {
-            let expected = try #require(truth.first("phase", name))
-            RunHarness.expectClose(run.phase(name)?.durationNs, expected.durationNs, name)
+            try compare("phase", name, name) { $0.phase(name)?.durationNs }
+        }
+        for task in ["sync", "prefetch"] {
+            try compare("task", task, "task \(task)") { $0.phase("extendedLaunch", task: task)?.durationNs }
         }
         // main is a breakpoint (launchprof's clock), the first frame a hook (the app's clock):
         // the span between them checks the breakpoint against the app's own time of main.
-        let main = try #require(run.phase("main"))
-        let firstFrame = try #require(run.phase("firstFrame"))
-        let truthMain = try #require(truth.first("main"))
-        let truthFrame = try #require(truth.first("first-frame"))
-        RunHarness.expectClose(
-            firstFrame.startNs - main.startNs, truthFrame.beginNs - truthMain.beginNs, "main → first frame")
-
-        for task in ["sync", "prefetch"] {
-            let expected = try #require(truth.first("task", task))
-            RunHarness.expectClose(
-                run.phase("extendedLaunch", task: task)?.durationNs, expected.durationNs, "task \(task)")
+        let mains = truth.all("main")
+        let frames = truth.all("first-frame")
+        try #require(mains.count == runs && frames.count == runs)
+        RunHarness.expectMedianClose(
+            outcome.runs.indices.map { index in
+                let run = outcome.runs[index]
+                let measured = run.phase("firstFrame").flatMap { frame in
+                    run.phase("main").map { frame.startNs - $0.startNs }
+                }
+                return (measured, frames[index].beginNs - mains[index].beginNs)
+            }, "main → first frame")
+        for run in outcome.runs {
+            #expect(run.metrics.timeToMainNs == run.phase("main")?.startNs)
+            let extended = try #require(run.metrics.extendedLaunchNs)
+            let lastTaskEnd = try #require(run.phases.filter { $0.name == "extendedLaunch" }.map(\.endNs).max())
+            #expect(extended == max(lastTaskEnd, try #require(run.metrics.timeToFirstFrameNs)))
         }
-        let lastTaskEnd = truth.all("task").map(\.endNs).max() ?? 0
-        let extended = try #require(run.metrics.extendedLaunchNs)
-        let toFirstFrame = try #require(run.metrics.timeToFirstFrameNs)
-        RunHarness.expectClose(
-            extended - toFirstFrame, max(lastTaskEnd, truthFrame.beginNs) - truthFrame.beginNs,
-            "extended launch beyond the first frame")
-        #expect(run.metrics.timeToMainNs == main.startNs)
     }
 
     /// The loader runs library initializers in an order it computes; launchprof's loader.init

@@ -55,6 +55,28 @@ enum RunHarness {
     /// max(0.5 ms, 3%) of the truth: the accuracy the tracer promises for every measured span.
     static func tolerance(_ truthNs: UInt64) -> UInt64 { max(500_000, truthNs * 3 / 100) }
 
+    /// Compares spans measured over several runs with the truth of the same runs, by the median
+    /// absolute error: one run whose stop the scheduler delayed (a loaded machine) does not
+    /// decide, while a systematic error does.
+    static func expectMedianClose(
+        _ pairs: [(measured: UInt64?, truth: UInt64)], _ what: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let errors = pairs.compactMap { pair -> (error: UInt64, truth: UInt64)? in
+            guard let measured = pair.measured else { return nil }
+            return (measured > pair.truth ? measured - pair.truth : pair.truth - measured, pair.truth)
+        }.sorted { $0.error < $1.error }
+        guard errors.count == pairs.count, !errors.isEmpty else {
+            Issue.record("\(what): not measured in every run", sourceLocation: sourceLocation)
+            return
+        }
+        let median = errors[errors.count / 2]
+        #expect(
+            median.error <= tolerance(median.truth),
+            "\(what): median error \(median.error) ns over \(pairs.count) runs (truth \(median.truth) ns)",
+            sourceLocation: sourceLocation)
+    }
+
     static func expectClose(
         _ measured: UInt64?, _ truth: UInt64, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
     ) {
