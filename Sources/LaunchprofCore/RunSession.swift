@@ -187,7 +187,8 @@ public final class RunSession: @unchecked Sendable {
         }
         let run = LaunchRun(
             index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
-            residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes)
+            residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes,
+            tracerPauseNs: result.pauseNs)
         return (run, metNewImages)
     }
 

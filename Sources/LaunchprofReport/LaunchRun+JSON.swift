@@ -45,6 +45,7 @@ extension LaunchRun {
             json.field("pid", pid)
             if let residentBeforeBytes { json.field("residentBeforeBytes", residentBeforeBytes) }
             json.field("timedOut", timedOut)
+            if let tracerPauseNs { json.field("tracerPauseNs", tracerPauseNs) }
             json.key("warnings")
             json.array(warnings) { json, warning in
                 json.object { json in

@@ -15,12 +15,17 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     public var residentBeforeBytes: UInt64?
     /// `--cold`: total bytes of the closure's files (so residency reads as a fraction).
     public var closureBytes: UInt64?
+    /// How long the child was held stopped while launchprof handled its breakpoints, in all
+    /// (already inside the phases' times: the cost of observing this run).
+    public var tracerPauseNs: UInt64?
 
     public init(
         index: Int, pid: Int32, exitStatus: RunExit?, phases: [LaunchPhase],
         metrics: LaunchMetrics, absent: [AbsentPhase] = [], warnings: [TimelineWarning] = [],
-        timedOut: Bool = false, residentBeforeBytes: UInt64? = nil, closureBytes: UInt64? = nil
+        timedOut: Bool = false, residentBeforeBytes: UInt64? = nil, closureBytes: UInt64? = nil,
+        tracerPauseNs: UInt64? = nil
     ) {
+        self.tracerPauseNs = tracerPauseNs
         self.index = index
         self.pid = pid
         self.exitStatus = exitStatus
@@ -36,13 +41,14 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     /// A run from its timeline.
     public init(
         index: Int, pid: Int32, timeline: PhaseTimeline, timedOut: Bool = false,
-        residentBeforeBytes: UInt64? = nil, closureBytes: UInt64? = nil
+        residentBeforeBytes: UInt64? = nil, closureBytes: UInt64? = nil, tracerPauseNs: UInt64? = nil
     ) {
         self.init(
             index: index, pid: pid, exitStatus: timeline.exitStatus.map(RunExit.init),
             phases: timeline.phases, metrics: timeline.metrics, absent: timeline.absent,
             warnings: timeline.warnings, timedOut: timedOut,
-            residentBeforeBytes: residentBeforeBytes, closureBytes: closureBytes)
+            residentBeforeBytes: residentBeforeBytes, closureBytes: closureBytes,
+            tracerPauseNs: tracerPauseNs)
     }
 
     /// Whether the run failed (non-zero exit, signal, timeout): `launchprof run` exits non-zero.

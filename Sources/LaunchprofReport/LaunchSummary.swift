@@ -8,6 +8,9 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
     public var timeToFirstFrameNs: SummaryStatistics?
     public var extendedLaunchNs: SummaryStatistics?
     public var exitNs: SummaryStatistics?
+    /// How long launchprof held the child stopped per run (the cost of observing it, already
+    /// inside the times above).
+    public var tracerPauseNs: SummaryStatistics?
     /// One entry per distinct phase (name, object, task, image, occurrence), ordered by median
     /// start (ties in the order they first appeared).
     public var phases: [PhaseSummary]
@@ -15,8 +18,10 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
     public init(
         runs: Int = 0, failedRuns: Int = 0, timeToMainNs: SummaryStatistics? = nil,
         timeToFirstFrameNs: SummaryStatistics? = nil, extendedLaunchNs: SummaryStatistics? = nil,
-        exitNs: SummaryStatistics? = nil, phases: [PhaseSummary] = []
+        exitNs: SummaryStatistics? = nil, tracerPauseNs: SummaryStatistics? = nil,
+        phases: [PhaseSummary] = []
     ) {
+        self.tracerPauseNs = tracerPauseNs
         self.runs = runs
         self.failedRuns = failedRuns
         self.timeToMainNs = timeToMainNs

@@ -18,6 +18,7 @@ public struct LaunchSummaryBuilder: Sendable {
     private var runs = 0
     private var failedRuns = 0
     private var metrics = [StreamingStatistics](repeating: StreamingStatistics(), count: 4)
+    private var tracerPause = StreamingStatistics()
     private var phaseIndex: [PhaseKey: Int] = [:]
     private var phases: [PhaseAccumulator] = []
 
@@ -29,6 +30,7 @@ public struct LaunchSummaryBuilder: Sendable {
         for (slot, metric) in run.metrics.named.enumerated() {
             if let value = metric.valueNs { metrics[slot].record(value) }
         }
+        if let pause = run.tracerPauseNs { tracerPause.record(pause) }
         var seen: [PhaseKey: Int] = [:]
         for phase in run.phases {
             var key = PhaseKey(
@@ -54,7 +56,7 @@ public struct LaunchSummaryBuilder: Sendable {
         LaunchSummary(
             runs: runs, failedRuns: failedRuns, timeToMainNs: metrics[0].summary,
             timeToFirstFrameNs: metrics[1].summary, extendedLaunchNs: metrics[2].summary,
-            exitNs: metrics[3].summary,
+            exitNs: metrics[3].summary, tracerPauseNs: tracerPause.summary,
             phases: phases.compactMap { accumulator -> PhaseSummary? in
                 guard let start = accumulator.start.summary,
                     let duration = accumulator.duration.summary

@@ -88,6 +88,11 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             }
             lines.append(text)
         }
+        if let pause = summary.tracerPauseNs {
+            lines.append(
+                pad("tracer stops", 20) + " median " + leftPad(Self.duration(pause.median), 9)
+                    + "  per run: launchprof's own cost, inside the times above")
+        }
 
         var absent: [AbsentPhase] = []
         var warnings: [String] = []

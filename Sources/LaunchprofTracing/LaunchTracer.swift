@@ -51,6 +51,8 @@ public struct TraceResult: Sendable {
     public var crashStack: [UInt64]
     /// The child's mappings at the crash, to symbolize `crashStack`: (start, end, file offset, path).
     public var crashMappings: [ProcessMaps.Mapping]
+    /// How long the child was held stopped while the tracer handled its stops, in all.
+    public var pauseNs: UInt64
 }
 
 /// Launches a program under ptrace and records its launch boundaries.
@@ -107,6 +109,8 @@ private struct TracedLaunch {
     var crashStack: [UInt64] = []
     var crashMappings: [ProcessMaps.Mapping] = []
     var leftovers: [pid_t] = []
+    /// Time the child spent stopped while the tracer worked (from each wait to the next CONT).
+    var pauseNs: UInt64 = 0
     /// Processes stopped at a listen(2) entry, resumed to its exit to read the result.
     var listening: Set<pid_t> = []
     var sawListen = false
@@ -157,7 +161,9 @@ private struct TracedLaunch {
 
         var signalToDeliver: Int32 = 0
         var stopped = pid
+        var stoppedAt = first.at_ns
         while true {
+            if stopped == pid { pauseNs += lp_now_ns() &- stoppedAt }
             do {
                 if listening.contains(stopped) {
                     try Ptrace.syscall(stopped)  // run to the syscall's exit, then stop again
@@ -175,6 +181,7 @@ private struct TracedLaunch {
                 stop = next
             }
             stopped = stop.pid
+            stoppedAt = stop.at_ns
             do {
                 signalToDeliver = try handleStop(stop, planForImage: planForImage)
             } catch where error.processIsGone {
@@ -476,6 +483,6 @@ private struct TracedLaunch {
             pid: pid, events: events,
             exitStatus: exitStatus ?? .killedByLaunchprof(signal: SIGKILL, reason: "tracer failed"),
             leftoverProcesses: leftovers, unplannedImages: unplannedImages,
-            crashStack: crashStack, crashMappings: crashMappings)
+            crashStack: crashStack, crashMappings: crashMappings, pauseNs: pauseNs)
     }
 }

@@ -63,6 +63,9 @@ struct RunAccuracyTests {
             }, "main → first frame")
         for run in outcome.runs {
             #expect(run.metrics.timeToMainNs == run.phase("main")?.startNs)
+            // The tracer's own stops happen before main (after it the child runs untouched).
+            let pause = try #require(run.tracerPauseNs)
+            #expect(pause > 0 && pause < (run.metrics.timeToMainNs ?? 0))
             let extended = try #require(run.metrics.extendedLaunchNs)
             let lastTaskEnd = try #require(run.phases.filter { $0.name == "extendedLaunch" }.map(\.endNs).max())
             #expect(extended == max(lastTaskEnd, try #require(run.metrics.timeToFirstFrameNs)))
