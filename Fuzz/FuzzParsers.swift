@@ -28,7 +28,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         var counts = RelocationCounts()
         let entrySize = selector % 8 == 4 ? 24 : 16
         let skip = input.count > 48 ? 24..<48 : nil
-        try? RelocationTableParser.count(view, entrySize: entrySize, into: &counts, skipping: skip)
+        let leading = input.isEmpty ? 0 : Int(input[0])
+        try? RelocationTableParser.count(
+            view, entrySize: entrySize, into: &counts, skipping: skip, leadingRelative: leading)
         _ = RelocationTableParser.firstTarget(view)
     case 6:
         _ = try? RelocationTableParser.countRELR(view)

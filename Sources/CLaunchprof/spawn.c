@@ -35,16 +35,34 @@ static int trap_listen_calls(void) {
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter);
 }
 
+// Signals whose disposition is not SIG_DFL in launchprof (handled or ignored), found once by
+// lp_spawn_prepare so that the child resets just those instead of querying all 64 per spawn.
+static sigset_t non_default_signals;
+static bool non_default_signals_known;
+
+void lp_spawn_prepare(void) {
+    sigemptyset(&non_default_signals);
+    for (int s = 1; s < NSIG; s++) {
+        struct sigaction current;
+        if (s == SIGKILL || s == SIGSTOP || sigaction(s, NULL, &current) != 0) continue;
+        if (current.sa_handler != SIG_DFL) sigaddset(&non_default_signals, s);
+    }
+    non_default_signals_known = true;
+}
+
 // The child shares the parent's memory (vfork), so it reports a failed exec by writing here
 // before _exit; the parent reads it once vfork returns. Only async-signal-safe calls below.
 static void run_child(const char *path, char *const *argv, char *const *envp,
                       const lp_spawn_options *o, volatile int *child_errno) {
-    // Dispositions launchprof set (handlers, SIG_IGN) must not reach the program.
+    // Dispositions launchprof set (handlers, SIG_IGN) must not reach the program, nor may one
+    // of its handlers run here on the shared stack once the mask is cleared.
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     for (int s = 1; s < NSIG; s++) {
-        if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, NULL);
+        if (s == SIGKILL || s == SIGSTOP) continue;
+        if (non_default_signals_known && !sigismember(&non_default_signals, s)) continue;
+        sigaction(s, &dfl, NULL);
     }
     sigset_t empty;
     sigemptyset(&empty);

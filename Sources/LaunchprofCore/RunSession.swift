@@ -77,6 +77,7 @@ public final class RunSession: @unchecked Sendable {
         onRun: (@Sendable (LaunchRun) -> Void)? = nil
     ) throws(RunError) -> LaunchRun? {
         lp_install_interrupt_handler()
+        lp_spawn_prepare()
         let cpu: Int32? = configuration.pinCPU ? DedicatedThread<Int>.currentCPU : nil
         let total = configuration.warmup + configuration.runs
         // The writer is used only by the tracer's thread while this thread waits in join().

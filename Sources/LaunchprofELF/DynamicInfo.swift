@@ -29,8 +29,11 @@ public struct DynamicInfo: Sendable, Equatable {
     public var finiArray: AddressArray?
     /// DT_PLTGOT: the object's GOT.
     public var pltGOT: UInt64?
-    /// DT_RELACOUNT / DT_RELCOUNT: the leading relative entries (what LD_DEBUG=statistics sums).
-    public var relativeCountHint: UInt64 = 0
+    /// DT_RELACOUNT + DT_RELCOUNT: the leading relative entries of DT_RELA and DT_REL (what
+    /// LD_DEBUG=statistics sums as "relative relocations").
+    public var relativeCountHint: UInt64 { relaCount &+ relCount }
+    var relaCount: UInt64 = 0
+    var relCount: UInt64 = 0
 
     // Table locations (virtual addresses and sizes in bytes).
     var strtab: UInt64?

@@ -56,8 +56,8 @@ enum DynamicSectionParser {
             case 36: info.relr = value
             case 37: info.relrent = value
             case 0x6fff_fef5: info.gnuHash = value
-            case 0x6fff_fff9: info.relativeCountHint = value  // DT_RELACOUNT
-            case 0x6fff_fffa: info.relativeCountHint = value  // DT_RELCOUNT
+            case 0x6fff_fff9: info.relaCount = value  // DT_RELACOUNT
+            case 0x6fff_fffa: info.relCount = value  // DT_RELCOUNT
             case 0x6fff_fffb: info.flags1 = value
             default: break
             }

@@ -16,7 +16,6 @@ struct ELFHeaders {
     }
 
     struct SectionHeader {
-        var name: String
         var type: UInt32
         var offset: UInt64
         var size: UInt64
@@ -195,21 +194,14 @@ final class ELFBacking: @unchecked Sendable {
                     memorySize: entry.p_memsz, alignment: entry.p_align))
         }
         // Index 0 is the null section, which libelf's iteration skips: keep indices aligned.
-        var sections = [ELFHeaders.SectionHeader(name: "", type: 0, offset: 0, size: 0, link: 0)]
-        var namesIndex = 0
-        if elf_getshdrstrndx(elf, &namesIndex) == 0 {
-            var section = elf_nextscn(elf, nil)
-            while let current = section {
-                var entry = GElf_Shdr()
-                if gelf_getshdr(current, &entry) != nil {
-                    let name = elf_strptr(elf, namesIndex, Int(entry.sh_name)).map { String(cString: $0) } ?? ""
-                    sections.append(
-                        .init(
-                            name: name, type: entry.sh_type, offset: entry.sh_offset, size: entry.sh_size,
-                            link: entry.sh_link))
-                }
-                section = elf_nextscn(elf, current)
+        var sections = [ELFHeaders.SectionHeader(type: 0, offset: 0, size: 0, link: 0)]
+        var section = elf_nextscn(elf, nil)
+        while let current = section {
+            var entry = GElf_Shdr()
+            if gelf_getshdr(current, &entry) != nil {
+                sections.append(.init(type: entry.sh_type, offset: entry.sh_offset, size: entry.sh_size, link: entry.sh_link))
             }
+            section = elf_nextscn(elf, current)
         }
         return ELFHeaders(type: header.e_type, entry: header.e_entry, programHeaders: programHeaders, sections: sections)
     }

@@ -112,8 +112,9 @@ extension ELFImage {
             first = address
         }
         let plt = dynamic.jmprel.map { $0..<($0 &+ dynamic.pltrelsz) }
-        for (address, size, entrySize) in [
-            (dynamic.rela, dynamic.relasz, Int(dynamic.relaent)), (dynamic.rel, dynamic.relsz, Int(dynamic.relent)),
+        for (address, size, entrySize, leading) in [
+            (dynamic.rela, dynamic.relasz, Int(dynamic.relaent), dynamic.relaCount),
+            (dynamic.rel, dynamic.relsz, Int(dynamic.relent), dynamic.relCount),
         ] {
             guard let address, size > 0 else { continue }
             let table = try segments.view(in: view, vaddr: address, length: size)
@@ -123,7 +124,9 @@ extension ELFImage {
                 let start = Int(plt.lowerBound - address)
                 skipping = start..<(start + Int(min(dynamic.pltrelsz, size - (plt.lowerBound - address))))
             }
-            try RelocationTableParser.count(table, entrySize: entrySize, into: &counts, skipping: skipping)
+            try RelocationTableParser.count(
+                table, entrySize: entrySize, into: &counts, skipping: skipping,
+                leadingRelative: Int(clamping: leading))
             if first == nil { first = RelocationTableParser.firstTarget(table) }
         }
         if let jmprel = dynamic.jmprel, dynamic.pltrelsz > 0 {

@@ -53,8 +53,13 @@ enum RelocationTableParser {
     /// Counts a REL or RELA table with entries of `entrySize` bytes (r_info at offset 8).
     /// Entries whose position falls in `skipping` (a byte range of the same table) are left
     /// out, for the common case where DT_RELASZ also covers the PLT relocations.
+    ///
+    /// The first `leadingRelative` entries are counted as relative without being read: the
+    /// linker sorts relative relocations first and records their number in DT_RELACOUNT, and
+    /// glibc applies that many as relative without looking at their type either.
     static func count(
-        _ table: ByteView, entrySize: Int, into counts: inout RelocationCounts, skipping: Range<Int>? = nil
+        _ table: ByteView, entrySize: Int, into counts: inout RelocationCounts, skipping: Range<Int>? = nil,
+        leadingRelative: Int = 0
     ) throws(ELFError) {
         guard entrySize >= 16 else {
             throw ELFError.malformed(path: "", detail: "relocation entry size \(entrySize) is too small")
@@ -64,7 +69,11 @@ enum RelocationTableParser {
         let bytes = table.bytes
         // Tally per type number first (x86-64 types are below 64), classify once at the end.
         var perType = [Int](repeating: 0, count: 64)
-        var offset = 0
+        let entries = bytes.count / entrySize
+        var leading = min(max(leadingRelative, 0), entries)
+        if let skipping, skipping.lowerBound < leading * entrySize { leading = skipping.lowerBound / entrySize }
+        counts.relative += leading
+        var offset = leading * entrySize
         while offset + entrySize <= bytes.count {
             if let skipping, skipping.contains(offset) {
                 offset = max(offset + entrySize, skipping.upperBound)

@@ -30,18 +30,20 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
         self.provisional = provisional
     }
 
-    /// Provisional figures from LD_DEBUG=statistics (TSC at 2.0 GHz) on this project's Debian 12
-    /// machine (2 vCPU x86-64, glibc 2.36), warm page cache:
-    /// - /usr/bin/gdb, 58 objects: "time needed to load objects" 0.18 ms → ~3 µs per object;
-    /// - relocation 2.2 ms for 111294 relative + 13807 other relocations; relative ones are a
-    ///   load, an add and a store (~2 ns), leaving ~150 ns per symbol lookup;
-    /// - initializers: not measured yet (1 µs is a placeholder for the call and its first
-    ///   page faults, excluding the initializer's own work).
+    /// Provisional figures from LD_DEBUG=statistics (TSC ticks at 2.0 GHz), medians of 25
+    /// runs on this project's Debian 12 machine (2 vCPU x86-64, glibc 2.36), warm page cache:
+    /// - /usr/bin/gdb, 58 objects: "time needed to load objects" 0.37 ms → ~6 µs per object
+    ///   (/bin/true: ~2 µs per small object);
+    /// - relocation 1.21 ms for 111294 relative and 14176 other relocations; taking ~2 ns per
+    ///   relative one (a load, an add, a store) leaves ~70 ns per symbol lookup (bound-now
+    ///   jump slots are the same lookup);
+    /// - initializers: not measured yet (1 µs is a placeholder for the call and its first page
+    ///   faults, excluding the initializer's own work).
     public static let standard = LaunchCostModel(
-        perObjectNs: 3_000, perRelativeRelocationNs: 2, perSymbolicRelocationNs: 150, perJumpSlotNs: 150,
+        perObjectNs: 6_000, perRelativeRelocationNs: 2, perSymbolicRelocationNs: 70, perJumpSlotNs: 70,
         perInitializerNs: 1_000,
-        source: "provisional: LD_DEBUG=statistics on /usr/bin/gdb, glibc 2.36, 2 vCPU x86-64, warm cache; "
-            + "initializer cost is a placeholder",
+        source: "provisional: LD_DEBUG=statistics medians on /usr/bin/gdb and /bin/true, glibc 2.36, "
+            + "2 vCPU x86-64, warm cache; per-relative and per-initializer costs are estimates",
         provisional: true)
 
     /// Estimated loader work for the given counts, in nanoseconds.

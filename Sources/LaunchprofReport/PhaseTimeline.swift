@@ -11,8 +11,8 @@
 ///   objectInitStarted, entryReached or mainReached of the same image, else where the next image
 ///   starts, else at the exit (a constructor that crashed or exited ends there).
 /// - `program.start`: entryReached → programInitStarted: libc's start-up before the program's
-///   initializers (small in a dynamic program; a static one relocates itself and sets up TLS
-///   here).
+///   initializers (a static program relocates itself and sets up TLS here; the tracer observes
+///   the entry of a dynamic program only when it has no initializer).
 /// - `program.init`: programInitStarted → mainReached, the program's preinit/init/init_array.
 ///   Without programInitStarted (no initializer to observe) it spans entryReached → mainReached
 ///   and so includes libc's start-up.

@@ -403,7 +403,12 @@ private struct TracedLaunch {
         if case .function(let function) = plan.programInitializer {
             try breakpoints.arm(pid, at: programBias + function, .programInit)
         }
-        try breakpoints.arm(pid, at: entryAddress, .entry)
+        // The entry point marks libc's start-up before the program's initializers: a few µs in
+        // a dynamic program, less than the stop would cost, so it is observed only when there
+        // is no initializer to mark the boundary.
+        if plan.programInitializer == nil {
+            try breakpoints.arm(pid, at: entryAddress, .entry)
+        }
         try armMain(libraryBases: bases)
     }
 

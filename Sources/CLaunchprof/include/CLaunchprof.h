@@ -36,6 +36,11 @@ typedef struct lp_spawn_options {
     bool trap_listen;
 } lp_spawn_options;
 
+/// Records which signal dispositions the child must reset (those launchprof handles or
+/// ignores). Call after installing signal handlers, before timed spawns; without it every spawn
+/// resets all signals.
+void lp_spawn_prepare(void);
+
 /// Starts `path` with `argv` and `envp`. On success `*pid` is the child. When the exec itself
 /// fails, returns its errno (ENOENT, EACCES, ENOEXEC, …) and the child has already been reaped.
 /// The corresponding C functions are vfork(2) and execve(2).

@@ -40,6 +40,14 @@ struct ELFParserTests {
         #expect(counts.irelative == 1)
         #expect(counts.other == 1)
         #expect(table.withUnsafeBytes { RelocationTableParser.firstTarget(ByteView($0)) } == 0)
+        // DT_RELACOUNT's leading entries count as relative unread, as glibc applies them.
+        var withCount = RelocationCounts()
+        try table.withUnsafeBytes { raw in
+            try RelocationTableParser.count(ByteView(raw), entrySize: 24, into: &withCount, leadingRelative: 3)
+        }
+        #expect(withCount.relative == 3)
+        #expect(withCount.symbolic == 1)
+        #expect(withCount.total == types.count)
     }
 
     @Test("DT_RPATH is ignored when DT_RUNPATH is present; strings resolve through DT_STRTAB")

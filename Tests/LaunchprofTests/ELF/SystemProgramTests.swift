@@ -49,6 +49,28 @@ struct SystemProgramTests {
         #expect(sawRELR, "Debian 12's libc.so.6 uses DT_RELR; the check needs at least one such object")
     }
 
+    @Test("relocation counts by type equal readelf -r's listing")
+    func relocationTypesMatchReadelf() throws {
+        let closure = try Self.closure("/usr/bin/gdb")
+        let names = ["gdb", "libc.so.6", "libpython3.11.so.1.0", "libstdc++.so.6", "ld-linux-x86-64.so.2"]
+        for image in closure.objects where names.contains(where: { image.openedPath.hasSuffix("/" + $0) }) {
+            let listing = try InspectTruth.run("/usr/bin/readelf", ["-r", "-W", image.path]).stdout
+            var byType: [String: Int] = [:]
+            for line in listing.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                if fields.count >= 3, fields[2].hasPrefix("R_X86_64_") { byType[String(fields[2]), default: 0] += 1 }
+            }
+            let counts = image.relocations
+            #expect(counts.relative - counts.relativeFromRELR == byType["R_X86_64_RELATIVE", default: 0], "\(image.path)")
+            #expect(counts.symbolic == byType["R_X86_64_GLOB_DAT", default: 0] + byType["R_X86_64_64", default: 0])
+            #expect(counts.jumpSlot == byType["R_X86_64_JUMP_SLOT", default: 0], "\(image.path)")
+            #expect(counts.irelative == byType["R_X86_64_IRELATIVE", default: 0], "\(image.path)")
+            #expect(counts.copy == byType["R_X86_64_COPY", default: 0])
+            let tls = ["R_X86_64_DTPMOD64", "R_X86_64_DTPOFF64", "R_X86_64_TPOFF64", "R_X86_64_TLSDESC"]
+            #expect(counts.tls == tls.reduce(0) { $0 + byType[$1, default: 0] }, "\(image.path)")
+        }
+    }
+
     @Test("build-ids equal readelf -n")
     func buildIDsMatchReadelf() throws {
         let closure = try Self.closure("/usr/bin/gdb")
