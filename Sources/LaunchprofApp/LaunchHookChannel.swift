@@ -8,7 +8,7 @@
 /// Calls never block, never fail, never raise SIGPIPE and leave `errno` alone. Without launchprof
 /// (no `LAUNCHPROF_HOOK_FD`) they return at once.
 public struct LaunchHookChannel: Sendable {
-    /// The datagram socket to send on; -1 when launchprof is not listening.
+    /// The hook socket to send on; -1 when launchprof is not listening.
     public let descriptor: Int32
 
     /// A channel on a descriptor you own (tests, or an app that set up its own socket).
@@ -20,7 +20,7 @@ public struct LaunchHookChannel: Sendable {
     public static let environment = LaunchHookChannel(
         descriptor: descriptor(from: getenv("LAUNCHPROF_HOOK_FD").map { String(cString: $0) }))
 
-    /// The descriptor named by the variable's value, if it is a datagram socket; else -1, so a
+    /// The descriptor named by the variable's value, if it is a socket; else -1, so a
     /// stale variable never sends lines into a file or a stream the program reuses that number
     /// for.
     static func descriptor(from text: String?) -> Int32 {
@@ -32,7 +32,7 @@ public struct LaunchHookChannel: Sendable {
         var type: Int32 = 0
         var size = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(value, SOL_SOCKET, SO_TYPE, &type, &size) == 0,
-            type == Int32(SOCK_DGRAM.rawValue)
+            type == Int32(SOCK_STREAM.rawValue) || type == Int32(SOCK_DGRAM.rawValue)
         else { return -1 }
         return value
     }

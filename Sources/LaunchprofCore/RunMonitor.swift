@@ -96,6 +96,8 @@ final class RunMonitor: @unchecked Sendable {
         var terminationSentAt: UInt64?
         var stdoutLine: [UInt8] = []
         var stderrLine: [UInt8] = []
+        /// Hook bytes after the last complete line (the stream may split a line).
+        var hookTail: [UInt8] = []
     }
 
     private func watch() {
@@ -131,6 +133,8 @@ final class RunMonitor: @unchecked Sendable {
             drainHookChannel(&state)
             drainOutput(&state)
             if childEnded {
+                // The child is gone: a last line without its newline is still a line.
+                parseHookLines(state.hookTail, &state)
                 break
             }
             let after = lp_now_ns()
@@ -173,24 +177,33 @@ final class RunMonitor: @unchecked Sendable {
     }
 
     private func drainHookChannel(_ state: inout LaunchState) {
-        // A datagram may carry many lines (a shell's printf); a short buffer would cut it.
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = recv(streams.hookSocket, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             guard count > 0 else { return }
-            let parsed = HookChannelParser.parse(buffer[..<count], receivedAtNs: lp_now_ns())
-            for event in parsed.events {
-                outcome.events.append(.hook(event))
-                switch event.kind {
-                case .firstFrame: state.firstFrame = true
-                case .extend: state.openTasks.insert(event.name)
-                case .finishExtend: state.openTasks.remove(event.name)
-                case .begin, .end: break
-                }
+            state.hookTail += buffer[..<count]
+            // Parse up to the last newline; keep a partial line for the next read.
+            guard let end = state.hookTail.lastIndex(of: UInt8(ascii: "\n")) else { continue }
+            let complete = Array(state.hookTail[...end])
+            state.hookTail.removeFirst(end + 1)
+            parseHookLines(complete, &state)
+        }
+    }
+
+    private func parseHookLines(_ bytes: [UInt8], _ state: inout LaunchState) {
+        guard !bytes.isEmpty else { return }
+        let parsed = HookChannelParser.parse(bytes, receivedAtNs: lp_now_ns())
+        for event in parsed.events {
+            outcome.events.append(.hook(event))
+            switch event.kind {
+            case .firstFrame: state.firstFrame = true
+            case .extend: state.openTasks.insert(event.name)
+            case .finishExtend: state.openTasks.remove(event.name)
+            case .begin, .end: break
             }
-            for line in parsed.rejectedLines {
-                outcome.warnings.append(TimelineWarning(.malformedHookLine, "hook channel: \(line)"))
-            }
+        }
+        for line in parsed.rejectedLines {
+            outcome.warnings.append(TimelineWarning(.malformedHookLine, "hook channel: \(line)"))
         }
     }
 

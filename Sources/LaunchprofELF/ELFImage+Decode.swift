@@ -145,7 +145,9 @@ extension ELFImage {
     ) throws(ELFError) -> ELFBacking.SymbolTableLocation? {
         guard let symtab = dynamic.symtab, let strtab = dynamic.strtab else { return nil }
         func range(_ slice: ByteView) -> Range<Int> {
-            let start = slice.bytes.baseAddress.map { UnsafeRawPointer($0) - UnsafeRawPointer(view.bytes.baseAddress!) } ?? 0
+            // Slices of the mapped file: their offset is the distance between base addresses.
+            guard let base = view.bytes.baseAddress, let address = slice.bytes.baseAddress else { return 0..<0 }
+            let start = address - base
             return start..<(start + slice.count)
         }
         let gnuHash = try dynamic.gnuHash.map { (address) throws(ELFError) in

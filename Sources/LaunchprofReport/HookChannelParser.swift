@@ -1,7 +1,8 @@
-/// Parses datagrams from the hook channel (see `launchprof.h`): one event per line,
-/// `<kind> <monotonic-ns|-> [<name>]`, several lines per datagram allowed.
+/// Parses text from the hook channel (see `launchprof.h`): one event per line,
+/// `<kind> <monotonic-ns|-> [<name>]`. The caller hands over whole lines (the channel is a
+/// stream; the monitor keeps a partial last line until its newline arrives).
 public enum HookChannelParser {
-    /// The events in one datagram, and the lines that were not events.
+    /// The events in some lines, and the lines that were not events.
     public struct Result: Sendable, Equatable {
         public var events: [HookEvent]
         /// Lines that could not be parsed, as received (lossily decoded), for a warning.
@@ -13,10 +14,10 @@ public enum HookChannelParser {
         }
     }
 
-    /// Parses one datagram.
+    /// Parses complete lines (a last line without its newline counts too).
     /// - Parameters:
     ///   - datagram: the bytes received.
-    ///   - receivedAtNs: the monotonic time the datagram arrived; stamps events sent with `-`.
+    ///   - receivedAtNs: the monotonic time the bytes arrived; stamps events sent with `-`.
     public static func parse(_ datagram: some Collection<UInt8>, receivedAtNs: UInt64) -> Result {
         var result = Result()
         var line: [UInt8] = []
@@ -28,7 +29,7 @@ public enum HookChannelParser {
                 line.append(byte)
             }
         }
-        // A datagram's end also ends its last line.
+        // The end of the bytes also ends their last line.
         parseLine(line, receivedAtNs: receivedAtNs, into: &result)
         return result
     }

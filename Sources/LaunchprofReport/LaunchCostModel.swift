@@ -3,7 +3,8 @@
 /// Keep every coefficient in this file: a measured scaling study replaces the provisional
 /// values without touching the code that uses them.
 public struct LaunchCostModel: Codable, Sendable, Equatable {
-    /// Mapping one shared object (open, read headers, mmap its segments, bookkeeping).
+    /// Loading one shared object (open, read headers, mmap its segments, bookkeeping) and its
+    /// share of relocation set-up.
     public var perObjectNs: Int
     public var perRelativeRelocationNs: Int
     /// A symbolic relocation: a symbol lookup through the scope's hash tables.
@@ -30,21 +31,29 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
         self.provisional = provisional
     }
 
-    /// Provisional figures from LD_DEBUG=statistics (TSC ticks at 2.0 GHz), medians of 25
-    /// runs on this project's Debian 12 machine (2 vCPU x86-64, glibc 2.36), warm page cache:
-    /// - /usr/bin/gdb, 58 objects: "time needed to load objects" 0.37 ms → ~6 µs per object
-    ///   (/bin/true: ~2 µs per small object);
-    /// - relocation 1.21 ms for 111294 relative and 14176 other relocations; taking ~2 ns per
-    ///   relative one (a load, an add, a store) leaves ~70 ns per symbol lookup (bound-now
-    ///   jump slots are the same lookup);
-    /// - initializers: not measured yet (1 µs is a placeholder for the call and its first page
-    ///   faults, excluding the initializer's own work).
+    /// Measured by the scaling study (`Benchmarks/`, `launchprof-scaling --runs 60 --rounds 6`;
+    /// curves in Reports/scaling.json and .svg): generated C programs launched with `launchprof
+    /// run`, slope of the least-squares line through the per-size medians, on this project's
+    /// Debian 12 machine (2 vCPU x86-64, glibc 2.36, warm page cache, shared with other builds,
+    /// so expect ±30% between runs):
+    /// - per object: 1–200 tiny libraries; loader.map 34.9 µs + loader.relocate 15.9 µs per
+    ///   library (the relocation share is each object's own bookkeeping and its lookups through
+    ///   a scope that grows with every library);
+    /// - relative relocations: 1k–1M R_X86_64_RELATIVE in one library, 11.4 ns each (the store
+    ///   and the copy-on-write fault of the page it lands on);
+    /// - symbolic relocations: 1k–1M R_X86_64_64 against 1,024 symbols of another library,
+    ///   40.3 ns each (a hash lookup per relocation; glibc's one-entry cache never hits);
+    /// - jump slots bound at start-up: not measured separately; the same lookup as a symbolic
+    ///   relocation;
+    /// - initializers: 0–1,000 trivial constructors in one library, 21.5 ns each (the call
+    ///   alone; an initializer's own work is extra).
     public static let standard = LaunchCostModel(
-        perObjectNs: 6_000, perRelativeRelocationNs: 2, perSymbolicRelocationNs: 70, perJumpSlotNs: 70,
-        perInitializerNs: 1_000,
-        source: "provisional: LD_DEBUG=statistics medians on /usr/bin/gdb and /bin/true, glibc 2.36, "
-            + "2 vCPU x86-64, warm cache; per-relative and per-initializer costs are estimates",
-        provisional: true)
+        perObjectNs: 50_700, perRelativeRelocationNs: 11, perSymbolicRelocationNs: 40, perJumpSlotNs: 40,
+        perInitializerNs: 22,
+        source: "measured: launchprof-scaling (Benchmarks/, Reports/scaling.json, 2026-11-22), slopes over "
+            + "1-200 libraries, 1k-1M relative and symbolic relocations, 0-1,000 constructors; glibc 2.36, "
+            + "2 vCPU x86-64 shared machine, warm cache",
+        provisional: false)
 
     /// Estimated loader work for the given counts, in nanoseconds.
     public func estimateNs(

@@ -15,7 +15,7 @@ struct InspectCommand: ParsableCommand {
             Exit status: 0 inspected; 3 inspected, but libraries are missing (the report lists \
             them); 64 usage error; 65 not an ELF file, empty, truncated or malformed; 66 no such \
             file, not found in PATH, a directory, or a script whose interpreter is missing; \
-            69 a 32-bit or foreign-architecture ELF file; 77 permission denied.
+            69 a 32-bit or foreign-architecture ELF file; 70 internal error; 77 permission denied.
             """)
 
     @Flag(name: .long, help: "Write the versioned JSON report instead of text.")

@@ -15,7 +15,7 @@
  *
  * THE CHANNEL (any language can speak it without this header)
  *
- * launchprof creates socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC), keeps one end and passes
+ * launchprof creates socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC), keeps one end and passes
  * the other to the child as descriptor N (not close-on-exec), with LAUNCHPROF_HOOK_FD=N in the
  * child's environment. Each event is one line of text:
  *
@@ -27,8 +27,8 @@
  *   name          the rest of the line: the phase name (begin, end) or the task id (extend,
  *                 finish-extend); none for first-frame. Names must not contain a newline.
  *
- * One datagram may carry several lines. Send without blocking and ignore errors: when
- * launchprof is gone the send fails, and the app must go on.
+ * Send each line with one non-blocking write and ignore errors: when launchprof is gone the
+ * send fails, and the app must go on.
  *
  *   shell:   [ -n "$LAUNCHPROF_HOOK_FD" ] && echo "first-frame -" >&"$LAUNCHPROF_HOOK_FD"
  *   Python:  fd = int(os.environ.get("LAUNCHPROF_HOOK_FD", "-1"))
@@ -82,12 +82,14 @@ static inline int launchprof__descriptor(void) {
             value = value * 10 + (*p - '0');
             p++;
         }
-        /* Only a datagram socket is ours: a stale variable naming a descriptor the program
-         * reused for a file or a stream socket must not get our lines. */
+        /* Only a socket is ours: a stale variable naming a descriptor the program reused for a
+         * file or a pipe must not get our lines. (launchprof passes a stream socket, which
+         * queues lines however fast they come; datagram sockets queue only ten.) */
         int type = 0;
         socklen_t size = sizeof type;
         if (*p == '\0' && value <= 1000000 &&
-            getsockopt((int)value, SOL_SOCKET, SO_TYPE, &type, &size) == 0 && type == SOCK_DGRAM) {
+            getsockopt((int)value, SOL_SOCKET, SO_TYPE, &type, &size) == 0 &&
+            (type == SOCK_STREAM || type == SOCK_DGRAM)) {
             fd = (int)value;
         }
     }

@@ -76,24 +76,25 @@ enum ChildProcess {
         func get() -> Int32 { lock.withLock { status } }
     }
 
-    /// A datagram socketpair: (launchprof's end, the child's end), both close-on-exec.
-    static func datagramPair() throws -> (reader: Int32, writer: Int32) {
+    /// A hook channel like launchprof's (a Unix stream socketpair): (launchprof's end, the
+    /// child's end), both close-on-exec.
+    static func hookChannelPair() throws -> (reader: Int32, writer: Int32) {
         var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             throw Failure(description: "socketpair failed: \(String(cString: strerror(errno)))")
         }
         return (fds[0], fds[1])
     }
 
-    /// Every datagram waiting on `fd`, without blocking.
+    /// Every line waiting on `fd`, without blocking, each without its newline.
     static func drain(_ fd: Int32) -> [[UInt8]] {
-        var datagrams: [[UInt8]] = []
+        var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             guard count > 0 else { break }
-            datagrams.append(Array(buffer[..<count]))
+            bytes += buffer[..<count]
         }
-        return datagrams
+        return bytes.split(separator: UInt8(ascii: "\n")).map(Array.init)
     }
 }

@@ -59,7 +59,7 @@ struct HookHeaderTests {
 
     @Test("a datagram channel whose reader is gone: sends fail quietly")
     func datagramWithClosedPeer() throws {
-        let pair = try ChildProcess.datagramPair()
+        let pair = try ChildProcess.hookChannelPair()
         close(pair.reader)
         defer { close(pair.writer) }
         let program = try RunFixtures.hooksCheck()
@@ -71,7 +71,7 @@ struct HookHeaderTests {
 
     @Test("a full channel never blocks the app")
     func fullChannelDoesNotBlock() throws {
-        let pair = try ChildProcess.datagramPair()
+        let pair = try ChildProcess.hookChannelPair()
         defer {
             close(pair.reader)
             close(pair.writer)
@@ -93,7 +93,7 @@ struct HookHeaderTests {
     @Test("C++ includes the header warning-free and gets the same events")
     func cplusplus() throws {
         let program = try RunFixtures.hooksCheck(cplusplus: true)
-        let pair = try ChildProcess.datagramPair()
+        let pair = try ChildProcess.hookChannelPair()
         defer {
             close(pair.reader)
             close(pair.writer)
@@ -110,7 +110,7 @@ struct HookHeaderTests {
     @Test("with a channel, events arrive stamped by the app's own clock")
     func eventsMatchTheFixturesClock() throws {
         let app = try RunFixtures.app()
-        let pair = try ChildProcess.datagramPair()
+        let pair = try ChildProcess.hookChannelPair()
         defer {
             close(pair.reader)
             close(pair.writer)

@@ -44,7 +44,7 @@ struct LaunchprofApplicationTests {
 
     @Test("steps run in order, each timed as a phase, then the first frame")
     func launchSequence() throws {
-        let pair = try ChildProcess.datagramPair()
+        let pair = try ChildProcess.hookChannelPair()
         defer {
             close(pair.reader)
             close(pair.writer)
@@ -82,7 +82,7 @@ struct LaunchprofApplicationTests {
 
     @Test("a delegate that declines stops the launch: no first frame", arguments: ["willFinishLaunching", "didFinishLaunching"])
     func declinedLaunch(step: String) throws {
-        let pair = try ChildProcess.datagramPair()
+        let pair = try ChildProcess.hookChannelPair()
         defer {
             close(pair.reader)
             close(pair.writer)
@@ -109,7 +109,7 @@ struct LaunchprofApplicationTests {
 
     @Test("the descriptor is accepted only when it is a datagram socket")
     func descriptorValidation() throws {
-        let pair = try ChildProcess.datagramPair()
+        let pair = try ChildProcess.hookChannelPair()
         defer {
             close(pair.reader)
             close(pair.writer)

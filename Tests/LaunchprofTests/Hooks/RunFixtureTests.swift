@@ -147,7 +147,7 @@ struct RunFixtureTests {
 
     @Test("never-ready sends no first frame and exits when its time is up")
     func neverReady() throws {
-        let pair = try ChildProcess.datagramPair()
+        let pair = try ChildProcess.hookChannelPair()
         defer {
             close(pair.reader)
             close(pair.writer)

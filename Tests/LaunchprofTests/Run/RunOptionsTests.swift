@@ -53,6 +53,20 @@ struct RunOptionsTests {
         #expect(Set(passedThrough.split(separator: "\n")) == ["starting", "Listening on port 8080"])
     }
 
+    /// A burst of hook calls arrives whole: the channel is a stream (a Unix datagram socket
+    /// would queue only ten events and drop the rest while launchprof is not reading).
+    @Test func burstOfHookCallsIsDeliveredWhole() throws {
+        let app = try RunFixtures.app()
+        let names = (0..<200).map { "phase\($0)" }
+        let outcome = try RunHarness.run(app, environment: [
+            "LP_PHASES": names.map { "\($0):0:0" }.joined(separator: ","), "LP_FIRST_FRAME": "1",
+        ])
+        let run = try #require(outcome.runs.first)
+        let measured = run.phases.map(\.name).filter { $0.hasPrefix("phase") }
+        #expect(measured == names)
+        #expect(!run.warnings.contains { $0.code == .beginWithoutEnd || $0.code == .endWithoutBegin })
+    }
+
     /// `--cold` measures residency instead of assuming it: a file nobody maps is fully evicted.
     @Test func coldEvictionIsMeasured() throws {
         let path = temporaryPath("cold")
