@@ -23,6 +23,7 @@ public final class RunSession: @unchecked Sendable {
     /// kept open: launchprof must not hold the pages `--cold` evicts.
     public let closurePaths: [String]
     private let plans: PlanCache
+    private let learned = LearnedInitializers()
     private let pattern: Regex<AnyRegexOutput>?
 
     /// Progress after each run: (runs done including warm-ups, total).
@@ -152,7 +153,7 @@ public final class RunSession: @unchecked Sendable {
             graceNs: configuration.terminationGraceNs,
             control: control)
         monitor.start()
-        let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) })
+        let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) }, learned: learned)
         let result: TraceResult
         do {
             result = try tracer.trace(request, control: control)

@@ -65,13 +65,16 @@ public struct TraceResult: Sendable {
 public struct LaunchTracer {
     /// Plans for images a child execs, by real path; nil when not analysed yet.
     public var planForImage: (String) -> ImagePlan?
+    /// What earlier launches of the session learned (relocated initializer addresses).
+    public var learned: LearnedInitializers
 
-    public init(planForImage: @escaping (String) -> ImagePlan?) {
+    public init(planForImage: @escaping (String) -> ImagePlan?, learned: LearnedInitializers = LearnedInitializers()) {
         self.planForImage = planForImage
+        self.learned = learned
     }
 
     public func trace(_ request: TraceRequest, control: TraceControl) throws(TracerError) -> TraceResult {
-        var launch = try TracedLaunch.spawn(request, control: control)
+        var launch = try TracedLaunch.spawn(request, control: control, learned: learned)
         do {
             try launch.run(planForImage: planForImage)
         } catch {
@@ -87,6 +90,7 @@ public struct LaunchTracer {
 private struct TracedLaunch {
     let request: TraceRequest
     let control: TraceControl
+    let learned: LearnedInitializers
     let pid: pid_t
     var events: [LaunchEvent] = []
     var breakpoints = BreakpointTable()
@@ -96,6 +100,8 @@ private struct TracedLaunch {
     var programBias: UInt64 = 0
     var entryAddress: UInt64 = 0
     var reachedMain = false
+    /// Relocation has started; it ends at the loader's first call into an initializer.
+    var awaitingRelocationEnd = false
     var exitStatus: ExitStatus?
     /// Processes and threads the child created; all are traced (PTRACE_O_TRACEFORK and friends).
     var descendants: Set<pid_t> = []
@@ -124,7 +130,9 @@ private struct TracedLaunch {
             ? Self.options | Int32(LP_PTRACE_O_TRACESECCOMP | LP_PTRACE_O_TRACESYSGOOD) : Self.options
     }
 
-    static func spawn(_ request: TraceRequest, control: TraceControl) throws(TracerError) -> TracedLaunch {
+    static func spawn(
+        _ request: TraceRequest, control: TraceControl, learned: LearnedInitializers
+    ) throws(TracerError) -> TracedLaunch {
         // Everything is allocated before the clock starts: the spawn is timed, not the setup.
         let arguments = CStringArray(request.arguments)
         let environment = CStringArray(request.environment)
@@ -141,7 +149,7 @@ private struct TracedLaunch {
         guard error == 0 else { throw .cannotExecute(path: request.executable, errno: error) }
         lp_track_child(pid)
         control.attach(pid)
-        var launch = TracedLaunch(request: request, control: control, pid: pid)
+        var launch = TracedLaunch(request: request, control: control, learned: learned, pid: pid)
         launch.events.append(.spawned(atNs: spawnedAt))
         return launch
     }
@@ -336,10 +344,19 @@ private struct TracedLaunch {
     private mutating func perform(
         _ action: BreakpointTable.Action, at time: UInt64, address: UInt64, registers: lp_registers
     ) throws(TracerError) {
+        if awaitingRelocationEnd, action != .debugState {
+            // The loader's first call into an initializer (or the program) ends relocation.
+            awaitingRelocationEnd = false
+            events.append(.relocationFinished(atNs: time))
+        }
         switch action {
         case .relocationStart:
             events.append(.relocationStarted(atNs: time))
-            if let loader = plan?.loader {
+            awaitingRelocationEnd = true
+            // The link map is complete once relocation starts. If earlier launches taught us
+            // where every initializer array points, arm everything now and skip the stop at
+            // RT_CONSISTENT that would otherwise read the relocated arrays.
+            if try !armLaunchBoundaries(arraysRelocated: false), let loader = plan?.loader {
                 try breakpoints.arm(pid, at: loaderBias + loader.debugState, .debugState)
             }
         case .debugState:
@@ -364,11 +381,10 @@ private struct TracedLaunch {
     }
 
     /// `_dl_debug_state` was called: at RT_CONSISTENT the closure is mapped and relocated, so
-    /// the objects' load biases and relocated DT_INIT_ARRAY entries can be read.
+    /// the relocated DT_INIT_ARRAY entries can be read (and remembered for later launches).
     private mutating func loaderStateChanged(at time: UInt64, address: UInt64) throws(TracerError) {
         guard let plan, let loader = plan.loader else { return }
-        let rDebug = loaderBias + loader.rDebug
-        let state = try Ptrace.readWord(pid, at: rDebug + 24) & 0xffff_ffff
+        let state = try Ptrace.readWord(pid, at: loaderBias + loader.rDebug + 24) & 0xffff_ffff
         guard state == 0 /* RT_CONSISTENT */ else {
             // RT_ADD (mapping starts): only seen without `_dl_relocate_object`; step over it and
             // wait for the next call.
@@ -377,32 +393,55 @@ private struct TracedLaunch {
             try breakpoints.arm(pid, at: address, .debugState)
             return
         }
-        events.append(.relocationFinished(atNs: time))
-        let objects = try LinkMap.read(pid, rDebug: rDebug)
+        _ = try armLaunchBoundaries(arraysRelocated: true)
+    }
+
+    /// Arms every boundary after relocation: each object's first initializer, the program's,
+    /// the entry when needed, and main. An object's first initializer is its DT_INIT, or its
+    /// first DT_INIT_ARRAY entry, whose value exists only once relocated: read from memory when
+    /// `arraysRelocated`, else taken from what an earlier launch learned. Returns false, arming
+    /// nothing, when some entry is neither readable nor learned yet.
+    private mutating func armLaunchBoundaries(arraysRelocated: Bool) throws(TracerError) -> Bool {
+        guard let plan, let loader = plan.loader else { return false }
+        let objects = try LinkMap.read(pid, rDebug: loaderBias + loader.rDebug)
         var bases: [String: UInt64] = [plan.programPath: programBias]
-        var pendingArrays: [(path: String, slot: UInt64)] = []
+        var targets: [(address: UInt64, action: BreakpointTable.Action)] = []
+        var arrays: [(key: String, bias: UInt64, slot: UInt64, action: BreakpointTable.Action)] = []
+        func initializer(key: String, bias: UInt64, array: UInt64, action: BreakpointTable.Action) -> Bool {
+            if arraysRelocated {
+                arrays.append((key, bias, bias + array, action))
+            } else if let offset = learned.offset(for: key) {
+                targets.append((bias &+ offset, action))
+            } else {
+                return false
+            }
+            return true
+        }
         for object in objects.dropFirst() {  // the first entry is the program itself
             guard let key = LinkMap.realPath(object.name) else { continue }
             bases[key] = object.bias
             guard let initializers = plan.initializers[key], !initializers.isEmpty else { continue }
+            let action = BreakpointTable.Action.objectInit(path: object.name)
             if let function = initializers.initFunction {
-                try breakpoints.arm(pid, at: object.bias + function, .objectInit(path: object.name))
+                targets.append((object.bias + function, action))
             } else if let array = initializers.initArray {
-                pendingArrays.append((object.name, object.bias + array))
+                guard initializer(key: key, bias: object.bias, array: array, action: action) else { return false }
             }
         }
-        // The program's own first initializer, when it is an array entry, is read in the same call.
-        if case .arraySlot(let slot) = plan.programInitializer {
-            pendingArrays.append(("", programBias + slot))
+        switch plan.programInitializer {
+        case .function(let function): targets.append((programBias + function, .programInit))
+        case .arraySlot(let slot):
+            guard initializer(key: plan.programPath, bias: programBias, array: slot, action: .programInit) else {
+                return false
+            }
+        case nil: break
         }
-        let firstEntries = try Ptrace.readWords(pid, at: pendingArrays.map(\.slot))
-        for (pending, function) in zip(pendingArrays, firstEntries) where function != 0 && function != UInt64.max {
-            try breakpoints.arm(
-                pid, at: function, pending.path.isEmpty ? .programInit : .objectInit(path: pending.path))
+        let entries = try Ptrace.readWords(pid, at: arrays.map(\.slot))
+        for (array, function) in zip(arrays, entries) where function != 0 && function != UInt64.max {
+            learned.remember(function &- array.bias, for: array.key)
+            targets.append((function, array.action))
         }
-        if case .function(let function) = plan.programInitializer {
-            try breakpoints.arm(pid, at: programBias + function, .programInit)
-        }
+        for target in targets { try breakpoints.arm(pid, at: target.address, target.action) }
         // The entry point marks libc's start-up before the program's initializers: a few µs in
         // a dynamic program, less than the stop would cost, so it is observed only when there
         // is no initializer to mark the boundary.
@@ -410,6 +449,7 @@ private struct TracedLaunch {
             try breakpoints.arm(pid, at: entryAddress, .entry)
         }
         try armMain(libraryBases: bases)
+        return true
     }
 
     private mutating func armMain(libraryBases: [String: UInt64]) throws(TracerError) {
