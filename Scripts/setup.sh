@@ -8,10 +8,11 @@
 #   libc6-dbg         ld.so's symbol table, so the loader's map/relocate split can be observed
 #   gcc               the tests and benchmarks build their C fixtures from source
 #   gdb, git          system programs the tests inspect and run
+#   golang-go         builds a static Go program (no libc main) for the tests
 #   hyperfine, time   baselines for the benchmarks
 set -euo pipefail
 
-packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git hyperfine time "$@")
+packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time "$@")
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
