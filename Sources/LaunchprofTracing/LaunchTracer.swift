@@ -335,6 +335,7 @@ private struct TracedLaunch {
         image += 1
         breakpoints.forget()
         reachedMain = false
+        awaitingRelocationEnd = false
         let path = ProcessMaps.executablePath(pid) ?? request.executable
         events.append(.imageStarted(image: image, path: path, atNs: time))
         try Ptrace.setOptions(pid, reachedMain ? options & ~Int32(LP_PTRACE_O_TRACECLONE) : options)
