@@ -35,21 +35,21 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     /// curves in Reports/scaling.json and .svg): generated C programs launched with `launchprof
     /// run`, slope of the least-squares line through the per-size medians, on this project's
     /// Debian 12 machine (2 vCPU x86-64, glibc 2.36, warm page cache, shared with other builds,
-    /// so expect ±30% between runs):
-    /// - per object: 1–200 tiny libraries; loader.map 34.9 µs + loader.relocate 15.9 µs per
+    /// so expect ±10% between runs when it is quiet and up to 3× when it is busy):
+    /// - per object: 1–200 tiny libraries; loader.map 26.5 µs + loader.relocate 12.0 µs per
     ///   library (the relocation share is each object's own bookkeeping and its lookups through
     ///   a scope that grows with every library);
-    /// - relative relocations: 1k–1M R_X86_64_RELATIVE in one library, 11.4 ns each (the store
+    /// - relative relocations: 1k–1M R_X86_64_RELATIVE in one library, 8.6 ns each (the store
     ///   and the copy-on-write fault of the page it lands on);
     /// - symbolic relocations: 1k–1M R_X86_64_64 against 1,024 symbols of another library,
-    ///   40.3 ns each (a hash lookup per relocation; glibc's one-entry cache never hits);
+    ///   33.1 ns each (a hash lookup per relocation; glibc's one-entry cache never hits);
     /// - jump slots bound at start-up: not measured separately; the same lookup as a symbolic
     ///   relocation;
-    /// - initializers: 0–1,000 trivial constructors in one library, 21.5 ns each (the call
+    /// - initializers: 0–1,000 trivial constructors in one library, 27.6 ns each (the call
     ///   alone; an initializer's own work is extra).
     public static let standard = LaunchCostModel(
-        perObjectNs: 50_700, perRelativeRelocationNs: 11, perSymbolicRelocationNs: 40, perJumpSlotNs: 40,
-        perInitializerNs: 22,
+        perObjectNs: 38_500, perRelativeRelocationNs: 9, perSymbolicRelocationNs: 33, perJumpSlotNs: 33,
+        perInitializerNs: 28,
         source: "measured: launchprof-scaling (Benchmarks/, Reports/scaling.json, 2026-11-22), slopes over "
             + "1-200 libraries, 1k-1M relative and symbolic relocations, 0-1,000 constructors; glibc 2.36, "
             + "2 vCPU x86-64 shared machine, warm cache",
