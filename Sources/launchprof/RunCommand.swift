@@ -80,6 +80,17 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("--env takes KEY=VALUE, not \"\(pair)\".")
         }
         if let ready { _ = try readiness(ready) }
+        // Files the child is given are checked here, so a typo is a usage error naming the
+        // option, not a failed spawn.
+        if input != "null", access(input, R_OK) != 0 {
+            throw ValidationError("--input \(input): \(String(cString: strerror(errno))).")
+        }
+        if let cwd {
+            var status = stat()
+            guard stat(cwd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+                throw ValidationError("--cwd \(cwd): not a directory.")
+            }
+        }
     }
 
     func run() throws {
