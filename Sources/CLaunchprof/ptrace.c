@@ -121,6 +121,11 @@ int lp_insert_breakpoint(pid_t pid, uint64_t address, uint8_t *original) {
     return 0;
 }
 
+int lp_poke_word(pid_t pid, uint64_t address, uint64_t word) {
+    if (ptrace(PTRACE_POKETEXT, pid, (void *)(uintptr_t)address, (void *)(uintptr_t)word) < 0) return errno;
+    return 0;
+}
+
 int lp_remove_breakpoint(pid_t pid, uint64_t address, uint8_t original) {
     errno = 0;
     long word = ptrace(PTRACE_PEEKTEXT, pid, (void *)(uintptr_t)address, 0);

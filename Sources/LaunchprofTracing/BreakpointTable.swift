@@ -20,6 +20,9 @@ struct BreakpointTable {
 
     private struct Armed {
         var original: UInt8
+        /// The 8 bytes at the address before the int3, when no other breakpoint shares them:
+        /// removal then writes them back in one request instead of reading first.
+        var originalWord: UInt64?
         var actions: [Action]
     }
 
@@ -28,13 +31,35 @@ struct BreakpointTable {
     var isEmpty: Bool { armed.isEmpty }
 
     mutating func arm(_ pid: pid_t, at address: UInt64, _ action: Action) throws(TracerError) {
-        if var existing = armed[address] {
-            existing.actions.append(action)
-            armed[address] = existing
-            return
+        try arm(pid, [(address, action)])
+    }
+
+    /// Arms several breakpoints, reading all their original bytes in one system call (each
+    /// stop the child spends in the tracer is launch time launchprof adds).
+    mutating func arm(_ pid: pid_t, _ targets: [(address: UInt64, action: Action)]) throws(TracerError) {
+        var fresh: [UInt64] = []
+        for (address, action) in targets {
+            if armed[address] != nil {
+                armed[address]!.actions.append(action)
+            } else if !fresh.contains(address) {
+                fresh.append(address)
+                armed[address] = Armed(original: 0, originalWord: nil, actions: [action])
+            } else {
+                armed[address]!.actions.append(action)
+            }
         }
-        let original = try Ptrace.insertBreakpoint(pid, at: address)
-        armed[address] = Armed(original: original, actions: [action])
+        guard !fresh.isEmpty else { return }
+        let words = try Ptrace.readWords(pid, at: fresh)
+        for (address, word) in zip(fresh, words) {
+            if sharesWord(address) {
+                // Another breakpoint within these 8 bytes: patch the byte alone, re-reading.
+                armed[address]!.original = try Ptrace.insertBreakpoint(pid, at: address)
+            } else {
+                try Ptrace.pokeWord(pid, at: address, (word & ~0xff) | 0xcc)
+                armed[address]!.original = UInt8(truncatingIfNeeded: word)
+                armed[address]!.originalWord = word
+            }
+        }
     }
 
     /// Handles a SIGTRAP at `pc` (one past an int3): if it is ours, removes the breakpoint,
@@ -42,9 +67,19 @@ struct BreakpointTable {
     mutating func hit(_ pid: pid_t, pc: UInt64) throws(TracerError) -> [Action]? {
         let address = pc &- 1
         guard let entry = armed.removeValue(forKey: address) else { return nil }
-        try Ptrace.removeBreakpoint(pid, at: address, original: entry.original)
+        if let word = entry.originalWord, !sharesWord(address) {
+            try Ptrace.pokeWord(pid, at: address, word)
+        } else {
+            try Ptrace.removeBreakpoint(pid, at: address, original: entry.original)
+        }
         try Ptrace.setPC(pid, address)
         return entry.actions
+    }
+
+    /// Whether another armed breakpoint lies within the 8 bytes a word write at `address`
+    /// would cover (or whose word would cover `address`).
+    private func sharesWord(_ address: UInt64) -> Bool {
+        armed.keys.contains { $0 != address && ($0 > address ? $0 - address : address - $0) < 8 }
     }
 
     /// Removes every breakpoint still armed (they must not outlive the launch phases).

@@ -442,7 +442,7 @@ private struct TracedLaunch {
             learned.remember(function &- array.bias, for: array.key)
             targets.append((function, array.action))
         }
-        for target in targets { try breakpoints.arm(pid, at: target.address, target.action) }
+        try breakpoints.arm(pid, targets)
         // The entry point marks libc's start-up before the program's initializers: a few µs in
         // a dynamic program, less than the stop would cost, so it is observed only when there
         // is no initializer to mark the boundary.

@@ -61,6 +61,11 @@ enum Ptrace {
         return original
     }
 
+    static func pokeWord(_ pid: pid_t, at address: UInt64, _ word: UInt64) throws(TracerError) {
+        let error = lp_poke_word(pid, address, word)
+        guard error == 0 else { throw .ptrace(request: "POKETEXT", pid: pid, errno: error) }
+    }
+
     static func removeBreakpoint(_ pid: pid_t, at address: UInt64, original: UInt8) throws(TracerError) {
         let error = lp_remove_breakpoint(pid, address, original)
         guard error == 0 else { throw .ptrace(request: "POKETEXT", pid: pid, errno: error) }

@@ -126,6 +126,9 @@ int lp_set_pc(pid_t pid, uint64_t pc);
 
 /// Replaces the byte at `address` with int3, returning the original byte in `*original`.
 int lp_insert_breakpoint(pid_t pid, uint64_t address, uint8_t *_Nonnull original);
+/// Writes `word` (8 bytes) at `address` in the text of `pid` (PTRACE_POKETEXT).
+int lp_poke_word(pid_t pid, uint64_t address, uint64_t word);
+
 /// Puts `original` back at `address`.
 int lp_remove_breakpoint(pid_t pid, uint64_t address, uint8_t original);
 
