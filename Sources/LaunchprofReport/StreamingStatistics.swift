@@ -1,7 +1,7 @@
 import Histogram
 
 /// Accumulates values one at a time in constant memory: Welford's running mean and variance
-/// (exact, numerically stable), exact min/max, and an auto-resizing HDR histogram for
+/// (exact, numerically stable), exact min/max, and an HDR histogram (3 significant digits) for
 /// percentiles and outlier fences.
 public struct StreamingStatistics: Sendable {
     public private(set) var count = 0
@@ -9,12 +9,16 @@ public struct StreamingStatistics: Sendable {
     private var maximum: UInt64 = 0
     private var mean = 0.0
     private var squaredDeviations = 0.0
-    private var histogram = Histogram<UInt32>(numberOfSignificantValueDigits: .three)
+    /// A fixed range, allocated once (~110 KB): the library's auto-resizing growth to
+    /// millisecond values cost ~4 ms per histogram, and a report keeps two per phase.
+    private var histogram = Histogram<UInt32>(
+        lowestDiscernibleValue: 1, highestTrackableValue: StreamingStatistics.histogramCeiling,
+        numberOfSignificantValueDigits: .three)
 
-    /// Values above this (2^44 ns, about 4.9 hours) go into the histogram as this: its iterators
-    /// sum value × count in 64 bits, which must not overflow. No launch phase comes near it;
-    /// min, max and mean stay exact regardless, and percentiles are clamped into [min, max].
-    static let histogramCeiling: UInt64 = 1 << 44
+    /// Values above this (2^38 ns, about 4.6 minutes) go into the histogram as this. No launch
+    /// phase comes near it (runs time out long before); min, max and mean stay exact regardless,
+    /// and percentiles are clamped into [min, max].
+    static let histogramCeiling: UInt64 = 1 << 38
 
     public init() {}
 
@@ -32,29 +36,38 @@ public struct StreamingStatistics: Sendable {
     public var summary: SummaryStatistics? {
         guard count > 0 else { return nil }
         let variance = count > 1 ? squaredDeviations / Double(count - 1) : 0
+        // One pass over the histogram's recorded buckets answers every percentile and the
+        // outlier count (asking the histogram per percentile scans all its buckets each time).
+        let buckets = histogram.recordedValues().map { (value: $0.value, count: UInt64($0.count)) }
+        let total = buckets.reduce(0) { $0 + $1.count }
+        func percentile(_ p: Double) -> UInt64 {
+            // The histogram's nearest-rank rule, kept within the exact range.
+            let rank = Swift.max(1, UInt64((p.nextDown * Double(total) / 100).rounded(.up)))
+            var seen: UInt64 = 0
+            for bucket in buckets {
+                seen += bucket.count
+                if seen >= rank { return Swift.min(Swift.max(bucket.value, minimum), maximum) }
+            }
+            return maximum
+        }
         return SummaryStatistics(
             count: count, min: minimum, median: percentile(50), p90: percentile(90),
             p99: percentile(99), max: maximum, mean: Self.rounded(mean),
-            stddev: Self.rounded(variance.squareRoot()), outliers: outlierCount())
-    }
-
-    /// The histogram's nearest-rank percentile, kept within the exact range.
-    private func percentile(_ p: Double) -> UInt64 {
-        Swift.min(Swift.max(histogram.valueAtPercentile(p), minimum), maximum)
+            stddev: Self.rounded(variance.squareRoot()),
+            outliers: outlierCount(buckets, q1: percentile(25), q3: percentile(75)))
     }
 
     /// Values outside Tukey's fences, counted from the histogram's buckets (each bucket's
     /// values are equivalent to 3 significant digits).
-    private func outlierCount() -> Int {
+    private func outlierCount(_ buckets: [(value: UInt64, count: UInt64)], q1: UInt64, q3: UInt64) -> Int {
         guard count >= 4 else { return 0 }
-        let q1 = Double(percentile(25))
-        let q3 = Double(percentile(75))
-        let low = q1 - 1.5 * (q3 - q1)
-        let high = q3 + 1.5 * (q3 - q1)
+        let spread = Double(q3) - Double(q1)
+        let low = Double(q1) - 1.5 * spread
+        let high = Double(q3) + 1.5 * spread
         var outside: UInt64 = 0
-        for bucket in histogram.recordedValues() {
+        for bucket in buckets {
             let value = Double(bucket.value)
-            if value < low || value > high { outside += UInt64(bucket.count) }
+            if value < low || value > high { outside += bucket.count }
         }
         return Int(outside)
     }
