@@ -1,13 +1,12 @@
 /* Times the launch hooks in a loop and prints the cost per call:
  *     hook-loop CALLS [paced]   →   "calls=N ns_per_call=X.XXX"
- * With LAUNCHPROF_HOOK_FD naming a datagram socket each call sends a line; without it each
+ * With LAUNCHPROF_HOOK_FD naming launchprof's socket each call sends a line; without it each
  * call returns after one relaxed load. The first call (which reads the environment) is made
  * before the clock starts.
  *
- * "paced": calls come in batches of 8 (fewer than Linux's default queue of 10 datagrams per
- * unix socket, net.unix.max_dgram_qlen), and between batches, off the clock, the program waits
- * until the reader has taken every line (SIOCOUTQ = 0). So every timed call is a delivered send,
- * as in a real app that makes a few calls, rather than a send refused by a full queue. */
+ * "paced": calls come in batches of 8, and between batches, off the clock, the program waits
+ * until the reader has taken every byte (SIOCOUTQ = 0). So every timed call finds an idle
+ * reader, as in a real app that makes a few spread-out calls, rather than a busy one. */
 #include "launchprof.h"
 
 #include <linux/sockios.h>

@@ -1,6 +1,6 @@
 // The launch hooks' cost per call, timed by the program itself (`Programs/hook-loop.c`):
-// attached (LAUNCHPROF_HOOK_FD names a datagram socketpair this benchmark drains, as launchprof
-// does) and detached (the variable unset).
+// attached (LAUNCHPROF_HOOK_FD names a Unix stream socketpair this benchmark drains, as
+// launchprof does) and detached (the variable unset).
 import Benchmark
 import BenchmarkSupport
 
@@ -14,49 +14,6 @@ func picosecondsPerCall(_ output: String, program: String) throws -> Int {
         let ns = Double(String(field.dropFirst("ns_per_call=".count).filter { !$0.isWhitespace }))
     else { throw BenchmarkError.badOutput(path: program, output: output) }
     return Int((ns * 1000).rounded())
-}
-
-/// Drains the launchprof end of the socketpair on its own thread and counts the lines.
-final class HookDrain: @unchecked Sendable {
-    let ours: Int32
-    let theirs: Int32
-    private var thread = pthread_t()
-    private(set) var lines = 0
-
-    init() throws {
-        var pair: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw BenchmarkError.systemCall(name: "socketpair", errno: errno)
-        }
-        ours = pair[0]
-        theirs = pair[1]
-        let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { context in
-            let drain = Unmanaged<HookDrain>.fromOpaque(context!).takeRetainedValue()
-            drain.loop()
-            return nil
-        }, context)
-    }
-
-    private func loop() {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = recv(ours, &buffer, buffer.count, 0)
-            if count < 0 { if errno == EINTR { continue } else { return } }
-            // "stop" (no newline) is our own end-of-run marker.
-            if count == 4, buffer[0] == UInt8(ascii: "s") { return }
-            lines += buffer[0..<count].reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-        }
-    }
-
-    /// Stops the thread and returns the lines received.
-    func finish() -> Int {
-        _ = send(theirs, "stop", 4, 0)
-        pthread_join(thread, nil)
-        close(ours)
-        close(theirs)
-        return lines
-    }
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -96,16 +53,16 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.measurement(delivered, lines * 1000 / (calls + 1))
     }
 
-    // Back-to-back calls: the reader cannot keep up with a 10-datagram queue, so most sends are
-    // refused (EAGAIN) — the cost of a burst.
+    // Back-to-back calls, the reader draining concurrently: the cost of a burst. The share of
+    // lines delivered shows whether any send met a full socket buffer (and was dropped).
     Benchmark("hook-call-attached-burst-\(attachedCalls)", configuration: .init(
         metrics: [attached, delivered], warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10)
     ) { benchmark in
         try attachedRun(benchmark, calls: attachedCalls, paced: false)
     }
 
-    // Batches of 8 with the queue drained in between (off the clock): every timed send is
-    // delivered and wakes the reader — the cost of an app's few real calls.
+    // Batches of 8 with the socket drained in between (off the clock): every timed send finds an
+    // idle reader to wake — the cost of an app's few, spread-out calls.
     Benchmark("hook-call-attached-delivered-\(pacedCalls)", configuration: .init(
         metrics: [attached, delivered], warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10)
     ) { benchmark in

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What can go wrong while preparing or running a benchmark's child processes.
 public enum BenchmarkError: Error, CustomStringConvertible {
     case spawnFailed(path: String, errno: Int32)
@@ -24,7 +28,3 @@ public enum BenchmarkError: Error, CustomStringConvertible {
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif
