@@ -63,7 +63,7 @@ struct InspectCommand: ParsableCommand {
         do {
             outcome = try session.inspect()
         } catch {
-            throw fail(error.description, status: InspectCommand.exitStatus(for: error))
+            throw Terminal.fail(error.description, status: InspectCommand.exitStatus(for: error))
         }
         let report = outcome.report
         let output: [UInt8]
@@ -71,15 +71,15 @@ struct InspectCommand: ParsableCommand {
             do {
                 output = try report.jsonBytes()
             } catch {
-                throw fail(error.description, status: 70)
+                throw Terminal.fail(error.description, status: 70)
             }
         } else {
             output = Array(InspectTextRenderer().render(report).utf8)
         }
-        writeAll(1, output)
+        Terminal.write(1, output)
         for missing in report.missing {
             let needers = missing.neededBy.joined(separator: ", ")
-            writeAll(2, Array("launchprof: \(missing.name): \(missing.reason) (needed by \(needers))\n".utf8))
+            Terminal.write(2, "launchprof: \(missing.name): \(missing.reason) (needed by \(needers))\n")
         }
         // Exit with the closure still mapped: unmapping ~60 files one by one costs more than
         // reading them did, and the process is done.
@@ -117,20 +117,4 @@ struct InspectCommand: ParsableCommand {
         return result
     }
 
-    /// Prints the one-line error and returns the exit code to throw.
-    private static func fail(_ message: String, status: Int32) -> ExitCode {
-        writeAll(2, Array("launchprof: \(message)\n".utf8))
-        return ExitCode(status)
-    }
-
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-                if written <= 0 { return }
-                offset += written
-            }
-        }
-    }
 }
