@@ -28,8 +28,6 @@ struct BreakpointTable {
 
     private var armed: [UInt64: Armed] = [:]
 
-    var isEmpty: Bool { armed.isEmpty }
-
     mutating func arm(_ pid: pid_t, at address: UInt64, _ action: Action) throws(TracerError) {
         try arm(pid, [(address, action)])
     }
@@ -41,11 +39,9 @@ struct BreakpointTable {
         for (address, action) in targets {
             if armed[address] != nil {
                 armed[address]!.actions.append(action)
-            } else if !fresh.contains(address) {
+            } else {
                 fresh.append(address)
                 armed[address] = Armed(original: 0, originalWord: nil, actions: [action])
-            } else {
-                armed[address]!.actions.append(action)
             }
         }
         guard !fresh.isEmpty else { return }

@@ -5,7 +5,6 @@
 public struct ImagePlan: Sendable {
     /// The dynamic loader's symbols (absent for a statically linked program).
     public struct Loader: Sendable {
-        public var path: String
         /// `_r_debug`, the loader's rendezvous structure.
         public var rDebug: UInt64
         /// `_dl_debug_state`, the function the loader calls when its object list changes.
@@ -13,8 +12,7 @@ public struct ImagePlan: Sendable {
         /// `_dl_relocate_object`, known only from the loader's symbol table (Debian: libc6-dbg).
         public var relocateObject: UInt64?
 
-        public init(path: String, rDebug: UInt64, debugState: UInt64, relocateObject: UInt64?) {
-            self.path = path
+        public init(rDebug: UInt64, debugState: UInt64, relocateObject: UInt64?) {
             self.rDebug = rDebug
             self.debugState = debugState
             self.relocateObject = relocateObject

@@ -36,9 +36,7 @@ public enum ImagePlanner {
                 let relocate =
                     interpreter.symbolAddress("_dl_relocate_object")
                     ?? debugSymbol("_dl_relocate_object", of: interpreter, in: debugDirectories)
-                loader = ImagePlan.Loader(
-                    path: interpreter.path, rDebug: rDebug, debugState: debugState,
-                    relocateObject: relocate)
+                loader = ImagePlan.Loader(rDebug: rDebug, debugState: debugState, relocateObject: relocate)
                 if relocate == nil {
                     let reason =
                         "the loader's symbol table is not installed, so the start of relocation "
