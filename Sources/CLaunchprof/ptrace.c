@@ -66,20 +66,24 @@ int lp_read_memory(pid_t pid, uint64_t address, void *buffer, size_t length) {
     return (size_t)n == length ? 0 : EIO;
 }
 
-int lp_read_words(pid_t pid, const uint64_t *addresses, uint64_t *words, int count) {
-    enum { batch = 64 };
+int lp_read_blocks(pid_t pid, const uint64_t *addresses, size_t block_size, void *blocks, int count) {
+    enum { batch = 64 };  /* well under IOV_MAX */
     for (int start = 0; start < count; start += batch) {
         int n = count - start < batch ? count - start : batch;
         struct iovec local[batch], remote[batch];
         for (int i = 0; i < n; i++) {
-            local[i] = (struct iovec){&words[start + i], 8};
-            remote[i] = (struct iovec){(void *)(uintptr_t)addresses[start + i], 8};
+            local[i] = (struct iovec){(char *)blocks + (size_t)(start + i) * block_size, block_size};
+            remote[i] = (struct iovec){(void *)(uintptr_t)addresses[start + i], block_size};
         }
         ssize_t got = process_vm_readv(pid, local, n, remote, n, 0);
         if (got < 0) return errno;
-        if (got != (ssize_t)n * 8) return EIO;
+        if (got != (ssize_t)(n * block_size)) return EIO;
     }
     return 0;
+}
+
+int lp_read_words(pid_t pid, const uint64_t *addresses, uint64_t *words, int count) {
+    return lp_read_blocks(pid, addresses, 8, words, count);
 }
 
 int lp_get_registers(pid_t pid, lp_registers *out) {

@@ -81,7 +81,11 @@ final class RunMonitor: @unchecked Sendable {
     func finish() -> Outcome {
         var byte = UInt8(ascii: "e")
         _ = write(wake.write, &byte, 1)
-        return thread?.join() ?? outcome
+        // The thread's body holds the monitor: let go of the thread, or neither is ever freed
+        // (and each run would leak the wake-up pipe into every later child's exec).
+        let finished = thread
+        thread = nil
+        return finished?.join() ?? outcome
     }
 
     // MARK: The monitor's thread

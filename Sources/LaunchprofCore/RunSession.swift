@@ -23,7 +23,7 @@ public final class RunSession: @unchecked Sendable {
     /// kept open: launchprof must not hold the pages `--cold` evicts.
     public let closurePaths: [String]
     private let plans: PlanCache
-    let learned = LearnedInitializers()
+    let learned = LearnedLayout()
     private let pattern: Regex<AnyRegexOutput>?
 
     /// Progress after each run: (runs done including warm-ups, total).

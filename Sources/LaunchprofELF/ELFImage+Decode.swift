@@ -95,7 +95,8 @@ extension ELFImage {
             machine: "x86-64", kind: kind, interpreter: interpreter, buildID: buildID, entry: headers.entry,
             isStripped: isStripped, dynamic: dynamic, relocations: relocations, firstRelocationTarget: firstTarget,
             tlsSize: tlsSize, importedSymbolCount: symbolCounts.imported,
-            exportedSymbolCount: symbolCounts.exported, fileID: file.fileID, backing: file)
+            exportedSymbolCount: symbolCounts.exported, fileID: file.fileID, backing: file,
+            segments: segments)
     }
 
     /// Counts every relocation table the loader applies, and finds the first target it writes.

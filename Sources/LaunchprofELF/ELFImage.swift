@@ -46,6 +46,8 @@ public struct ELFImage: Sendable {
     }
 
     let backing: ELFBacking
+    /// The loadable segments, to read the file's bytes at a virtual address.
+    let segments: SegmentMap
 
     /// Whether the object has a dynamic section (a static program has none).
     public var isDynamic: Bool { backing.hasDynamic }

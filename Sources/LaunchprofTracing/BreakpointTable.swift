@@ -8,7 +8,7 @@ import Glibc
 /// tracee never needs a single-step to step over it. A boundary that is hit twice (the loader's
 /// `_dl_debug_state`) is re-armed from the next stop instead ("leapfrogging").
 struct BreakpointTable {
-    enum Action: Equatable {
+    enum Action: Equatable, Sendable {
         case relocationStart
         case debugState
         case objectInit(path: String)

@@ -11,11 +11,15 @@ public struct ImagePlan: Sendable {
         public var debugState: UInt64
         /// `_dl_relocate_object`, known only from the loader's symbol table (Debian: libc6-dbg).
         public var relocateObject: UInt64?
+        /// The loader's e_entry: where a fresh image starts, so the exec stop's program counter
+        /// gives the loader's load address without reading the auxiliary vector.
+        public var entry: UInt64
 
-        public init(rDebug: UInt64, debugState: UInt64, relocateObject: UInt64?) {
+        public init(rDebug: UInt64, debugState: UInt64, relocateObject: UInt64?, entry: UInt64) {
             self.rDebug = rDebug
             self.debugState = debugState
             self.relocateObject = relocateObject
+            self.entry = entry
         }
     }
 

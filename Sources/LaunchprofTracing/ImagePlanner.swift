@@ -36,7 +36,8 @@ public enum ImagePlanner {
                 let relocate =
                     interpreter.symbolAddress("_dl_relocate_object")
                     ?? debugSymbol("_dl_relocate_object", of: interpreter, in: debugDirectories)
-                loader = ImagePlan.Loader(rDebug: rDebug, debugState: debugState, relocateObject: relocate)
+                loader = ImagePlan.Loader(
+                    rDebug: rDebug, debugState: debugState, relocateObject: relocate, entry: interpreter.entry)
                 if relocate == nil {
                     let reason =
                         "the loader's symbol table is not installed, so the start of relocation "
@@ -61,8 +62,9 @@ public enum ImagePlanner {
         }
 
         // `main` from the program's symbols; a Go program's is `main.main`, which its runtime
-        // calls after the package initializers. Stripped programs fall back to libcStartMain.
-        let main = program.symbolAddress("main") ?? program.symbolAddress("main.main")
+        // calls after the package initializers. A stripped program's comes from its entry code,
+        // else from libcStartMain at run time (one stop more).
+        let main = program.symbolAddress("main") ?? program.symbolAddress("main.main") ?? program.mainFromEntryCode
 
         return ImagePlan(
             programPath: program.path,

@@ -66,9 +66,9 @@ public struct LaunchTracer {
     /// Plans for images a child execs, by real path; nil when not analysed yet.
     public var planForImage: (String) -> ImagePlan?
     /// What earlier launches of the session learned (relocated initializer addresses).
-    public var learned: LearnedInitializers
+    public var learned: LearnedLayout
 
-    public init(planForImage: @escaping (String) -> ImagePlan?, learned: LearnedInitializers = LearnedInitializers()) {
+    public init(planForImage: @escaping (String) -> ImagePlan?, learned: LearnedLayout = LearnedLayout()) {
         self.planForImage = planForImage
         self.learned = learned
     }
@@ -90,15 +90,13 @@ public struct LaunchTracer {
 private struct TracedLaunch {
     let request: TraceRequest
     let control: TraceControl
-    let learned: LearnedInitializers
+    let learned: LearnedLayout
     let pid: pid_t
     var events: [LaunchEvent] = []
     var breakpoints = BreakpointTable()
     var image = 0
     var plan: ImagePlan?
     var loaderBias: UInt64 = 0
-    var programBias: UInt64 = 0
-    var entryAddress: UInt64 = 0
     var reachedMain = false
     /// Relocation has started; it ends at the loader's first call into an initializer.
     var awaitingRelocationEnd = false
@@ -131,7 +129,7 @@ private struct TracedLaunch {
     }
 
     static func spawn(
-        _ request: TraceRequest, control: TraceControl, learned: LearnedInitializers
+        _ request: TraceRequest, control: TraceControl, learned: LearnedLayout
     ) throws(TracerError) -> TracedLaunch {
         // Everything is allocated before the clock starts: the spawn is timed, not the setup.
         let arguments = CStringArray(request.arguments)
@@ -308,12 +306,21 @@ private struct TracedLaunch {
         for (phase, reason) in plan.unobservable {
             events.append(.unobservable(phase: phase, reason: reason))
         }
+        // The exec stop's program counter is the first instruction of the new image: the
+        // loader's entry point, or the program's for a static one. That gives the load address
+        // without reading the auxiliary vector (which stays the fallback); the program's own
+        // address comes from the loader's link map once relocation starts.
         let registers = try Ptrace.registers(pid)
-        let auxv = try AuxiliaryVector.read(pid, stackPointer: registers.sp)
-        entryAddress = auxv.entry
-        programBias = plan.isPositionIndependent ? auxv.entry &- plan.entry : 0
-        if let loader = plan.loader, auxv.base != 0 {
+        var programBias: UInt64 = 0
+        let startBias = registers.pc &- (plan.loader?.entry ?? plan.entry)
+        if startBias % 4096 == 0, plan.loader != nil || plan.isPositionIndependent || startBias == 0 {
+            if plan.loader != nil { loaderBias = startBias } else { programBias = startBias }
+        } else {
+            let auxv = try AuxiliaryVector.read(pid, stackPointer: registers.sp)
             loaderBias = auxv.base
+            programBias = plan.isPositionIndependent ? auxv.entry &- plan.entry : 0
+        }
+        if let loader = plan.loader, loaderBias != 0 {
             if let relocate = loader.relocateObject {
                 try breakpoints.arm(pid, at: loaderBias + relocate, .relocationStart)
             } else {
@@ -321,11 +328,12 @@ private struct TracedLaunch {
             }
         } else {
             // Statically linked: no loader; the program starts at its entry point.
-            try breakpoints.arm(pid, at: entryAddress, .entry)
+            var targets: [ArmingRecipe.Target] = [.init(node: 0, offset: plan.entry, action: .entry)]
             if case .function(let function) = plan.programInitializer {
-                try breakpoints.arm(pid, at: programBias + function, .programInit)
+                targets.append(.init(node: 0, offset: function, action: .programInit))
             }
-            try armMain(libraryBases: [plan.programPath: programBias])
+            if let main = mainTarget(node: { _ in nil }) { targets.append(main) }
+            try arm(targets, biases: [programBias])
         }
     }
 
@@ -404,66 +412,77 @@ private struct TracedLaunch {
     /// nothing, when some entry is neither readable nor learned yet.
     private mutating func armLaunchBoundaries(arraysRelocated: Bool) throws(TracerError) -> Bool {
         guard let plan, let loader = plan.loader else { return false }
+        if !arraysRelocated, let recipe = learned.recipe(for: plan.programPath),
+            let biases = recipe.biases(pid, loaderBias: loaderBias)
+        {
+            try arm(recipe.targets, biases: biases)
+            return true
+        }
         let objects = try LinkMap.read(pid, rDebug: loaderBias + loader.rDebug)
-        var bases: [String: UInt64] = [plan.programPath: programBias]
-        var targets: [(address: UInt64, action: BreakpointTable.Action)] = []
-        var arrays: [(key: String, bias: UInt64, slot: UInt64, action: BreakpointTable.Action)] = []
-        func initializer(key: String, bias: UInt64, array: UInt64, action: BreakpointTable.Action) -> Bool {
+        guard !objects.isEmpty else { return false }  // the chain starts with the program
+        var targets: [ArmingRecipe.Target] = []
+        var arrays: [(key: String, node: Int, slot: UInt64, action: BreakpointTable.Action)] = []
+        func initializer(key: String, node: Int, array: UInt64, action: BreakpointTable.Action) -> Bool {
             if arraysRelocated {
-                arrays.append((key, bias, bias + array, action))
-            } else if let offset = learned.offset(for: key) {
-                targets.append((bias &+ offset, action))
+                arrays.append((key, node, array, action))
+            } else if let offset = learned.initializerOffset(for: key) {
+                targets.append(.init(node: node, offset: offset, action: action))
             } else {
                 return false
             }
             return true
         }
-        for object in objects.dropFirst() {  // the first entry is the program itself
-            guard let key = LinkMap.realPath(object.name) else { continue }
-            bases[key] = object.bias
-            guard let initializers = plan.initializers[key], !initializers.isEmpty else { continue }
+        for (node, object) in objects.enumerated().dropFirst() {
+            guard let key = object.key, let initializers = plan.initializers[key], !initializers.isEmpty else { continue }
             let action = BreakpointTable.Action.objectInit(path: object.name)
             if let function = initializers.initFunction {
-                targets.append((object.bias + function, action))
+                targets.append(.init(node: node, offset: function, action: action))
             } else if let array = initializers.initArray {
-                guard initializer(key: key, bias: object.bias, array: array, action: action) else { return false }
+                guard initializer(key: key, node: node, array: array, action: action) else { return false }
             }
         }
         switch plan.programInitializer {
-        case .function(let function): targets.append((programBias + function, .programInit))
+        case .function(let function): targets.append(.init(node: 0, offset: function, action: .programInit))
         case .arraySlot(let slot):
-            guard initializer(key: plan.programPath, bias: programBias, array: slot, action: .programInit) else {
-                return false
-            }
-        case nil: break
+            guard initializer(key: plan.programPath, node: 0, array: slot, action: .programInit) else { return false }
+        case nil:
+            // The entry point marks libc's start-up before the program's initializers: a few µs
+            // in a dynamic program, less than the stop would cost, so it is observed only when
+            // there is no initializer to mark the boundary.
+            targets.append(.init(node: 0, offset: plan.entry, action: .entry))
         }
-        let entries = try Ptrace.readWords(pid, at: arrays.map(\.slot))
+        let entries = try Ptrace.readWords(pid, at: arrays.map { objects[$0.node].bias &+ $0.slot })
         for (array, function) in zip(arrays, entries) where function != 0 && function != UInt64.max {
-            learned.remember(function &- array.bias, for: array.key)
-            targets.append((function, array.action))
+            let offset = function &- objects[array.node].bias
+            learned.remember(initializerOffset: offset, for: array.key)
+            targets.append(.init(node: array.node, offset: offset, action: array.action))
         }
-        try breakpoints.arm(pid, targets)
-        // The entry point marks libc's start-up before the program's initializers: a few µs in
-        // a dynamic program, less than the stop would cost, so it is observed only when there
-        // is no initializer to mark the boundary.
-        if plan.programInitializer == nil {
-            try breakpoints.arm(pid, at: entryAddress, .entry)
-        }
-        try armMain(libraryBases: bases)
+        if let main = mainTarget(node: { key in objects.firstIndex { $0.key == key } }) { targets.append(main) }
+        let recipe = ArmingRecipe(objects: objects, targets: targets, loaderBias: loaderBias)
+        learned.remember(recipe: recipe, for: plan.programPath)
+        try arm(targets, biases: objects.map(\.bias))
         return true
     }
 
-    private mutating func armMain(libraryBases: [String: UInt64]) throws(TracerError) {
-        guard let plan else { return }
-        if let main = plan.main {
-            try breakpoints.arm(pid, at: programBias + main, .main)
-        } else if let start = plan.libcStartMain, let base = libraryBases[start.path] {
-            try breakpoints.arm(pid, at: base + start.address, .libcStartMain)
-        } else {
+    /// Arms `targets` in one batch; notes `main` as unobservable when none of them leads to it.
+    private mutating func arm(_ targets: [ArmingRecipe.Target], biases: [UInt64]) throws(TracerError) {
+        try breakpoints.arm(pid, targets.map { (biases[$0.node] &+ $0.offset, $0.action) })
+        if !targets.contains(where: { $0.action == .main || $0.action == .libcStartMain }) {
             events.append(.unobservable(
                 phase: "main", reason: "no libc main: neither a `main` symbol nor __libc_start_main"))
             events.append(.unobservable(phase: "program.init", reason: "its end, main, is not observable"))
         }
+    }
+
+    /// Where `main` is observed: at `main` itself, else at `__libc_start_main`, whose argument
+    /// it is. `node` finds the link-map node of an object by real path (0 is the program).
+    private func mainTarget(node: (String) -> Int?) -> ArmingRecipe.Target? {
+        guard let plan else { return nil }
+        if let main = plan.main { return .init(node: 0, offset: main, action: .main) }
+        if let start = plan.libcStartMain, let index = start.path == plan.programPath ? 0 : node(start.path) {
+            return .init(node: index, offset: start.address, action: .libcStartMain)
+        }
+        return nil
     }
 
     // MARK: The end

@@ -5,27 +5,36 @@ import Glibc
 #endif
 
 /// The loader's list of loaded objects (`r_debug.r_map`, a chain of `struct link_map`), read
-/// from the tracee once the list is consistent.
+/// from the tracee once the list is complete (when relocation starts).
 enum LinkMap {
     struct Object {
+        /// Where the node itself lies in the tracee.
+        var address: UInt64
         /// `l_addr`: the difference between the object's addresses in memory and in its file.
         var bias: UInt64
+        /// `l_ld − l_addr`: the object's dynamic section in its file, which identifies it.
+        var dynamicOffset: UInt64
         /// `l_name`: the path the loader opened ("" for the program).
         var name: String
+        /// `name` resolved like the plan's keys (symlinks followed); nil for the program and
+        /// the vDSO, which have no file of that name.
+        var key: String?
     }
 
+    // struct r_debug { int r_version; struct link_map *r_map; … }
+    // struct link_map { l_addr; l_name; l_ld; l_next; l_prev; … }
+    static let nodeWords = 4
+
+    /// Walks the chain node by node, reading each name.
     static func read(_ pid: pid_t, rDebug: UInt64) throws(TracerError) -> [Object] {
-        // struct r_debug { int r_version; struct link_map *r_map; … }
         var node = try Ptrace.readWord(pid, at: rDebug + 8)
         var objects: [Object] = []
-        // struct link_map { l_addr; l_name; l_ld; l_next; l_prev; … }
         while node != 0, objects.count < 4096 {
-            let fields = try Ptrace.read(pid, at: node, count: 32)
-            let words = fields.withUnsafeBytes { raw in
-                (0..<4).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self) }
-            }
+            let words = try Ptrace.readBlocks(pid, at: [node], words: nodeWords)
             let name = words[1] == 0 ? "" : try readString(pid, at: words[1])
-            objects.append(Object(bias: words[0], name: name))
+            objects.append(Object(
+                address: node, bias: words[0], dynamicOffset: words[2] &- words[0], name: name,
+                key: realPath(name)))
             node = words[3]
         }
         return objects

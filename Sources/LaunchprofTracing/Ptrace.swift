@@ -94,6 +94,18 @@ enum Ptrace {
         return words
     }
 
+    /// Reads `words` 8-byte words at each address, all in one system call: the blocks laid end
+    /// to end (block i is `result[i * words ..< (i + 1) * words]`).
+    static func readBlocks(_ pid: pid_t, at addresses: [UInt64], words: Int) throws(TracerError) -> [UInt64] {
+        guard !addresses.isEmpty else { return [] }
+        var blocks = [UInt64](repeating: 0, count: addresses.count * words)
+        let error = blocks.withUnsafeMutableBytes {
+            lp_read_blocks(pid, addresses, words * 8, $0.baseAddress!, Int32(addresses.count))
+        }
+        guard error == 0 else { throw .ptrace(request: "process_vm_readv", pid: pid, errno: error) }
+        return blocks
+    }
+
     static func wait(_ pid: pid_t = -1, nohang: Bool = false) throws(TracerError) -> lp_wait_result? {
         var result = lp_wait_result()
         let error = lp_wait(pid, nohang, &result)

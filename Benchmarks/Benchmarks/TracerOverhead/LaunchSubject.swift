@@ -17,7 +17,7 @@ final class LaunchSubject: @unchecked Sendable {
     let devNull: Int32
     /// Shared by every traced launch, as in `launchprof run`: after the first launch the tracer
     /// knows where the initializers are and skips a stop.
-    let learned = LearnedInitializers()
+    let learned = LearnedLayout()
 
     init() throws {
         path = try ProgramBuilder.build("libc-only")

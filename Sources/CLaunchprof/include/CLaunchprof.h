@@ -111,6 +111,11 @@ uint64_t lp_now_ns(void);
 /// ESRCH, or EIO for a short read).
 int lp_read_memory(pid_t pid, uint64_t address, void *_Nonnull buffer, size_t length);
 
+/// Reads `count` blocks of `block_size` bytes, one at each address, into `blocks` (laid end to
+/// end) in one system call per 64 blocks. Returns 0 or errno (EIO when a block is unreadable).
+int lp_read_blocks(pid_t pid, const uint64_t *_Nonnull addresses, size_t block_size,
+                   void *_Nonnull blocks, int count);
+
 /// Reads `count` 8-byte words at the given addresses in one system call.
 int lp_read_words(pid_t pid, const uint64_t *_Nonnull addresses, uint64_t *_Nonnull words,
                   int count);

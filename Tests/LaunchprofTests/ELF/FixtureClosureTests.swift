@@ -172,6 +172,32 @@ struct FixtureClosureTests {
         #expect(image.kind == .pie)
     }
 
+    /// A stripped program has no `main` symbol; its entry code still passes `main` to libc.
+    /// Built twice from one source, once stripped (`-s` removes only non-loaded sections, so
+    /// addresses stay), the stripped copy's decoded `main` must equal `nm`'s on the other.
+    @Test("main from a stripped program's entry code equals nm's main", arguments: [
+        ("pie", ["-pie", "-fPIE"]), ("no-pie", ["-no-pie", "-fno-PIE"]),
+        ("static", ["-static"]), ("static-pie", ["-static-pie"]),
+    ])
+    func mainFromEntryCode(_ name: String, _ flags: [String]) throws {
+        let symbols = try FixtureBuilder.build(["elf-static.c"], output: "elf/entry/\(name)", flags: flags)
+        let stripped = try FixtureBuilder.build(["elf-static.c"], output: "elf/entry/\(name)-stripped", flags: flags + ["-s"])
+        let truth = try #require(try InspectTruth.nm(symbols, dynamic: false)["main"])
+        let image = try ELFImage.read(path: stripped)
+        #expect(image.isStripped)
+        #expect(image.symbolAddress("main") == nil)
+        #expect(image.mainFromEntryCode == truth)
+    }
+
+    @Test("entry code of another shape gives no main")
+    func entryCodeOfAnotherShape() throws {
+        // A shared library's entry is 0 or not glibc's _start; a Go program starts in its runtime.
+        let library = try ELFImage.read(path: try RunFixtures.library("entrycheck", directory: "elf/entry"))
+        #expect(library.mainFromEntryCode == nil)
+        let go = try ELFImage.read(path: try GoFixture.build())
+        #expect(go.mainFromEntryCode == nil)
+    }
+
     @Test("static and static-PIE programs have no loader work")
     func staticPrograms() throws {
         let plain = try FixtureBuilder.build(["elf-static.c"], output: "elf/static/static", flags: ["-static"])

@@ -89,6 +89,37 @@ struct RunAccuracyTests {
         #expect(run.absent.isEmpty, "\(run.absent)")
     }
 
+    /// A stripped program's `main` comes from its entry code, armed with the program's other
+    /// boundaries (no stop at __libc_start_main): timed against the app's own clock like an
+    /// unstripped one's.
+    @Test func strippedProgramsMainIsFoundAndTimed() throws {
+        let app = try RunFixtures.app(libraries: ["alpha"], stripped: true)
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let runs = 3
+        let outcome = try RunHarness.run(app, runs: runs, environment: [
+            "LP_FIXTURE_TRUTH": truthPath, "LP_PROGRAM_BUSY_US": "2000", "LP_DRAW_US": "3000",
+        ]) { $0.lingerNs = 2_000_000_000 }  // time to write the first-frame truth line
+        try #require(outcome.runs.count == runs)
+        let truth = try FixtureTruth(contentsOf: truthPath)
+        let mains = truth.all("main")
+        let frames = truth.all("first-frame")
+        try #require(mains.count == runs && frames.count == runs)
+        for run in outcome.runs { #expect(run.absent.isEmpty, "\(run.absent)") }
+        RunHarness.expectMedianClose(
+            outcome.runs.indices.map { index in
+                let run = outcome.runs[index]
+                let measured = run.phase("firstFrame").flatMap { frame in
+                    run.phase("main").map { frame.startNs - $0.startNs }
+                }
+                return (measured, frames[index].beginNs - mains[index].beginNs)
+            }, "stripped: main → first frame")
+        let ctors = truth.all("ctor").filter { $0.name == "program" }
+        RunHarness.expectMedianClose(
+            zip(outcome.runs, ctors).map { ($0.phase("program.init")?.durationNs, $1.durationNs) },
+            "stripped: program.init")
+    }
+
     @Test func staticProgramHasNoLoaderPhasesButItsInitAndMain() throws {
         let program = try RunFixtures.staticProgram()
         let truthPath = FixtureTruth.temporaryPath()

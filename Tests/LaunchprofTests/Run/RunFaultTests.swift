@@ -31,6 +31,24 @@ struct RunFaultTests {
         } throws: { error in "\(error)".contains("is a directory") }
     }
 
+    /// Every descriptor a run opens (hook channel, output pipes, the monitor's wake-up pipe) is
+    /// closed by its end: a leak would grow with the runs, reach every later child (which
+    /// closes them all in its exec) and slow each launch a little more.
+    @Test func runsLeaveNoDescriptorsOpen() throws {
+        func openDescriptors() -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+        }
+        let program = try RunFixtures.program("server")
+        _ = try RunHarness.run("/bin/true")  // a first session may open lasting things (caches)
+        let before = openDescriptors()
+        let outcome = try RunHarness.run(program, runs: 20) {
+            $0.readiness = .stdout(pattern: "listening")
+            $0.lingerNs = 0
+        }
+        #expect(outcome.runs.count == 20)
+        #expect(openDescriptors() == before)
+    }
+
     @Test func crashInAConstructorIsReportedWithItsStack() throws {
         let program = try RunFixtures.program("crash")
         let marker = RunHarness.marker()

@@ -13,17 +13,17 @@ enum RunFixtures {
     }
 
     /// run-app.c linked (with --no-as-needed, RUNPATH $ORIGIN) against `lib<name>.so` for each
-    /// of `libraries`, in that order.
+    /// of `libraries`, in that order; `stripped` links it with `-s` (no symbol table).
     static func app(
-        libraries: [String] = [], directory: String = "run", name: String? = nil
+        libraries: [String] = [], directory: String = "run", name: String? = nil, stripped: Bool = false
     ) throws -> String {
         for name in libraries { try library(name, directory: directory) }
         let suffix = libraries.isEmpty ? "" : "-" + libraries.joined(separator: "-")
         let libraryDirectory = FixtureBuilder.outputRoot.appendingPathComponent(directory).path
         return try FixtureBuilder.build(
-            ["run-app.c"], output: "\(directory)/\(name ?? "run-app" + suffix)",
+            ["run-app.c"], output: "\(directory)/\(name ?? "run-app" + suffix + (stripped ? "-stripped" : ""))",
             flags: ["-L", libraryDirectory, "-Wl,--no-as-needed"]
-                + libraries.map { "-l\($0)" } + ["-Wl,-rpath,$ORIGIN", "-lpthread"])
+                + libraries.map { "-l\($0)" } + ["-Wl,-rpath,$ORIGIN", "-lpthread"] + (stripped ? ["-s"] : []))
     }
 
     /// An app linked against `count` generated libraries `liblpm<i>.so`, in their own directory.

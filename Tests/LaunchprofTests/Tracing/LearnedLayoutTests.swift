@@ -5,8 +5,8 @@ import Testing
 @testable import LaunchprofCore
 @testable import LaunchprofTracing
 
-@Suite("Learned initializer offsets", .serialized)
-struct LearnedInitializersTests {
+@Suite("Learned layout", .serialized)
+struct LearnedLayoutTests {
     /// The tracer learns where libc's first DT_INIT_ARRAY entry points from the relocated array
     /// in the child; that offset must be what the file itself says the slot will hold (libc
     /// packs its relative relocations with DT_RELR, whose addend is the word in the file).
@@ -20,7 +20,7 @@ struct LearnedInitializersTests {
             host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
         _ = try session.run(into: writer)
         let libc = try #require(session.closurePaths.first { $0.hasSuffix("/libc.so.6") })
-        let learned = try #require(session.learned.offset(for: libc))
+        let learned = try #require(session.learned.initializerOffset(for: libc))
         #expect(learned == (try firstInitArrayWord(libc)))
     }
 

@@ -1,0 +1,33 @@
+import Synchronization
+
+/// What earlier launches of a session taught the tracer about where things lie in the child,
+/// so later launches stop for less time. Every fact is an offset from a load address, the same
+/// in every launch of the same closure while the addresses themselves move (ASLR).
+public final class LearnedLayout: Sendable {
+    private struct Facts {
+        /// Where each object's first DT_INIT_ARRAY entry points, from its load bias, keyed by
+        /// the object's real path. Learned from the relocated array; with it, later launches
+        /// arm the initializer breakpoints as soon as relocation starts and skip a stop.
+        var initializerOffsets: [String: UInt64] = [:]
+        /// The breakpoints armed when relocation starts, keyed by the program's real path.
+        var recipes: [String: ArmingRecipe] = [:]
+    }
+
+    private let facts = Mutex(Facts())
+
+    public init() {}
+
+    func initializerOffset(for object: String) -> UInt64? {
+        facts.withLock { $0.initializerOffsets[object] }
+    }
+
+    func remember(initializerOffset offset: UInt64, for object: String) {
+        facts.withLock { $0.initializerOffsets[object] = offset }
+    }
+
+    func recipe(for program: String) -> ArmingRecipe? { facts.withLock { $0.recipes[program] } }
+
+    func remember(recipe: ArmingRecipe, for program: String) {
+        facts.withLock { $0.recipes[program] = recipe }
+    }
+}
