@@ -37,9 +37,9 @@ final class RunMonitor: @unchecked Sendable {
     private let control: TraceControl
     /// Written by the tracer's thread when the child has ended.
     private let wake: (read: Int32, write: Int32)
-    // Owned by the monitor's thread until `finish()` joins it.
+    // Owned by the monitor's job until `finish()` has waited for it.
     private var outcome = Outcome()
-    private var thread: DedicatedThread<Outcome>?
+    private var worker: JobThread?
 
     init(
         streams: Streams, readiness: LaunchReadiness, pattern: Regex<AnyRegexOutput>?,
@@ -70,22 +70,19 @@ final class RunMonitor: @unchecked Sendable {
         close(wake.write)
     }
 
-    func start() {
-        thread = DedicatedThread { [self] in
-            watch()
-            return outcome
-        }
+    /// Starts watching on `worker`, the session's monitor thread.
+    func start(on worker: JobThread) {
+        self.worker = worker
+        worker.start { [self] in watch() }
     }
 
     /// Called once the child has ended: drain what is left and return the outcome.
     func finish() -> Outcome {
         var byte = UInt8(ascii: "e")
         _ = write(wake.write, &byte, 1)
-        // The thread's body holds the monitor: let go of the thread, or neither is ever freed
-        // (and each run would leak the wake-up pipe into every later child's exec).
-        let finished = thread
-        thread = nil
-        return finished?.join() ?? outcome
+        worker?.waitForJob()
+        worker = nil
+        return outcome
     }
 
     // MARK: The monitor's thread

@@ -25,6 +25,8 @@ public final class RunSession: @unchecked Sendable {
     private let plans: PlanCache
     let learned = LearnedLayout()
     private let pattern: Regex<AnyRegexOutput>?
+    /// The child's environment but launchprof's hook variable, sorted (`KEY=VALUE`).
+    private let baseEnvironment: [String]
 
     /// Progress after each run: (runs done including warm-ups, total).
     public typealias Progress = @Sendable (Int, Int) -> Void
@@ -32,6 +34,7 @@ public final class RunSession: @unchecked Sendable {
     public init(configuration: RunConfiguration) throws(RunError) {
         self.configuration = configuration
         let environment = configuration.childEnvironment
+        baseEnvironment = environment.filter { $0.key != "LAUNCHPROF_HOOK_FD" }.map { "\($0.key)=\($0.value)" }.sorted()
         program = try ProgramLocator.locate(configuration.program, environment: environment)
         let image: ELFImage
         do {
@@ -83,19 +86,24 @@ public final class RunSession: @unchecked Sendable {
         let total = configuration.warmup + configuration.runs
         // The writer is used only by the tracer's thread while this thread waits in join().
         nonisolated(unsafe) let writer = writer
+        // The monitor watches each run from its own thread, made once for the session.
+        let monitorThread = JobThread()
+        defer { monitorThread.stop() }
         let tracerThread = DedicatedThread(pinnedCPU: cpu) { [self] () -> Result<LaunchRun?, RunError> in
             var last: LaunchRun?
             for index in 0..<total {
                 if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
                 let measured = index >= configuration.warmup
                 do throws(RunError) {
-                    var (run, metNewImages) = try launchOnce(index: index - configuration.warmup, pinnedCPU: cpu)
+                    var (run, metNewImages) = try launchOnce(
+                        index: index - configuration.warmup, pinnedCPU: cpu, monitorThread: monitorThread)
                     // A run that exec'd an image launchprof had not analysed could not observe
                     // that image's phases; now that it is analysed, the run is done again so
                     // every measured run observes the same boundaries.
                     var repeats = 0
                     while metNewImages, repeats < 8, lp_interrupted() == 0 {
-                        (run, metNewImages) = try launchOnce(index: index - configuration.warmup, pinnedCPU: cpu)
+                        (run, metNewImages) = try launchOnce(
+                        index: index - configuration.warmup, pinnedCPU: cpu, monitorThread: monitorThread)
                         repeats += 1
                     }
                     if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
@@ -120,7 +128,9 @@ public final class RunSession: @unchecked Sendable {
 
     /// One launch: channel, spawn, trace, monitor, timeline.
     /// Returns the run, and whether it met exec'd images that were analysed only after it.
-    private func launchOnce(index: Int, pinnedCPU: Int32?) throws(RunError) -> (LaunchRun, Bool) {
+    private func launchOnce(
+        index: Int, pinnedCPU: Int32?, monitorThread: JobThread
+    ) throws(RunError) -> (LaunchRun, Bool) {
         var residency: PageCache.Residency?
         if configuration.cold {
             residency = PageCache.evict(closurePaths + program.extraFiles)
@@ -152,7 +162,7 @@ public final class RunSession: @unchecked Sendable {
             timeoutNs: configuration.timeoutNs, lingerNs: configuration.lingerNs,
             graceNs: configuration.terminationGraceNs,
             control: control)
-        monitor.start()
+        monitor.start(on: monitorThread)
         let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) }, learned: learned)
         let result: TraceResult
         do {
@@ -221,10 +231,10 @@ public final class RunSession: @unchecked Sendable {
         return result
     }
 
+    /// The child's environment as `KEY=VALUE` strings: the same in every run but for the hook
+    /// channel's descriptor, so the rest is built once.
     private func environmentStrings(hookDescriptor: Int32) -> [String] {
-        var environment = configuration.childEnvironment
-        environment["LAUNCHPROF_HOOK_FD"] = String(hookDescriptor)
-        return environment.map { "\($0.key)=\($0.value)" }.sorted()
+        baseEnvironment + ["LAUNCHPROF_HOOK_FD=\(hookDescriptor)"]
     }
 }
 

@@ -2,6 +2,7 @@
 /// writer for the summary, but keeps nothing per run (memory stays flat however many runs).
 public final class DiscardingReportOutput: ReportOutput {
     public let path = "<none>"
+    public var keepsBytes: Bool { false }
 
     public init() {}
 

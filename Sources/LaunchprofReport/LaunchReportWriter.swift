@@ -48,8 +48,9 @@ public final class LaunchReportWriter {
     /// Writes one run and adds it to the summary.
     public func append(_ run: LaunchRun) throws(LaunchReportError) {
         guard !closed else { throw .writerClosed(path: output.path) }
-        let bytes = run.jsonBytes()
-        try output.write(Array((runCount == 0 ? "\n" : ",\n").utf8) + bytes)
+        if output.keepsBytes {
+            try output.write(Array((runCount == 0 ? "\n" : ",\n").utf8) + run.jsonBytes())
+        }
         runCount += 1
         builder.add(run)
     }

@@ -3,7 +3,13 @@
 public protocol ReportOutput: AnyObject {
     /// Where the report ends up, for messages.
     var path: String { get }
+    /// False when the bytes go nowhere: the writer then skips encoding each run.
+    var keepsBytes: Bool { get }
     func write(_ bytes: [UInt8]) throws(LaunchReportError)
     func commit() throws(LaunchReportError)
     func discard()
+}
+
+extension ReportOutput {
+    public var keepsBytes: Bool { true }
 }

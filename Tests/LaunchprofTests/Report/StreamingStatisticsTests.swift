@@ -28,7 +28,22 @@ struct StreamingStatisticsTests {
         let tiny = [UInt64(5)]
         let small: [UInt64] = [1_200, 0, 999_999, 45_000_000_000]
         let constant = [UInt64](repeating: 123_456_789, count: 50)
-        return [uniform, skewed, tiny, small, constant]
+        // More values than are kept exactly: percentiles come from the histogram.
+        let many = (0..<10_000).map { _ in 300_000 + generator.next() % 900_000 }
+        return [uniform, skewed, tiny, small, constant, many]
+    }
+
+    @Test("up to 2,048 values, percentiles are exactly the sorted values' nearest ranks")
+    func exactPercentiles() throws {
+        for values in Self.datasets() where values.count <= 2_048 {
+            var statistics = StreamingStatistics()
+            for value in values { statistics.record(value) }
+            let summary = try #require(statistics.summary)
+            let sorted = values.sorted()
+            #expect(summary.median == Self.nearestRank(sorted, 50))
+            #expect(summary.p90 == Self.nearestRank(sorted, 90))
+            #expect(summary.p99 == Self.nearestRank(sorted, 99))
+        }
     }
 
     @Test("min, max exact; mean and stddev exact to the rounding; percentiles within 0.1%")
