@@ -40,9 +40,11 @@ cc -O2 -static -o "$work/static" "$here/Programs/libc-only.c"
 printf '#!/bin/sh\nexit 0\n' > "$work/script.sh"
 chmod +x "$work/script.sh"
 
-# The two tools take turns, in rounds of RUNS/3 runs each, so a slow spell of a shared machine
-# falls on both; each tool's samples are pooled over the rounds and their median taken.
-rounds=3
+# The two tools take turns, in rounds of 10 runs each (at least 3 rounds), so a slow spell of a
+# shared machine falls on both; each tool's samples are pooled over the rounds and their median
+# taken.
+rounds=$(( (runs + 9) / 10 ))
+[ "$rounds" -ge 3 ] || rounds=3
 per_round=$(( (runs + rounds - 1) / rounds ))
 samples_launchprof() { # OUT ARGS… → appends each run's exitNs (ns), one per line
     local out="$1"; shift
@@ -96,12 +98,12 @@ for index in "${!programs[@]}"; do
         "$(echo "$hf / 1000000" | bc -l)" ${verdict}
 done
 
-# Whole-session wall time for 200 runs, no warm-up on either side; each tool three times,
-# alternating, and the median of the three kept. Not pinned: this measures the tools as a user
+# Whole-session wall time for 200 runs, no warm-up on either side; each tool five times,
+# alternating, and the median of the five kept. Not pinned: this measures the tools as a user
 # runs them (launchprof's own threads need the other CPU).
 lp_walls=()
 hf_walls=()
-for _ in 1 2 3; do
+for _ in 1 2 3 4 5; do
     start=$(date +%s%N)
     "$launchprof" run -r 200 "$work/libc-only" >/dev/null 2>&1
     lp_walls+=($(( $(date +%s%N) - start )))
@@ -109,8 +111,8 @@ for _ in 1 2 3; do
     hyperfine -N -r 200 "$work/libc-only" >/dev/null 2>&1
     hf_walls+=($(( $(date +%s%N) - start )))
 done
-lp_wall=$(printf '%s\n' "${lp_walls[@]}" | sort -n | sed -n 2p)
-hf_wall=$(printf '%s\n' "${hf_walls[@]}" | sort -n | sed -n 2p)
+lp_wall=$(printf '%s\n' "${lp_walls[@]}" | sort -n | sed -n 3p)
+hf_wall=$(printf '%s\n' "${hf_walls[@]}" | sort -n | sed -n 3p)
 verdict="$(python3 -c 'import sys; r=int(sys.argv[1])/int(sys.argv[2]); print(f"{r:.3f} " + ("ok" if r <= 1.5 else "WARN"))' "$lp_wall" "$hf_wall")"
 case "$verdict" in *WARN) warnings=$((warnings + 1)) ;; esac
 printf 'wall time, 200 runs of libc-only: launchprof run %.3f s, hyperfine -N %.3f s, ratio %s (goal <= 1.5)\n' \

@@ -24,20 +24,25 @@ struct ArmingRecipe: Sendable {
         var node: Int
         var offset: UInt64
         var action: BreakpointTable.Action
+        /// The text word the breakpoint covers, as the launch that made the recipe found it.
+        var word: UInt64? = nil
     }
 
     /// The nodes the targets need; the first is always the program's.
     private(set) var nodes: [Node] = []
     private(set) var targets: [Target] = []
 
-    /// Keeps the nodes of `objects` (a walked chain) that `targets` refer to, and the program's.
+    /// Keeps the nodes of `objects` (a walked chain) that `targets` refer to, and the program's;
+    /// `targets` carry the words their breakpoints covered in this launch.
     init(objects: [LinkMap.Object], targets: [Target], loaderBias: UInt64) {
         var slots: [Int: Int] = [:]
         for index in [0] + targets.map(\.node) where slots[index] == nil {
             slots[index] = nodes.count
             nodes.append(Node(offset: objects[index].address &- loaderBias, dynamicOffset: objects[index].dynamicOffset))
         }
-        self.targets = targets.map { Target(node: slots[$0.node]!, offset: $0.offset, action: $0.action) }
+        self.targets = targets.map {
+            Target(node: slots[$0.node]!, offset: $0.offset, action: $0.action, word: $0.word)
+        }
     }
 
     /// This launch's load bias of each node, read in one system call; nil when a node does not

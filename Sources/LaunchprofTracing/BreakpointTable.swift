@@ -28,25 +28,36 @@ struct BreakpointTable {
 
     private var armed: [UInt64: Armed] = [:]
 
-    mutating func arm(_ pid: pid_t, at address: UInt64, _ action: Action) throws(TracerError) {
-        try arm(pid, [(address, action)])
+    /// A breakpoint to arm. `word`, when known, is the 8 bytes at `address` before the int3:
+    /// program text is the same in every launch, so a word learned in one launch spares the
+    /// next ones a read of the tracee (the costliest request in a stop: it faults the page in).
+    struct Placement {
+        var address: UInt64
+        var action: Action
+        var word: UInt64? = nil
     }
 
-    /// Arms several breakpoints, reading all their original bytes in one system call (each
-    /// stop the child spends in the tracer is launch time launchprof adds).
-    mutating func arm(_ pid: pid_t, _ targets: [(address: UInt64, action: Action)]) throws(TracerError) {
-        var fresh: [UInt64] = []
-        for (address, action) in targets {
-            if armed[address] != nil {
-                armed[address]!.actions.append(action)
+    mutating func arm(_ pid: pid_t, at address: UInt64, _ action: Action, word: UInt64? = nil) throws(TracerError) {
+        try arm(pid, [Placement(address: address, action: action, word: word)])
+    }
+
+    /// Arms several breakpoints, reading the original bytes not known yet in one system call
+    /// (each stop the child spends in the tracer is launch time launchprof adds).
+    mutating func arm(_ pid: pid_t, _ placements: [Placement]) throws(TracerError) {
+        var fresh: [Placement] = []
+        for placement in placements {
+            if armed[placement.address] != nil {
+                armed[placement.address]!.actions.append(placement.action)
             } else {
-                fresh.append(address)
-                armed[address] = Armed(original: 0, originalWord: nil, actions: [action])
+                fresh.append(placement)
+                armed[placement.address] = Armed(original: 0, originalWord: nil, actions: [placement.action])
             }
         }
         guard !fresh.isEmpty else { return }
-        let words = try Ptrace.readWords(pid, at: fresh)
-        for (address, word) in zip(fresh, words) {
+        var read = try Ptrace.readWords(pid, at: fresh.filter { $0.word == nil }.map(\.address))[...]
+        for placement in fresh {
+            let address = placement.address
+            let word = placement.word ?? read.popFirst()!
             if sharesWord(address) {
                 // Another breakpoint within these 8 bytes: patch the byte alone, re-reading.
                 armed[address]!.original = try Ptrace.insertBreakpoint(pid, at: address)
@@ -57,6 +68,9 @@ struct BreakpointTable {
             }
         }
     }
+
+    /// The 8 bytes that were at `address` before its armed breakpoint, when the table knows them.
+    func originalWord(at address: UInt64) -> UInt64? { armed[address]?.originalWord }
 
     /// Handles a SIGTRAP at `pc` (one past an int3): if it is ours, removes the breakpoint,
     /// rewinds the tracee and returns the actions. Returns nil for a trap that is not ours.

@@ -320,21 +320,30 @@ private struct TracedLaunch {
             loaderBias = auxv.base
             programBias = plan.isPositionIndependent ? auxv.entry &- plan.entry : 0
         }
+        // The boundaries to arm now, as offsets from one load bias: the loader's first
+        // breakpoint, or (statically linked: no loader) the program's entry, init and main.
+        var targets: [ArmingRecipe.Target]
+        let bias: UInt64
         if let loader = plan.loader, loaderBias != 0 {
-            if let relocate = loader.relocateObject {
-                try breakpoints.arm(pid, at: loaderBias + relocate, .relocationStart)
-            } else {
-                try breakpoints.arm(pid, at: loaderBias + loader.debugState, .debugState)
-            }
+            bias = loaderBias
+            targets = [loader.relocateObject.map { .init(node: 0, offset: $0, action: .relocationStart) }
+                ?? .init(node: 0, offset: loader.debugState, action: .debugState)]
         } else {
-            // Statically linked: no loader; the program starts at its entry point.
-            var targets: [ArmingRecipe.Target] = [.init(node: 0, offset: plan.entry, action: .entry)]
+            bias = programBias
+            targets = [.init(node: 0, offset: plan.entry, action: .entry)]
             if case .function(let function) = plan.programInitializer {
                 targets.append(.init(node: 0, offset: function, action: .programInit))
             }
             if let main = mainTarget(node: { _ in nil }) { targets.append(main) }
-            try arm(targets, biases: [programBias])
+            noteIfMainIsUnobservable(targets)
         }
+        // Their text words, as an earlier launch of the same program found them.
+        if let words = learned.execStopWords(for: plan.programPath), words.count == targets.count {
+            for index in targets.indices { targets[index].word = words[index] }
+        }
+        try arm(targets, biases: [bias])
+        learned.remember(
+            execStopWords: targets.map { breakpoints.originalWord(at: bias &+ $0.offset) }, for: plan.programPath)
     }
 
     private mutating func startNextImage(
@@ -416,6 +425,7 @@ private struct TracedLaunch {
             let biases = recipe.biases(pid, loaderBias: loaderBias)
         {
             try arm(recipe.targets, biases: biases)
+            noteIfMainIsUnobservable(recipe.targets)
             return true
         }
         let objects = try LinkMap.read(pid, rDebug: loaderBias + loader.rDebug)
@@ -458,20 +468,27 @@ private struct TracedLaunch {
             targets.append(.init(node: array.node, offset: offset, action: array.action))
         }
         if let main = mainTarget(node: { key in objects.firstIndex { $0.key == key } }) { targets.append(main) }
-        let recipe = ArmingRecipe(objects: objects, targets: targets, loaderBias: loaderBias)
-        learned.remember(recipe: recipe, for: plan.programPath)
-        try arm(targets, biases: objects.map(\.bias))
+        let biases = objects.map(\.bias)
+        try arm(targets, biases: biases)
+        noteIfMainIsUnobservable(targets)
+        for index in targets.indices {
+            targets[index].word = breakpoints.originalWord(at: biases[targets[index].node] &+ targets[index].offset)
+        }
+        learned.remember(recipe: ArmingRecipe(objects: objects, targets: targets, loaderBias: loaderBias), for: plan.programPath)
         return true
     }
 
-    /// Arms `targets` in one batch; notes `main` as unobservable when none of them leads to it.
+    /// Arms `targets` in one batch, each at its node's bias plus its offset.
     private mutating func arm(_ targets: [ArmingRecipe.Target], biases: [UInt64]) throws(TracerError) {
-        try breakpoints.arm(pid, targets.map { (biases[$0.node] &+ $0.offset, $0.action) })
-        if !targets.contains(where: { $0.action == .main || $0.action == .libcStartMain }) {
-            events.append(.unobservable(
-                phase: "main", reason: "no libc main: neither a `main` symbol nor __libc_start_main"))
-            events.append(.unobservable(phase: "program.init", reason: "its end, main, is not observable"))
-        }
+        try breakpoints.arm(pid, targets.map { .init(address: biases[$0.node] &+ $0.offset, action: $0.action, word: $0.word) })
+    }
+
+    /// Notes `main` (and so the end of `program.init`) as unobservable when no target leads to it.
+    private mutating func noteIfMainIsUnobservable(_ targets: [ArmingRecipe.Target]) {
+        guard !targets.contains(where: { $0.action == .main || $0.action == .libcStartMain }) else { return }
+        events.append(.unobservable(
+            phase: "main", reason: "no libc main: neither a `main` symbol nor __libc_start_main"))
+        events.append(.unobservable(phase: "program.init", reason: "its end, main, is not observable"))
     }
 
     /// Where `main` is observed: at `main` itself, else at `__libc_start_main`, whose argument

@@ -11,6 +11,8 @@ public final class LearnedLayout: Sendable {
         var initializerOffsets: [String: UInt64] = [:]
         /// The breakpoints armed when relocation starts, keyed by the program's real path.
         var recipes: [String: ArmingRecipe] = [:]
+        /// The text words under the breakpoints armed at the exec stop, by program.
+        var execStopWords: [String: [UInt64?]] = [:]
     }
 
     private let facts = Mutex(Facts())
@@ -26,6 +28,12 @@ public final class LearnedLayout: Sendable {
     }
 
     func recipe(for program: String) -> ArmingRecipe? { facts.withLock { $0.recipes[program] } }
+
+    func execStopWords(for program: String) -> [UInt64?]? { facts.withLock { $0.execStopWords[program] } }
+
+    func remember(execStopWords words: [UInt64?], for program: String) {
+        facts.withLock { $0.execStopWords[program] = words }
+    }
 
     func remember(recipe: ArmingRecipe, for program: String) {
         facts.withLock { $0.recipes[program] = recipe }
