@@ -1,4 +1,5 @@
 import Foundation
+import LaunchprofELF
 import LaunchprofReport
 import Testing
 
@@ -24,12 +25,54 @@ struct LearnedLayoutTests {
         #expect(learned == (try firstInitArrayWord(libc)))
     }
 
+    /// Later launches write their breakpoints with text words the first launch read from the
+    /// child, without reading them again: each must be exactly what the object's file holds at
+    /// that address (text is mapped from the file, never relocated), for the loader's breakpoint
+    /// armed at the exec stop and for every breakpoint of the arming recipe.
+    @Test func learnedTextWordsAreTheFilesBytes() throws {
+        let app = try RunFixtures.app(libraries: ["alpha", "beta"])
+        var configuration = RunConfiguration(program: app, arguments: [])
+        configuration.runs = 3
+        configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
+        let session = try RunSession(configuration: configuration)
+        let writer = try LaunchReportWriter(
+            output: InMemoryReportOutput(), target: session.target,
+            host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
+        _ = try session.run(into: writer)
+
+        let loader = try #require(session.closurePaths.first { $0.contains("/ld-linux") })
+        let relocate = try #require(ImagePlanner.debugSymbol(
+            "_dl_relocate_object", of: try ELFImage.read(path: loader), in: ImagePlanner.defaultDebugDirectories))
+        let execWords = try #require(session.learned.execStopWords(for: session.imagePath))
+        #expect(execWords == [try fileWord(loader, at: relocate)])
+
+        let recipe = try #require(session.learned.recipe(for: session.imagePath))
+        var objects: [String] = []
+        for target in recipe.targets {
+            let path: String
+            switch target.action {
+            case .objectInit(let name): path = try #require(LinkMap.realPath(name))
+            case .programInit, .main, .entry: path = session.imagePath
+            default: continue
+            }
+            objects.append(path)
+            #expect(target.word == (try fileWord(path, at: target.offset)), "\(target.action)")
+        }
+        #expect(objects.contains { $0.hasSuffix("/libalpha.so") } && objects.contains { $0.hasSuffix("/libbeta.so") })
+        #expect(recipe.targets.contains { $0.action == .main })
+    }
+
     /// The 8-byte word the file holds at DT_INIT_ARRAY's first slot, found through readelf's
     /// dynamic section and program headers.
     private func firstInitArrayWord(_ path: String) throws -> UInt64 {
         let dynamic = try readelf(["-dW", path])
         let line = try #require(dynamic.split(separator: "\n").first { $0.contains("(INIT_ARRAY)") })
         let slot = try #require(UInt64(line.split(separator: " ").last!.dropFirst(2), radix: 16))
+        return try fileWord(path, at: slot)
+    }
+
+    /// The 8 bytes the file holds at virtual address `slot`, found through readelf's program headers.
+    private func fileWord(_ path: String, at slot: UInt64) throws -> UInt64 {
         for header in try readelf(["-lW", path]).split(separator: "\n") where header.contains("LOAD") {
             let fields = header.split(separator: " ")
             guard let offset = UInt64(fields[1].dropFirst(2), radix: 16),
