@@ -28,7 +28,7 @@ public final class LaunchReportWriter {
         report = LaunchReport(
             target: target, host: host, mode: mode, runs: [], summary: LaunchSummary())
         do {
-            try output.write(Self.split(try Self.encodeValue(report)).head)
+            if output.keepsBytes { try output.write(Self.split(try Self.encodeValue(report)).head) }
         } catch {
             output.discard()
             throw error
@@ -63,8 +63,10 @@ public final class LaunchReportWriter {
         closed = true
         report.summary = builder.summary
         do {
-            let tail = Self.split(try Self.encodeValue(report)).tail
-            try output.write(Array((runCount == 0 ? "" : "\n").utf8) + tail)
+            if output.keepsBytes {
+                let tail = Self.split(try Self.encodeValue(report)).tail
+                try output.write(Array((runCount == 0 ? "" : "\n").utf8) + tail)
+            }
             try output.commit()
         } catch {
             output.discard()

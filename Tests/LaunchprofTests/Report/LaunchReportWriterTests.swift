@@ -35,6 +35,27 @@ struct LaunchReportWriterTests {
         #expect(try leftovers(in: directory).isEmpty)
     }
 
+    /// Without --json the writer only feeds the summary: it must encode nothing, and its
+    /// summary must be the same as the one a file-backed writer computes.
+    @Test("a discarding output gets no bytes and the same summary")
+    func discardingOutputEncodesNothing() throws {
+        final class CountingDiscard: ReportOutput {
+            let path = "<counting>"
+            var keepsBytes: Bool { false }
+            var written = 0
+            func write(_ bytes: [UInt8]) throws(LaunchReportError) { written += bytes.count }
+            func commit() throws(LaunchReportError) {}
+            func discard() {}
+        }
+        let report = try ReportSamples.report()
+        let output = CountingDiscard()
+        let writer = try LaunchReportWriter(output: output, target: report.target, host: report.host, mode: report.mode)
+        for run in report.runs { try writer.append(run) }
+        let finished = try writer.finish()
+        #expect(output.written == 0)
+        #expect(finished.summary == report.summary)
+    }
+
     @Test("top-level keys come out sorted, with the runs before the summary")
     func sortedKeys() throws {
         let text = String(decoding: try LaunchReportWriter.encode(try ReportSamples.report()), as: UTF8.self)
