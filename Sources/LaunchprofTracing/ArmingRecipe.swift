@@ -10,13 +10,16 @@ import Glibc
 /// every launch of the same closure and environment, and Linux places a process's mappings at
 /// fixed distances from each other: only the whole region moves (ASLR). So each node lies at
 /// the same offset from the loader's load address in every launch. The prediction is checked:
-/// every node read must hold the same object (its `l_ld − l_addr`), else the tracer walks the
-/// chain as in a first launch.
+/// every node read must hold the same object — its dynamic section at the same place in its file
+/// (`l_ld − l_addr`) and its name where the loader put it before (`l_name`, allocated in the same
+/// sequence) — else the tracer walks the chain as in a first launch.
 struct ArmingRecipe: Sendable {
     struct Node: Sendable {
         /// The node's address minus the loader's load bias.
         var offset: UInt64
         var dynamicOffset: UInt64
+        /// `l_name` minus the loader's load bias.
+        var nameOffset: UInt64
     }
 
     struct Target: Sendable {
@@ -38,7 +41,10 @@ struct ArmingRecipe: Sendable {
         var slots: [Int: Int] = [:]
         for index in [0] + targets.map(\.node) where slots[index] == nil {
             slots[index] = nodes.count
-            nodes.append(Node(offset: objects[index].address &- loaderBias, dynamicOffset: objects[index].dynamicOffset))
+            let object = objects[index]
+            nodes.append(Node(
+                offset: object.address &- loaderBias, dynamicOffset: object.dynamicOffset,
+                nameOffset: object.nameAddress &- loaderBias))
         }
         self.targets = targets.map {
             Target(node: slots[$0.node]!, offset: $0.offset, action: $0.action, word: $0.word)
@@ -58,8 +64,9 @@ struct ArmingRecipe: Sendable {
         biases.reserveCapacity(nodes.count)
         for (index, node) in nodes.enumerated() {
             let bias = words[index * LinkMap.nodeWords]
+            let name = words[index * LinkMap.nodeWords + 1]
             let dynamic = words[index * LinkMap.nodeWords + 2]
-            guard dynamic &- bias == node.dynamicOffset else { return nil }
+            guard dynamic &- bias == node.dynamicOffset, name &- loaderBias == node.nameOffset else { return nil }
             biases.append(bias)
         }
         return biases

@@ -428,7 +428,9 @@ private struct TracedLaunch {
             noteIfMainIsUnobservable(recipe.targets)
             return true
         }
-        let objects = try LinkMap.read(pid, rDebug: loaderBias + loader.rDebug)
+        let objects = try LinkMap.read(
+            pid, rDebug: loaderBias + loader.rDebug, earlier: learned.chain(for: plan.programPath))
+        learned.remember(chain: objects, for: plan.programPath)
         guard !objects.isEmpty else { return false }  // the chain starts with the program
         var targets: [ArmingRecipe.Target] = []
         var arrays: [(key: String, node: Int, slot: UInt64, action: BreakpointTable.Action)] = []

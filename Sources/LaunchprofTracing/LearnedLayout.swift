@@ -13,6 +13,11 @@ public final class LearnedLayout: Sendable {
         var recipes: [String: ArmingRecipe] = [:]
         /// The text words under the breakpoints armed at the exec stop, by program.
         var execStopWords: [String: [UInt64?]] = [:]
+        /// The link map as last walked, by program, so a later walk reads no name it knows.
+        var chains: [String: [LinkMap.Object]] = [:]
+        /// How many times a launch had to walk the link map (a first launch, or a recipe that
+        /// no longer held: in a large closure, a mapping can land in another gap).
+        var chainWalks = 0
     }
 
     private let facts = Mutex(Facts())
@@ -28,6 +33,17 @@ public final class LearnedLayout: Sendable {
     }
 
     func recipe(for program: String) -> ArmingRecipe? { facts.withLock { $0.recipes[program] } }
+
+    var chainWalks: Int { facts.withLock { $0.chainWalks } }
+
+    func chain(for program: String) -> [LinkMap.Object] { facts.withLock { $0.chains[program] ?? [] } }
+
+    func remember(chain: [LinkMap.Object], for program: String) {
+        facts.withLock {
+            $0.chains[program] = chain
+            $0.chainWalks += 1
+        }
+    }
 
     func execStopWords(for program: String) -> [UInt64?]? { facts.withLock { $0.execStopWords[program] } }
 

@@ -7,13 +7,15 @@ import Glibc
 /// The loader's list of loaded objects (`r_debug.r_map`, a chain of `struct link_map`), read
 /// from the tracee once the list is complete (when relocation starts).
 enum LinkMap {
-    struct Object {
+    struct Object: Sendable {
         /// Where the node itself lies in the tracee.
         var address: UInt64
         /// `l_addr`: the difference between the object's addresses in memory and in its file.
         var bias: UInt64
         /// `l_ld − l_addr`: the object's dynamic section in its file, which identifies it.
         var dynamicOffset: UInt64
+        /// `l_name`: where the loader keeps the object's name.
+        var nameAddress: UInt64
         /// `l_name`: the path the loader opened ("" for the program).
         var name: String
         /// `name` resolved like the plan's keys (symlinks followed); nil for the program and
@@ -25,16 +27,24 @@ enum LinkMap {
     // struct link_map { l_addr; l_name; l_ld; l_next; l_prev; … }
     static let nodeWords = 4
 
-    /// Walks the chain node by node, reading each name.
-    static func read(_ pid: pid_t, rDebug: UInt64) throws(TracerError) -> [Object] {
+    /// Walks the chain node by node. A node that holds the same object as the same node of
+    /// `earlier` (a previous walk: same dynamic section offset) keeps that name, unread.
+    static func read(_ pid: pid_t, rDebug: UInt64, earlier: [Object] = []) throws(TracerError) -> [Object] {
         var node = try Ptrace.readWord(pid, at: rDebug + 8)
         var objects: [Object] = []
         while node != 0, objects.count < 4096 {
             let words = try Ptrace.readBlocks(pid, at: [node], words: nodeWords)
-            let name = words[1] == 0 ? "" : try readString(pid, at: words[1])
-            objects.append(Object(
-                address: node, bias: words[0], dynamicOffset: words[2] &- words[0], name: name,
-                key: realPath(name)))
+            let dynamicOffset = words[2] &- words[0]
+            if objects.count < earlier.count, earlier[objects.count].dynamicOffset == dynamicOffset {
+                var known = earlier[objects.count]
+                (known.address, known.bias, known.nameAddress) = (node, words[0], words[1])
+                objects.append(known)
+            } else {
+                let name = words[1] == 0 ? "" : try readString(pid, at: words[1])
+                objects.append(Object(
+                    address: node, bias: words[0], dynamicOffset: dynamicOffset, nameAddress: words[1],
+                    name: name, key: realPath(name)))
+            }
             node = words[3]
         }
         return objects
