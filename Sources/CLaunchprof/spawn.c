@@ -86,6 +86,8 @@ static void run_child(const char *path, char *const *argv, char *const *envp,
         CPU_ZERO(&set);
         CPU_SET(o->cpu, &set);
         sched_setaffinity(0, sizeof set, &set);
+    } else if (o->cpu == LP_SPAWN_CPU_LAUNCHPROFS) {
+        lp_affinity_restore(0);  // the spawning thread is pinned; the child must not be
     }
     if (o->trace && ptrace(PTRACE_TRACEME, 0, 0, 0) < 0) goto fail;
     if (o->trap_listen && trap_listen_calls() < 0) goto fail;

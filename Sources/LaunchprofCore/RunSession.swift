@@ -149,7 +149,12 @@ public final class RunSession: @unchecked Sendable {
         request.standardOutput = io.childOutput
         request.standardError = io.childError
         request.hookDescriptor = channel.childEnd
-        request.pinnedCPU = pinnedCPU
+        // Pinned until main, unless the runtime sizes itself from its CPU mask before main (Go).
+        if request.plan?.readsAffinityBeforeMain == true {
+            request.unpinChild = pinnedCPU != nil
+        } else {
+            request.pinnedCPU = pinnedCPU
+        }
         request.detectListen = configuration.readiness == .listen
 
         let control = TraceControl()

@@ -54,6 +54,9 @@ public struct ImagePlan: Sendable {
     public var programInitializer: ProgramInitializer?
     /// `main`'s address in the program, when symbols or `_start` reveal it.
     public var main: UInt64?
+    /// The program's runtime reads its CPU affinity before `main` (Go sizes GOMAXPROCS from it
+    /// before `main.main`): pinning the child until `main` would change what it measures.
+    public var readsAffinityBeforeMain = false
     /// Otherwise `main` is read from `__libc_start_main`'s first argument: (object path, address).
     public var libcStartMain: (path: String, address: UInt64)?
     /// Initializers of every shared object in the closure, keyed by real path.

@@ -64,14 +64,18 @@ public enum ImagePlanner {
         // `main` from the program's symbols; a Go program's is `main.main`, which its runtime
         // calls after the package initializers. A stripped program's comes from its entry code,
         // else from libcStartMain at run time (one stop more).
-        let main = program.symbolAddress("main") ?? program.symbolAddress("main.main") ?? program.mainFromEntryCode
+        let cMain = program.symbolAddress("main")
+        let goMain = cMain == nil ? program.symbolAddress("main.main") : nil
+        let main = cMain ?? goMain ?? program.mainFromEntryCode
 
-        return ImagePlan(
+        var plan = ImagePlan(
             programPath: program.path,
             isPositionIndependent: program.kind == .pie || program.kind == .staticPIE,
             entry: program.entry, loader: loader,
             programInitializer: firstInitializer(of: program), main: main, libcStartMain: libcStartMain,
             initializers: initializers, unobservable: unobservable)
+        plan.readsAffinityBeforeMain = goMain != nil
+        return plan
     }
 
     /// libc runs a program's DT_PREINIT_ARRAY, then DT_INIT (`_init`), then DT_INIT_ARRAY.

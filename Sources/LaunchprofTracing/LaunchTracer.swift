@@ -23,6 +23,9 @@ public struct TraceRequest: Sendable {
     public var hookDescriptor: Int32 = -1
     /// Pin the tracer and the child to this CPU until `main`, so every stop is a same-CPU switch.
     public var pinnedCPU: Int32?
+    /// With `pinnedCPU` nil while the tracer's thread is pinned: start the child with
+    /// launchprof's own CPU mask, not the thread's.
+    public var unpinChild = false
     /// The plan for the first image (for a `#!` script: its interpreter's).
     public var plan: ImagePlan?
     /// Report the first successful listen(2) of the child or a descendant as readiness.
@@ -139,7 +142,8 @@ private struct TracedLaunch {
         var options = lp_spawn_options(
             stdin_fd: request.standardInput, stdout_fd: request.standardOutput,
             stderr_fd: request.standardError, keep_fd: request.hookDescriptor,
-            cwd: cwd.map { UnsafePointer($0!) }, trace: true, cpu: request.pinnedCPU ?? -1,
+            cwd: cwd.map { UnsafePointer($0!) }, trace: true,
+            cpu: request.pinnedCPU ?? Int32(request.unpinChild ? LP_SPAWN_CPU_LAUNCHPROFS : LP_SPAWN_CPU_INHERIT),
             new_process_group: true, trap_listen: request.detectListen)
         var pid: pid_t = 0
         let spawnedAt = lp_now_ns()

@@ -16,6 +16,8 @@
 #define _Nullable
 #endif
 
+enum { LP_SPAWN_CPU_INHERIT = -1, LP_SPAWN_CPU_LAUNCHPROFS = -2 };
+
 /// What the child does between fork and exec.
 typedef struct lp_spawn_options {
     /// Descriptors installed as the child's 0, 1, 2 (-1: inherit launchprof's).
@@ -27,7 +29,9 @@ typedef struct lp_spawn_options {
     const char *_Nullable cwd;
     /// Stop under ptrace at the exec (PTRACE_TRACEME).
     bool trace;
-    /// Pin the child to this CPU before exec (-1: do not pin).
+    /// Pin the child to this CPU before exec; LP_SPAWN_CPU_INHERIT: keep the spawning thread's
+    /// mask; LP_SPAWN_CPU_LAUNCHPROFS: launchprof's own mask (from lp_affinity_save) although
+    /// the spawning thread is pinned.
     int cpu;
     /// Put the child in its own process group, so the terminal's Ctrl-C reaches launchprof only.
     bool new_process_group;

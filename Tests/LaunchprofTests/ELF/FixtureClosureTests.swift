@@ -227,7 +227,7 @@ struct FixtureClosureTests {
 /// Builds `elf-hello.go` with the Debian golang-go toolchain (an apt dependency of the tests).
 enum GoFixture {
     static func build() throws -> String {
-        let output = ELFFixtures.root("go") + "/hello"
+        let output = ELFFixtures.root("go") + "/hello-gomaxprocs"
         if FileManager.default.isExecutableFile(atPath: output) { return output }
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/go") else {
             throw InspectTruth.Failure(description: "/usr/bin/go is missing: install golang-go (apt) to build the static Go fixture")

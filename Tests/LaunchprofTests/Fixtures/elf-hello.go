@@ -1,8 +1,12 @@
 // A static Go program: no libc, no interpreter, no loader work.
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+)
 
 func main() {
-	fmt.Println("hello from go")
+	// The runtime sized itself from the CPU affinity mask before main.main ran.
+	fmt.Println("hello from go, GOMAXPROCS", runtime.GOMAXPROCS(0))
 }

@@ -29,6 +29,28 @@ struct RunOptionsTests {
         #expect(explicit.split(separator: "\n").contains("LD_PRELOAD="), "--env passes it on purpose")
     }
 
+    /// Pinning the child to the tracer's CPU until main must not change what the program sees:
+    /// Go's runtime sizes GOMAXPROCS from the CPU mask before main.main, so a Go program is not
+    /// pinned, and prints the same GOMAXPROCS under launchprof as on its own.
+    @Test func goProgramSeesItsOwnCPUMask() throws {
+        let program = try GoFixture.build()
+        let bare = Process()
+        bare.executableURL = URL(fileURLWithPath: program)
+        let pipe = Pipe()
+        bare.standardOutput = pipe
+        try bare.run()
+        let alone = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        bare.waitUntilExit()
+        try #require(alone.contains("GOMAXPROCS"))
+
+        let output = temporaryPath("gomaxprocs")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let outcome = try RunHarness.run(program) { $0.output = .file(output) }
+        let traced = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(traced == alone)
+        #expect(outcome.runs.first?.phase("main") != nil, "main.main observed")
+    }
+
     /// `--ready stdout:REGEX`: ready at the first matching line; the output still passes through.
     @Test func readyAtTheFirstMatchingStdoutLine() throws {
         let output = temporaryPath("stdout")
