@@ -103,7 +103,7 @@ public final class RunSession: @unchecked Sendable {
                     var repeats = 0
                     while metNewImages, repeats < 8, lp_interrupted() == 0 {
                         (run, metNewImages) = try launchOnce(
-                        index: index - configuration.warmup, pinnedCPU: cpu, monitorThread: monitorThread)
+                            index: index - configuration.warmup, pinnedCPU: cpu, monitorThread: monitorThread)
                         repeats += 1
                     }
                     if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }

@@ -61,14 +61,15 @@ public struct TraceResult: Sendable {
 /// Launches a program under ptrace and records its launch boundaries.
 ///
 /// Every observation is a breakpoint the tracer removes as soon as it is hit: the loader's
-/// `_dl_relocate_object` (relocation starts) and `_dl_debug_state` (relocation done), each
-/// shared object's first initializer, the program's entry point, and `main`. After `main` the
-/// child runs untouched; the app's own phases arrive through the hook channel, not ptrace.
-/// All calls must come from one thread (see `TracerThread`).
+/// `_dl_relocate_object` (relocation starts; the first initializer called ends it), each shared
+/// object's first initializer, the program's (or its entry point), and `main`; in a session's
+/// first launch also `_dl_debug_state`, to read the relocated initializer arrays. After `main`
+/// the child runs untouched; the app's own phases arrive through the hook channel, not ptrace.
+/// All calls must come from one thread (see `DedicatedThread`).
 public struct LaunchTracer {
     /// Plans for images a child execs, by real path; nil when not analysed yet.
     public var planForImage: (String) -> ImagePlan?
-    /// What earlier launches of the session learned (relocated initializer addresses).
+    /// What earlier launches of the session learned, so later ones stop for less (`LearnedLayout`).
     public var learned: LearnedLayout
 
     public init(planForImage: @escaping (String) -> ImagePlan?, learned: LearnedLayout = LearnedLayout()) {
