@@ -86,6 +86,10 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             if statistics.outliers > 0 {
                 text += "  \(statistics.outliers) outlier\(statistics.outliers == 1 ? "" : "s")"
             }
+            // A metric some runs lack (`exit` when launchprof ended the app after its launch).
+            if statistics.count < summary.runs {
+                text += "  (\(statistics.count) of \(summary.runs) runs)"
+            }
             lines.append(text)
         }
         if let pause = summary.tracerPauseNs {

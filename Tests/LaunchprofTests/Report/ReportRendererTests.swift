@@ -61,6 +61,23 @@ struct ReportRendererTests {
         }
     }
 
+    @Test("a metric only some runs have says in how many")
+    func metricOfSomeRuns() throws {
+        // Run 0 exited by itself; launchprof ended run 1 after its launch (no exitNs).
+        let runs = (0..<2).map { index in
+            LaunchRun(
+                index: index, pid: Int32(10 + index), exitStatus: RunExit(code: 0),
+                phases: [LaunchPhase(name: "exec", startNs: 0, durationNs: 1_000)],
+                metrics: LaunchMetrics(timeToFirstFrameNs: 5_000, exitNs: index == 0 ? 9_000 : nil))
+        }
+        let report = LaunchReport(target: ReportSamples.target, host: ReportSamples.host, mode: ReportSamples.mode, runs: runs)
+        let lines = try TextWaterfallRenderer().render(report).split(separator: "\n")
+        let exit = try #require(lines.first { $0.hasPrefix("exit ") && $0.contains("median") })
+        #expect(exit.hasSuffix("(1 of 2 runs)"))
+        let frame = try #require(lines.first { $0.hasPrefix("time to first frame") })
+        #expect(!frame.contains(" of 2 runs"))
+    }
+
     @Test("durations print with three significant digits and a unit")
     func durations() throws {
         // Expected strings derived by hand from the values.
