@@ -48,19 +48,7 @@ struct RunAccuracyTests {
         for task in ["sync", "prefetch"] {
             try compare("task", task, "task \(task)") { $0.phase("extendedLaunch", task: task)?.durationNs }
         }
-        // main is a breakpoint (launchprof's clock), the first frame a hook (the app's clock):
-        // the span between them checks the breakpoint against the app's own time of main.
-        let mains = truth.all("main")
-        let frames = truth.all("first-frame")
-        try #require(mains.count == runs && frames.count == runs)
-        RunHarness.expectMedianClose(
-            outcome.runs.indices.map { index in
-                let run = outcome.runs[index]
-                let measured = run.phase("firstFrame").flatMap { frame in
-                    run.phase("main").map { frame.startNs - $0.startNs }
-                }
-                return (measured, frames[index].beginNs - mains[index].beginNs)
-            }, "main → first frame")
+        try expectMainToFirstFrameClose(outcome, truth, "main → first frame")
         for run in outcome.runs {
             #expect(run.metrics.timeToMainNs == run.phase("main")?.startNs)
             // The tracer's own stops happen before main (after it the child runs untouched).
@@ -106,18 +94,8 @@ struct RunAccuracyTests {
         ]) { $0.lingerNs = 2_000_000_000 }  // time to write the first-frame truth line
         try #require(outcome.runs.count == runs)
         let truth = try FixtureTruth(contentsOf: truthPath)
-        let mains = truth.all("main")
-        let frames = truth.all("first-frame")
-        try #require(mains.count == runs && frames.count == runs)
         for run in outcome.runs { #expect(run.absent.isEmpty, "\(run.absent)") }
-        RunHarness.expectMedianClose(
-            outcome.runs.indices.map { index in
-                let run = outcome.runs[index]
-                let measured = run.phase("firstFrame").flatMap { frame in
-                    run.phase("main").map { frame.startNs - $0.startNs }
-                }
-                return (measured, frames[index].beginNs - mains[index].beginNs)
-            }, "stripped: main → first frame")
+        try expectMainToFirstFrameClose(outcome, truth, "stripped: main → first frame")
         let ctors = truth.all("ctor").filter { $0.name == "program" }
         RunHarness.expectMedianClose(
             zip(outcome.runs, ctors).map { ($0.phase("program.init")?.durationNs, $1.durationNs) },
@@ -178,6 +156,24 @@ struct RunAccuracyTests {
         #expect(run.exitStatus == RunExit(code: 3))
         #expect(run.phase("loader.relocate") != nil)
         #expect(run.phase("main") != nil)
+    }
+
+    /// `main` is a breakpoint (launchprof's clock), the first frame a hook (the app's clock):
+    /// the span between them, run by run, checks the breakpoint against the app's own time of main.
+    private func expectMainToFirstFrameClose(
+        _ outcome: RunHarness.Outcome, _ truth: FixtureTruth, _ what: String
+    ) throws {
+        let mains = truth.all("main")
+        let frames = truth.all("first-frame")
+        try #require(mains.count == outcome.runs.count && frames.count == outcome.runs.count)
+        RunHarness.expectMedianClose(
+            outcome.runs.indices.map { index in
+                let run = outcome.runs[index]
+                let measured = run.phase("firstFrame").flatMap { frame in
+                    run.phase("main").map { frame.startNs - $0.startNs }
+                }
+                return (measured, frames[index].beginNs - mains[index].beginNs)
+            }, what)
     }
 
     // MARK: Truth from the loader itself

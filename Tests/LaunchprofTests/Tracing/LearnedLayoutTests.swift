@@ -12,14 +12,7 @@ struct LearnedLayoutTests {
     /// in the child; that offset must be what the file itself says the slot will hold (libc
     /// packs its relative relocations with DT_RELR, whose addend is the word in the file).
     @Test func learnedOffsetEqualsTheFilesRelocatedSlot() throws {
-        var configuration = RunConfiguration(program: "/bin/true", arguments: [])
-        configuration.runs = 2
-        configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
-        let session = try RunSession(configuration: configuration)
-        let writer = try LaunchReportWriter(
-            output: InMemoryReportOutput(), target: session.target,
-            host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
-        _ = try session.run(into: writer)
+        let session = try runSession("/bin/true", [], runs: 2)
         let libc = try #require(session.closurePaths.first { $0.hasSuffix("/libc.so.6") })
         let learned = try #require(session.learned.initializerOffset(for: libc))
         #expect(learned == (try firstInitArrayWord(libc)))
@@ -31,14 +24,7 @@ struct LearnedLayoutTests {
     /// armed at the exec stop and for every breakpoint of the arming recipe.
     @Test func learnedTextWordsAreTheFilesBytes() throws {
         let app = try RunFixtures.app(libraries: ["alpha", "beta"])
-        var configuration = RunConfiguration(program: app, arguments: [])
-        configuration.runs = 3
-        configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
-        let session = try RunSession(configuration: configuration)
-        let writer = try LaunchReportWriter(
-            output: InMemoryReportOutput(), target: session.target,
-            host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
-        _ = try session.run(into: writer)
+        let session = try runSession(app, [], runs: 3)
         // Only the first launch walks the chain (at relocation start, and again once the
         // arrays are relocated); the others arm from the recipe, whose prediction held.
         #expect((1...2).contains(session.learned.chainWalks))
@@ -71,16 +57,22 @@ struct LearnedLayoutTests {
     /// tracer then walks, and the accuracy tests check gdb's initializers in the loader's order.)
     @Test(arguments: ["/usr/bin/git"])
     func recipeHoldsForRealPrograms(_ program: String) throws {
-        var configuration = RunConfiguration(program: program, arguments: ["--version"])
-        configuration.runs = 4
+        let session = try runSession(program, ["--version"], runs: 4)
+        #expect((1...2).contains(session.learned.chainWalks))
+        #expect(session.learned.recipe(for: session.imagePath) != nil)
+    }
+
+    /// A session of `runs` launches, run to the end; its `learned` holds what they taught.
+    private func runSession(_ program: String, _ arguments: [String], runs: Int) throws -> RunSession {
+        var configuration = RunConfiguration(program: program, arguments: arguments)
+        configuration.runs = runs
         configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
         let session = try RunSession(configuration: configuration)
         let writer = try LaunchReportWriter(
             output: InMemoryReportOutput(), target: session.target,
             host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
         _ = try session.run(into: writer)
-        #expect((1...2).contains(session.learned.chainWalks))
-        #expect(session.learned.recipe(for: session.imagePath) != nil)
+        return session
     }
 
     /// The 8-byte word the file holds at DT_INIT_ARRAY's first slot, found through readelf's
