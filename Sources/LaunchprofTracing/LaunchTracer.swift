@@ -342,13 +342,17 @@ private struct TracedLaunch {
             if let main = mainTarget(node: { _ in nil }) { targets.append(main) }
             noteIfMainIsUnobservable(targets)
         }
-        // Their text words, as an earlier launch of the same program found them.
-        if let words = learned.execStopWords(for: plan.programPath), words.count == targets.count {
-            for index in targets.indices { targets[index].word = words[index] }
+        // Their text words, as an earlier launch of the same program found them; the first
+        // launch reads them and records them for the next ones.
+        let known = learned.execStopWords(for: plan.programPath).flatMap { $0.count == targets.count ? $0 : nil }
+        if let known {
+            for index in targets.indices { targets[index].word = known[index] }
         }
         try arm(targets, biases: [bias])
-        learned.remember(
-            execStopWords: targets.map { breakpoints.originalWord(at: bias &+ $0.offset) }, for: plan.programPath)
+        if known == nil {
+            learned.remember(
+                execStopWords: targets.map { breakpoints.originalWord(at: bias &+ $0.offset) }, for: plan.programPath)
+        }
     }
 
     private mutating func startNextImage(
