@@ -52,6 +52,15 @@ struct JSONBytes {
         needsComma = true
     }
 
+    /// A field whose value is rare and nested (sampled stacks, flags): encoded by `JSONEncoder`
+    /// with the same formatting, so the whole stays byte-identical to it. A value that cannot be
+    /// encoded (it holds nothing that can fail today) is written as `null`.
+    mutating func encoded(_ name: String, _ value: some Encodable) {
+        key(name)
+        bytes.append(contentsOf: (try? LaunchReportWriter.encodeValue(value)) ?? Array("null".utf8))
+        needsComma = true
+    }
+
     private static let hex = Array("0123456789abcdef".utf8)
 
     /// JSON string escaping as Foundation's encoder does it (slashes left alone).

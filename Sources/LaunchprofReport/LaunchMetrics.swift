@@ -9,15 +9,25 @@ public struct LaunchMetrics: Sendable, Equatable, Codable {
     public var extendedLaunchNs: UInt64?
     /// The child's exit; nil when launchprof ended it (timeout, readiness reached, Ctrl-C).
     public var exitNs: UInt64?
+    /// A prewarmed launch: the first frame timed from the resume (the user's tap), not from the
+    /// spawn, so the prewarm and the hold are never inside it (MetricKit's optimized time to
+    /// first draw).
+    public var optimizedTimeToFirstFrameNs: UInt64?
+    /// Resume from background to active (`didBecomeActive`), the median of the run's resume
+    /// cycles (MetricKit's application resume time).
+    public var resumeTimeNs: UInt64?
 
     public init(
         timeToMainNs: UInt64? = nil, timeToFirstFrameNs: UInt64? = nil,
-        extendedLaunchNs: UInt64? = nil, exitNs: UInt64? = nil
+        extendedLaunchNs: UInt64? = nil, exitNs: UInt64? = nil,
+        optimizedTimeToFirstFrameNs: UInt64? = nil, resumeTimeNs: UInt64? = nil
     ) {
         self.timeToMainNs = timeToMainNs
         self.timeToFirstFrameNs = timeToFirstFrameNs
         self.extendedLaunchNs = extendedLaunchNs
         self.exitNs = exitNs
+        self.optimizedTimeToFirstFrameNs = optimizedTimeToFirstFrameNs
+        self.resumeTimeNs = resumeTimeNs
     }
 
     /// The metric names, in report order, with their values.
@@ -25,6 +35,7 @@ public struct LaunchMetrics: Sendable, Equatable, Codable {
         [
             ("timeToMainNs", timeToMainNs), ("timeToFirstFrameNs", timeToFirstFrameNs),
             ("extendedLaunchNs", extendedLaunchNs), ("exitNs", exitNs),
+            ("optimizedTimeToFirstFrameNs", optimizedTimeToFirstFrameNs), ("resumeTimeNs", resumeTimeNs),
         ]
     }
 }

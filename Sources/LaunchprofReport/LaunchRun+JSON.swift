@@ -13,6 +13,7 @@ extension LaunchRun {
                     json.field("reason", entry.reason)
                 }
             }
+            if let callStackTree { json.encoded("callStackTree", callStackTree) }
             if let closureBytes { json.field("closureBytes", closureBytes) }
             if let exitStatus {
                 json.key("exitStatus")
@@ -23,11 +24,14 @@ extension LaunchRun {
                     if let signal = exitStatus.signal { json.field("signal", signal) }
                 }
             }
+            if let flags { json.encoded("flags", flags) }
             json.field("index", index)
             json.key("metrics")
             json.object { json in
                 if let value = metrics.exitNs { json.field("exitNs", value) }
                 if let value = metrics.extendedLaunchNs { json.field("extendedLaunchNs", value) }
+                if let value = metrics.optimizedTimeToFirstFrameNs { json.field("optimizedTimeToFirstFrameNs", value) }
+                if let value = metrics.resumeTimeNs { json.field("resumeTimeNs", value) }
                 if let value = metrics.timeToFirstFrameNs { json.field("timeToFirstFrameNs", value) }
                 if let value = metrics.timeToMainNs { json.field("timeToMainNs", value) }
             }

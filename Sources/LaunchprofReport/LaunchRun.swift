@@ -18,6 +18,10 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     /// How long the child was held stopped while launchprof handled its breakpoints, in all
     /// (already inside the phases' times: the cost of observing this run).
     public var tracerPauseNs: UInt64?
+    /// `--sample`: heavy main-thread work found during the launch.
+    public var flags: [LaunchFlag]?
+    /// `--sample`: the main thread's sampled stacks over the whole launch.
+    public var callStackTree: CallStackTree?
 
     public init(
         index: Int, pid: Int32, exitStatus: RunExit?, phases: [LaunchPhase],

@@ -8,6 +8,8 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
     public var timeToFirstFrameNs: SummaryStatistics?
     public var extendedLaunchNs: SummaryStatistics?
     public var exitNs: SummaryStatistics?
+    public var optimizedTimeToFirstFrameNs: SummaryStatistics?
+    public var resumeTimeNs: SummaryStatistics?
     /// How long launchprof held the child stopped per run (the cost of observing it, already
     /// inside the times above).
     public var tracerPauseNs: SummaryStatistics?
@@ -18,7 +20,8 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
     public init(
         runs: Int = 0, failedRuns: Int = 0, timeToMainNs: SummaryStatistics? = nil,
         timeToFirstFrameNs: SummaryStatistics? = nil, extendedLaunchNs: SummaryStatistics? = nil,
-        exitNs: SummaryStatistics? = nil, tracerPauseNs: SummaryStatistics? = nil,
+        exitNs: SummaryStatistics? = nil, optimizedTimeToFirstFrameNs: SummaryStatistics? = nil,
+        resumeTimeNs: SummaryStatistics? = nil, tracerPauseNs: SummaryStatistics? = nil,
         phases: [PhaseSummary] = []
     ) {
         self.tracerPauseNs = tracerPauseNs
@@ -28,6 +31,8 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
         self.timeToFirstFrameNs = timeToFirstFrameNs
         self.extendedLaunchNs = extendedLaunchNs
         self.exitNs = exitNs
+        self.optimizedTimeToFirstFrameNs = optimizedTimeToFirstFrameNs
+        self.resumeTimeNs = resumeTimeNs
         self.phases = phases
     }
 }

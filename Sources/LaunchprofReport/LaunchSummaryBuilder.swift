@@ -17,7 +17,7 @@ public struct LaunchSummaryBuilder: Sendable {
 
     private var runs = 0
     private var failedRuns = 0
-    private var metrics = [StreamingStatistics](repeating: StreamingStatistics(), count: 4)
+    private var metrics = [StreamingStatistics](repeating: StreamingStatistics(), count: 6)
     private var tracerPause = StreamingStatistics()
     private var phaseIndex: [PhaseKey: Int] = [:]
     private var phases: [PhaseAccumulator] = []
@@ -56,7 +56,8 @@ public struct LaunchSummaryBuilder: Sendable {
         LaunchSummary(
             runs: runs, failedRuns: failedRuns, timeToMainNs: metrics[0].summary,
             timeToFirstFrameNs: metrics[1].summary, extendedLaunchNs: metrics[2].summary,
-            exitNs: metrics[3].summary, tracerPauseNs: tracerPause.summary,
+            exitNs: metrics[3].summary, optimizedTimeToFirstFrameNs: metrics[4].summary,
+            resumeTimeNs: metrics[5].summary, tracerPauseNs: tracerPause.summary,
             phases: phases.compactMap { accumulator -> PhaseSummary? in
                 guard let start = accumulator.start.summary,
                     let duration = accumulator.duration.summary

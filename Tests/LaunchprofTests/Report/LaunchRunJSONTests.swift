@@ -28,7 +28,7 @@ struct LaunchRunJSONTests {
             RunExit(signal: 9, killedBy: "timeout \(awkward)"),
         ]
         for (offset, exit) in exits.enumerated() {
-            let run = LaunchRun(
+            var run = LaunchRun(
                 index: offset, pid: Int32.max, exitStatus: exit,
                 phases: [
                     LaunchPhase(name: awkward, startNs: UInt64.max, durationNs: 0),
@@ -36,11 +36,32 @@ struct LaunchRunJSONTests {
                     LaunchPhase(name: "extendedLaunch", startNs: 1, durationNs: 2, task: awkward),
                 ],
                 metrics: offset % 2 == 0
-                    ? LaunchMetrics() : LaunchMetrics(timeToMainNs: 1, timeToFirstFrameNs: 2, extendedLaunchNs: 3, exitNs: 4),
+                    ? LaunchMetrics()
+                    : LaunchMetrics(
+                        timeToMainNs: 1, timeToFirstFrameNs: 2, extendedLaunchNs: 3, exitNs: 4,
+                        optimizedTimeToFirstFrameNs: 5, resumeTimeNs: 6),
                 absent: [AbsentPhase(phase: "main", reason: awkward), AbsentPhase(phase: "x", reason: "y", image: 2)],
                 warnings: TimelineWarning.Code.allCases.map { TimelineWarning($0, awkward) },
                 timedOut: offset == 3, residentBeforeBytes: offset == 1 ? 12_345 : nil,
                 closureBytes: offset == 1 ? 99_999 : nil)
+            if offset == 2 {
+                let leaf = CallStackTree.Frame(
+                    binaryName: awkward, binaryUUID: "ab12", address: 0x401000,
+                    offsetIntoBinaryTextSegment: 0x1000, sampleCount: 3, symbol: awkward)
+                run.callStackTree = CallStackTree(callStacks: [
+                    .init(threadAttributed: true, callStackRootFrames: [
+                        .init(
+                            binaryName: "app", binaryUUID: "", address: 1, offsetIntoBinaryTextSegment: 1,
+                            sampleCount: 4, subFrames: [leaf])
+                    ])
+                ])
+                run.flags = [
+                    LaunchFlag(
+                        kind: .blocked, phase: awkward, function: "f", object: "o", durationNs: 7,
+                        syscall: "poll", startNs: 8, advice: awkward),
+                    LaunchFlag(kind: .cpu, phase: "p", function: "g", object: "o", durationNs: 9, advice: "a"),
+                ]
+            }
             let fast = run.jsonBytes()
             let reference = try Self.foundation(run)
             #expect(fast == reference, "\(String(decoding: fast, as: UTF8.self))\n\(String(decoding: reference, as: UTF8.self))")
