@@ -6,11 +6,13 @@ import Glibc
 /// Resolves a program's DT_NEEDED closure as glibc 2.36's `ld.so` does, from files alone:
 /// breadth-first; DT_RPATH (of the requesting object, then of its loaders, ignored when the
 /// object has DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH (the requesting object's only),
-/// /etc/ld.so.cache, the default directories; glibc-hwcaps subdirectories; `$ORIGIN`, `$LIB`,
-/// `$PLATFORM`; one object per name, soname or file.
+/// /etc/ld.so.cache, the default directories; glibc-hwcaps and legacy hwcap subdirectories
+/// (tls/, haswell/, x86_64/, …) of each directory; `$ORIGIN`, `$LIB`, `$PLATFORM`; one object
+/// per name, soname or file.
 ///
-/// Not modelled: legacy hwcap subdirectories (haswell/, tls/, x86_64/), secure-mode (setuid)
-/// restrictions, /etc/ld.so.preload, DT_AUXILIARY/DT_FILTER.
+/// Not modelled: legacy-hwcap entries of ld.so.cache (ldconfig records them only for libraries
+/// installed in such subdirectories of trusted directories), secure-mode (setuid) restrictions,
+/// /etc/ld.so.preload, DT_AUXILIARY/DT_FILTER, the `glibc.cpu.hwcaps`/`hwcap_mask` tunables.
 public struct DependencyResolver: Sendable {
     public var cache: LoaderCache?
     /// This machine's capabilities; read on first use (reading /proc/cpuinfo costs more than
@@ -258,10 +260,13 @@ private struct ResolutionState {
         return .missing(reason: "not found")
     }
 
-    /// Tries `name` in each directory (its glibc-hwcaps subdirectories first).
+    /// Tries `name` in each directory: its glibc-hwcaps subdirectories, then its legacy hwcap
+    /// subdirectories, then the directory itself.
     private func search(_ name: String, in directories: [String], source: Closure.Source) -> Lookup? {
         for directory in directories {
-            var candidates = resolver.host.hwcapsSubdirectories.map { "\(directory)/glibc-hwcaps/\($0)/\(name)" }
+            let host = resolver.host
+            var candidates = host.hwcapsSubdirectories.map { "\(directory)/glibc-hwcaps/\($0)/\(name)" }
+            candidates += host.legacySubdirectories.map { "\(directory)/\($0)/\(name)" }
             candidates.append(directory.hasSuffix("/") ? directory + name : "\(directory)/\(name)")
             for path in candidates {
                 switch attempt(path) {

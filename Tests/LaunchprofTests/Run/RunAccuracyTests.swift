@@ -106,44 +106,61 @@ struct RunAccuracyTests {
         let program = try RunFixtures.staticProgram()
         let truthPath = FixtureTruth.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
-        let outcome = try RunHarness.run(program, environment: [
+        let runs = 3
+        let outcome = try RunHarness.run(program, runs: runs, environment: [
             "LP_FIXTURE_TRUTH": truthPath, "LP_PROGRAM_BUSY_US": "2000",
         ])
-        let run = try #require(outcome.runs.first)
-        let absent = Set(run.absent.map(\.phase))
-        #expect(absent.isSuperset(of: ["loader.map", "loader.relocate", "loader.init"]))
-        #expect(run.absent.allSatisfy { $0.reason.contains("statically linked") })
-        #expect(!run.phases.contains { $0.name.hasPrefix("loader.") })
-        #expect(run.phase("program.start") != nil, "libc's start-up is its own span")
+        try #require(outcome.runs.count == runs)
+        for run in outcome.runs {
+            let absent = Set(run.absent.map(\.phase))
+            #expect(absent.isSuperset(of: ["loader.map", "loader.relocate", "loader.init"]))
+            #expect(run.absent.allSatisfy { $0.reason.contains("statically linked") })
+            #expect(!run.phases.contains { $0.name.hasPrefix("loader.") })
+            #expect(run.phase("program.start") != nil, "libc's start-up is its own span")
+            #expect(run.phase("main") != nil)
+        }
         let truth = try FixtureTruth(contentsOf: truthPath)
-        let ctor = try #require(truth.first("ctor", "program"))
-        RunHarness.expectClose(run.phase("program.init")?.durationNs, ctor.durationNs, "static program.init")
-        #expect(run.phase("main") != nil)
+        let ctors = truth.all("ctor").filter { $0.name == "program" }
+        try #require(ctors.count == runs)
+        RunHarness.expectMedianClose(
+            zip(outcome.runs, ctors).map { ($0.phase("program.init")?.durationNs, $1.durationNs) },
+            "static program.init")
     }
 
     @Test func execChainTimesEveryImage() throws {
         let program = try RunFixtures.program("exec-chain")
         let truthPath = FixtureTruth.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
-        // One run: it meets images 1 and 2 before they are analysed, so it is done again, and
-        // the run reported observes every image.
-        let outcome = try RunHarness.run(program, runs: 1, environment: [
+        // The first run meets images 1 and 2 before they are analysed, so it is done again: every
+        // run reported observes every image. Three runs, judged by the median error: the span
+        // between two mains ends where the tracer saw a stop and the app's clock reads after the
+        // child was resumed, so one late wake-up on a loaded machine must not decide.
+        let runs = 3
+        let outcome = try RunHarness.run(program, runs: runs, environment: [
             "LP_FIXTURE_TRUTH": truthPath, "LP_EXEC_COUNT": "2", "LP_IMAGE_BUSY_US": "3000",
         ])
-        #expect(outcome.runs.count == 1)
-        let run = try #require(outcome.runs.last)
-        let mains = run.phases.filter { $0.name == "main" }
-        #expect(mains.map { $0.image ?? 0 } == [0, 1, 2])
-        #expect(run.absent.isEmpty, "\(run.absent)")
-        // Between two mains: the image's 3 ms of work, its exec and the next image's loading.
-        let truth = try FixtureTruth(contentsOf: truthPath)
-        let truthMains = truth.all("main").suffix(3).map(\.beginNs)
-        for index in 0..<2 {
-            RunHarness.expectClose(
-                mains[index + 1].startNs - mains[index].startNs, truthMains[index + 1] - truthMains[index],
-                "main \(index) → main \(index + 1)")
+        try #require(outcome.runs.count == runs)
+        for run in outcome.runs {
+            #expect(run.phases.filter { $0.name == "main" }.map { $0.image ?? 0 } == [0, 1, 2])
+            #expect(run.absent.isEmpty, "\(run.absent)")
+            #expect(run.metrics.timeToMainNs == run.phases.last { $0.name == "main" }?.startNs)
         }
-        #expect(run.metrics.timeToMainNs == mains.last?.startNs)
+        // Between two mains: the image's 3 ms of work, its exec and the next image's loading.
+        // The truth file's last 3 × runs main lines are the reported runs' (a repeated run's
+        // lines come before the repeat's).
+        let truth = try FixtureTruth(contentsOf: truthPath)
+        let truthMains = Array(truth.all("main").suffix(3 * runs).map(\.beginNs))
+        for index in 0..<2 {
+            RunHarness.expectMedianClose(
+                outcome.runs.enumerated().map { offset, run in
+                    let mains = run.phases.filter { $0.name == "main" }.map(\.startNs)
+                    let base = offset * 3
+                    return (
+                        mains.count == 3 ? mains[index + 1] - mains[index] : nil,
+                        truthMains[base + index + 1] - truthMains[base + index]
+                    )
+                }, "main \(index) → main \(index + 1)")
+        }
     }
 
     @Test func scriptIsLaunchedThroughItsInterpreter() throws {
