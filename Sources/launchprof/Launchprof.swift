@@ -1,4 +1,5 @@
 import ArgumentParser
+import LaunchprofReport
 
 /// launchprof: measures and explains what happens between exec and a program being ready.
 ///
@@ -9,6 +10,7 @@ struct Launchprof: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "launchprof",
         abstract: "A launch-performance profiler for Linux programs.",
+        version: LaunchprofVersion.description,
         subcommands: [InspectCommand.self, RunCommand.self])
 
     /// `launchprof inspect [--json] PROGRAM` goes straight to the command: the argument

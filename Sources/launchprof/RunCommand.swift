@@ -17,7 +17,14 @@ struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Launch a program under ptrace N times and time every launch phase.",
+        usage: """
+            launchprof run [<options>] PROGRAM [ARGS…]
+            launchprof run [<options>] -- PROGRAM [ARGS…]
+            """,
         discussion: """
+            Options go before PROGRAM; everything after it is the program's own (`launchprof run \
+            -r 5 git --version`). `--` ends launchprof's options.
+
             Phases: exec, loader.map, loader.relocate, loader.init (per library), program.init, \
             main, the app's hooked phases, firstFrame, extendedLaunch, exit. Times are ns from \
             the spawn.
@@ -70,7 +77,8 @@ struct RunCommand: ParsableCommand {
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments.")
     var command: [String] = []
 
-    func validate() throws {
+    mutating func validate() throws {
+        command = try CommandOptions.programAndArguments(command, of: Self.self)
         guard !command.isEmpty else { throw ValidationError("Missing PROGRAM to run.") }
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
         guard warmup >= 0 else { throw ValidationError("--warmup cannot be negative.") }

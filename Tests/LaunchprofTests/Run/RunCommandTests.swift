@@ -5,27 +5,8 @@ import Testing
 /// and the report file.
 @Suite("run: the command line", .serialized)
 struct RunCommandTests {
-    struct Outcome {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    private func launchprof(_ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = try LaunchprofBinary.url()
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+    private func launchprof(_ arguments: [String]) throws -> LaunchprofCLI.Outcome {
+        try LaunchprofCLI.run(arguments)
     }
 
     @Test func badInputsGetOneLineAndTheirStatus() throws {

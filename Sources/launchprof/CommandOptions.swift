@@ -1,0 +1,76 @@
+import ArgumentParser
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The options a command declares, read from the argument parser's own description of it (the
+/// model behind `--experimental-dump-help`), so that messages and checks cannot drift from what
+/// the parser accepts.
+enum CommandOptions {
+    /// Every spelling of every option and flag of `command` (`-r`, `--runs`, …), `--help` aside.
+    static func names(of command: ParsableCommand.Type) -> [String] {
+        struct Dump: Decodable {
+            struct Command: Decodable { var arguments: [Argument]? }
+            struct Argument: Decodable { var names: [Name]? }
+            struct Name: Decodable { var kind: String; var name: String }
+            var command: Command
+        }
+        guard let dump = try? JSONDecoder().decode(Dump.self, from: Data(command._dumpHelp().utf8)) else {
+            return []
+        }
+        var result: [String] = []
+        for argument in dump.command.arguments ?? [] {
+            for name in argument.names ?? [] {
+                let spelled = name.kind == "short" ? "-" + name.name : "--" + name.name
+                if spelled != "-h" && spelled != "--help" { result.append(spelled) }
+            }
+        }
+        return result
+    }
+
+    /// The program and its arguments from the words the parser left after `command`'s options
+    /// (captured for passthrough, so the program's own options reach it untouched): a leading
+    /// `--` ends launchprof's options, as in every getopt tool; a word starting with `-` before
+    /// the program is a misspelled or unknown option, not a program.
+    static func programAndArguments(_ words: [String], of command: ParsableCommand.Type) throws -> [String] {
+        if words.first == "--" { return Array(words.dropFirst()) }
+        guard let first = words.first, first.hasPrefix("-"), first != "-" else { return words }
+        let option = String(first.split(separator: "=", maxSplits: 1)[0])
+        var message = "Unknown option '\(option)'."
+        if let suggestion = nearest(to: option, in: names(of: command)) {
+            message += " Did you mean '\(suggestion)'?"
+        }
+        message += " (A program whose name starts with '-' goes after '--'.)"
+        throw ValidationError(message)
+    }
+
+    /// The closest of `names` to `word` by edit distance, if close enough to be a typo.
+    static func nearest(to word: String, in names: [String]) -> String? {
+        let scored = names.map { ($0, editDistance(word, $0)) }.min { $0.1 < $1.1 }
+        guard let (name, distance) = scored, distance <= max(2, word.count / 3) else { return nil }
+        return name
+    }
+
+    /// Levenshtein distance, counting a swap of neighbours as one edit (`--jsno` → `--json`).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return table[a.count][b.count]
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import LaunchprofReport
+import Testing
+
+/// What a new user reaches for: `--` to end the options, a misspelled option named as such,
+/// `--version`, and a README whose option tables are the parser's.
+@Suite("CLI: conventions")
+struct CommandLineConventionsTests {
+    @Test("`--` ends launchprof's options; the program's own options pass through untouched")
+    func doubleDashEndsOptions() throws {
+        let report = FileManager.default.temporaryDirectory.appendingPathComponent("lp-dd-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: report) }
+        let outcome = try LaunchprofCLI.run(["run", "-r", "2", "--json", report, "--", "/bin/sh", "-c", "exit 0", "-r"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let decoded = try JSONDecoder().decode(LaunchReport.self, from: Data(contentsOf: URL(fileURLWithPath: report)))
+        #expect(decoded.target.path == "/bin/sh")
+        #expect(decoded.target.arguments == ["-c", "exit 0", "-r"])
+        #expect(decoded.runs.count == 2)
+        // Without `--`, as before: options after the program are the program's.
+        let plain = try LaunchprofCLI.run(["run", "-r", "1", "--json", report, "/bin/sh", "-c", "exit 0", "--json"])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        let again = try JSONDecoder().decode(LaunchReport.self, from: Data(contentsOf: URL(fileURLWithPath: report)))
+        #expect(again.target.arguments == ["-c", "exit 0", "--json"])
+    }
+
+    @Test(
+        "a word starting with - before the program is an unknown option: usage error, nearest option suggested",
+        arguments: [
+            (["run", "--jsno", "x", "/bin/true"], "Unknown option '--jsno'", "Did you mean '--json'?"),
+            (["run", "-r", "12", "--metrikit", "DIR", "/bin/true"], "Unknown option '--metrikit'", nil),
+            (["run", "--warmpu=3", "/bin/true"], "Unknown option '--warmpu'", "Did you mean '--warmup'?"),
+            (["run", "--ignore-failures", "/bin/true"], "Unknown option '--ignore-failures'", "Did you mean '--ignore-failure'?"),
+        ] as [([String], String, String?)])
+    func unknownOptionIsAUsageError(arguments: [String], message: String, suggestion: String?) throws {
+        let outcome = try LaunchprofCLI.run(arguments)
+        #expect(outcome.status == 64, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains(message), "\(outcome.stderr)")
+        if let suggestion { #expect(outcome.stderr.contains(suggestion), "\(outcome.stderr)") }
+        #expect(!outcome.stderr.contains("not found in PATH"))
+    }
+
+    @Test("--version prints the version and the schema version of every document launchprof writes")
+    func version() throws {
+        let outcome = try LaunchprofCLI.run(["--version"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.hasPrefix("launchprof \(LaunchprofVersion.current)\n"))
+        #expect(outcome.stdout.contains("LaunchReport \(LaunchReport.currentSchemaVersion)"))
+        #expect(outcome.stdout.contains("inspect \(InspectReport.currentSchemaVersion)"))
+    }
+
+    @Test("the README's option tables list exactly the options of `launchprof help COMMAND`", arguments: ["run", "inspect"])
+    func readmeOptionTablesMatchHelp(command: String) throws {
+        let help = try LaunchprofCLI.run(["help", command])
+        #expect(help.status == 0)
+        // Each option's line starts with its spellings, then two spaces and its help text.
+        let specs = (help.stdout.components(separatedBy: "OPTIONS:").last ?? "").components(separatedBy: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("-") }
+            .map { $0.components(separatedBy: "  ").first ?? "" }
+        let fromHelp = Self.optionNames(specs.joined(separator: "\n")).subtracting(["-h", "--help"])
+        let table = try Self.optionTable(of: command, in: LaunchprofCLI.readme())
+        #expect(!fromHelp.isEmpty)
+        #expect(Self.optionNames(table) == fromHelp, "README table vs `launchprof help \(command)`")
+    }
+
+    /// The first column of the table after "Options:" under the README's `### \`launchprof COMMAND`
+    /// heading.
+    static func optionTable(of command: String, in readme: String) throws -> String {
+        let lines = readme.components(separatedBy: "\n")
+        let heading = try #require(lines.firstIndex { $0.hasPrefix("### `launchprof \(command)") })
+        let options = try #require(lines[heading...].firstIndex { $0 == "Options:" })
+        var rows: [String] = []
+        for line in lines[(options + 1)...] {
+            if line.hasPrefix("### ") || line.hasPrefix("## ") { break }
+            if line.hasPrefix("|") {
+                let cells = line.replacingOccurrences(of: "\\|", with: "/").split(separator: "|")
+                rows.append(cells.first.map(String.init) ?? "")
+            } else if !rows.isEmpty {
+                break
+            }
+        }
+        return rows.dropFirst(2).joined(separator: "\n")
+    }
+
+    /// `-x` and `--long-name` spellings in `text`.
+    static func optionNames(_ text: String) -> Set<String> {
+        let words = text.split { !($0.isLetter || $0.isNumber || $0 == "-") }
+        return Set(words.map(String.init).filter { word in
+            if word.hasPrefix("--") { return word.count > 2 && word.dropFirst(2).first!.isLetter }
+            return word.count == 2 && word.hasPrefix("-") && word.last!.isLetter
+        })
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// The built `launchprof` executable, run as a user runs it.
+enum LaunchprofCLI {
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Outcome {
+        let process = Process()
+        process.executableURL = try LaunchprofBinary.url()
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Drain stderr on another thread so a chatty command cannot block on a full pipe.
+        nonisolated(unsafe) var stderr = Data()
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            stderr = err.fileHandleForReading.readDataToEndOfFile()
+            drained.signal()
+        }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        process.waitUntilExit()
+        return Outcome(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// The repository's README.md (the tests run from the package's build folder).
+    static func readme() throws -> String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    }
+}
