@@ -1,4 +1,5 @@
 import ArgumentParser
+import LaunchprofReport
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -38,6 +39,12 @@ enum CommandOptions {
     static func programAndArguments(_ words: [String], of command: ParsableCommand.Type) throws -> [String] {
         if words.first == "--" { return Array(words.dropFirst()) }
         guard let first = words.first, first.hasPrefix("-"), first != "-" else { return words }
+        // The parser's own flags are captured too when they come first: honour them.
+        switch first {
+        case "-h", "--help", "-help": throw CleanExit.helpRequest(command)
+        case "--version": throw CleanExit.message(LaunchprofVersion.description)
+        default: break
+        }
         let option = String(first.split(separator: "=", maxSplits: 1)[0])
         var message = "Unknown option '\(option)'."
         if let suggestion = nearest(to: option, in: names(of: command)) {

@@ -48,6 +48,14 @@ struct CommandLineConventionsTests {
         #expect(outcome.stdout.contains("inspect \(InspectReport.currentSchemaVersion)"))
     }
 
+    @Test("help and version flags before the program are launchprof's", arguments: [["run", "--help"], ["run", "-r", "2", "-h"], ["run", "--version"]])
+    func helpAndVersionBeforeTheProgram(arguments: [String]) throws {
+        let outcome = try LaunchprofCLI.run(arguments)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let expected = arguments.last == "--version" ? "launchprof \(LaunchprofVersion.current)" : "USAGE: launchprof run"
+        #expect(outcome.stdout.contains(expected), "\(outcome.stdout)")
+    }
+
     @Test("the README's option tables list exactly the options of `launchprof help COMMAND`", arguments: ["run", "inspect"])
     func readmeOptionTablesMatchHelp(command: String) throws {
         let help = try LaunchprofCLI.run(["help", command])
