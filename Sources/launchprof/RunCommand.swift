@@ -67,6 +67,8 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Do not pin the tracer and the child to one CPU before main.")
     var noPin = false
 
+    @OptionGroup(title: "Exports") var exports: ExportOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments.")
     var command: [String] = []
 
@@ -114,11 +116,12 @@ struct RunCommand: ParsableCommand {
             throw Terminal.fail(error.description, status: 73)
         }
         let interactive = Terminal.isInteractive(2)
+        let collector = exports.collector()
         let lastRun: LaunchRun?
         do throws(RunError) {
             lastRun = try session.run(into: writer, progress: { done, total in
                 if interactive { Terminal.write(2, "\rlaunchprof: run \(done)/\(total)") }
-            })
+            }, onRun: collector?.onRun)
             if interactive { Terminal.write(2, "\r\u{1b}[K") }
         } catch {
             writer.cancel()
@@ -131,6 +134,7 @@ struct RunCommand: ParsableCommand {
         } catch {
             throw Terminal.fail(error.description, status: 73)
         }
+        try exports.write(report, collector: collector)
         report.runs = lastRun.map { [$0] } ?? []
         do throws(LaunchReportError) {
             let text = try TextWaterfallRenderer(colour: Terminal.wantsColour(1)).render(report)
