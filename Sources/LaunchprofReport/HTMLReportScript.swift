@@ -66,10 +66,11 @@ enum HTMLReportScript {
             for (var i = 0; i < steps.length; i++) if (steps[i] * power >= raw) return steps[i] * power;
             return 10 * power;
           }
-          function axis(svg, x0, width, y, maxNs, height) {
-            var step = niceStep(maxNs, 6);
-            for (var t = 0; t <= maxNs + 1e-9; t += step) {
-              var x = x0 + t / maxNs * width;
+          function axis(svg, x0, width, y, maxNs, height, minNs) {
+            var lo = minNs || 0;
+            var step = niceStep(maxNs - lo, 6);
+            for (var t = Math.ceil(lo / step) * step; t <= maxNs + 1e-9; t += step) {
+              var x = x0 + (t - lo) / (maxNs - lo) * width;
               svgEl("line", { "class": "grid", x1: x, x2: x, y1: 0, y2: height }, svg);
               svgEl("text", { "class": "axis", x: x, y: y, "text-anchor": "middle" }, svg, fmt(t));
             }
@@ -171,14 +172,15 @@ enum HTMLReportScript {
             var shown = runs.slice(0, 300);
             var node = section(main, "Every run", "One row per run: its phases from the spawn, the first frame in red." +
               (shown.length < runs.length ? " The first " + shown.length + " of " + runs.length + " runs." : ""));
-            var labelWidth = 70, width = 820, rowHeight = 9, top = 22, end = 1;
+            var labelWidth = 70, width = 820, rowHeight = shown.length > 40 ? 9 : 14, top = 22, end = 1;
+            var labelEvery = Math.ceil(12 / rowHeight);
             shown.forEach(function (run) { run.phases.forEach(function (p) { end = Math.max(end, p.startNs + p.durationNs); }); });
             var height = top + shown.length * rowHeight + 4;
             var svg = newChart(node, "runs", labelWidth + width + 10, height);
             axis(svg, labelWidth, width, 12, end, height);
             shown.forEach(function (run, i) {
               var y = top + i * rowHeight;
-              svgEl("text", { "class": "axis", x: 0, y: y + 8 }, svg, "run " + run.index);
+              if (i % labelEvery === 0) svgEl("text", { "class": "axis", x: 0, y: y + rowHeight - 3 }, svg, "run " + run.index);
               run.phases.forEach(function (p) {
                 var x = labelWidth + p.startNs / end * width;
                 if (p.durationNs > 0) {
@@ -193,23 +195,28 @@ enum HTMLReportScript {
           })();
 
           // Distribution of time to first frame.
-          function strip(svg, values, x0, width, maxNs, y, h, extraClass, name) {
+          function strip(svg, values, x0, width, maxNs, y, h, extraClass, name, minNs) {
+            var lo = minNs || 0;
+            function at(v) { return x0 + (v - lo) / (maxNs - lo) * width; }
             values.forEach(function (v, i) {
               var jitter = ((i * 0.618033988749895) % 1) * (h - 8) + 4;
-              tip(svgEl("circle", { "class": "run-dot" + (extraClass ? " " + extraClass : ""), cx: x0 + v.value / maxNs * width,
+              tip(svgEl("circle", { "class": "run-dot" + (extraClass ? " " + extraClass : ""), cx: at(v.value),
                 cy: y + jitter, r: 3.5 }, svg), name + " run " + v.run + ": " + fmt(v.value));
             });
             var m = median(values.map(function (v) { return v.value; }));
             if (m !== null) {
-              tip(svgEl("line", { "class": "median-line", x1: x0 + m / maxNs * width, x2: x0 + m / maxNs * width, y1: y, y2: y + h }, svg),
-                "median " + fmt(m));
+              tip(svgEl("line", { "class": "median-line", x1: at(m), x2: at(m), y1: y, y2: y + h }, svg), "median " + fmt(m));
             }
           }
           (function () {
-            var values = runs.filter(function (r) { return r.metrics.timeToFirstFrameNs !== undefined; })
-              .map(function (r) { return { run: r.index, value: r.metrics.timeToFirstFrameNs }; });
+            // A prewarmed launch's time from the spawn includes the hold: it is compared below instead.
+            var prewarmedCount = runs.filter(function (r) { return r.metrics.optimizedTimeToFirstFrameNs !== undefined; }).length;
+            var values = runs.filter(function (r) {
+              return r.metrics.timeToFirstFrameNs !== undefined && r.metrics.optimizedTimeToFirstFrameNs === undefined;
+            }).map(function (r) { return { run: r.index, value: r.metrics.timeToFirstFrameNs }; });
             var node = section(main, "Time to first frame",
-              values.length ? "Histogram and one dot per run (dashed: the median)." : "No run reached its first frame.");
+              (values.length ? "Histogram and one dot per run (dashed: the median)." : "No ordinary run reached its first frame.") +
+              (prewarmedCount ? " " + prewarmedCount + " prewarmed launches are compared in their own section." : ""));
             if (!values.length) return;
             var lo = Math.min.apply(null, values.map(function (v) { return v.value; }));
             var hi = Math.max.apply(null, values.map(function (v) { return v.value; }));
@@ -234,8 +241,8 @@ enum HTMLReportScript {
               svgEl("text", { "class": "axis", x: x0 + i * barWidth, y: top + plot + 16, "text-anchor": "middle" }, svg, fmt(first + i * bin));
             }
             var stripSvg = newChart(node, "ttff-strip", x0 + width + 20, 70);
-            axis(stripSvg, x0, width, 66, last, 52);
-            strip(stripSvg, values, x0, width, last, 4, 44, "", "time to first frame,");
+            axis(stripSvg, x0, width, 66, last, 52, first);
+            strip(stripSvg, values, x0, width, last, 4, 44, "", "time to first frame,", first);
           })();
 
           // Before main, by library.
