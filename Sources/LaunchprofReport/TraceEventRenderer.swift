@@ -7,7 +7,7 @@
 /// viewer cannot draw on one track) go to an `app phases (overlapping)` track. Each
 /// extended-launch task has its own track; the sampler's flags and its call stack tree (laid
 /// out by sample count over the launch, like a flame graph: not in time order) have theirs.
-public struct TraceEventRenderer: Sendable {
+public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
     public init() {}
 
     static let launchTrack = 1
@@ -32,7 +32,12 @@ public struct TraceEventRenderer: Sendable {
     }
 
     /// The trace as the file holds it: sorted keys, one event per line, a final newline.
-    public func render(_ report: LaunchReport) throws(LaunchReportError) -> [UInt8] {
+    public func render(_ report: LaunchReport) throws(LaunchReportError) -> String {
+        String(decoding: try renderBytes(report), as: UTF8.self)
+    }
+
+    /// The same, as bytes.
+    public func renderBytes(_ report: LaunchReport) throws(LaunchReportError) -> [UInt8] {
         let document = document(report)
         var shell = document
         shell.traceEvents = []

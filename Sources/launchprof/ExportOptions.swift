@@ -69,7 +69,7 @@ struct ExportOptions: ParsableArguments {
         full.runs = collector.runs.withLock { $0 }
         do throws(LaunchReportError) {
             if let trace {
-                try ReportFiles.write(try TraceEventRenderer().render(full), to: trace)
+                try ReportFiles.write(try TraceEventRenderer().renderBytes(full), to: trace)
                 Terminal.write(2, "launchprof: trace written to \(trace)\n")
             }
             if let metrickit {

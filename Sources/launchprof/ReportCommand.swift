@@ -65,7 +65,7 @@ struct ReportCommand: ParsableCommand {
                 Terminal.write(2, "launchprof: HTML report written to \(html)\n")
             }
             if let trace {
-                try ReportFiles.write(try TraceEventRenderer().render(decoded), to: trace)
+                try ReportFiles.write(try TraceEventRenderer().renderBytes(decoded), to: trace)
                 Terminal.write(2, "launchprof: trace written to \(trace)\n")
             }
         } catch {

@@ -134,7 +134,6 @@ struct RunCommand: ParsableCommand {
         } catch {
             throw Terminal.fail(error.description, status: 73)
         }
-        try exports.write(report, collector: collector)
         report.runs = lastRun.map { [$0] } ?? []
         do throws(LaunchReportError) {
             let text = try TextWaterfallRenderer(colour: Terminal.wantsColour(1)).render(report)
@@ -143,6 +142,7 @@ struct RunCommand: ParsableCommand {
             throw Terminal.fail(error.description, status: 70)
         }
         if let json { Terminal.write(2, "launchprof: report written to \(json)\n") }
+        try exports.write(report, collector: collector)
         if report.summary.failedRuns > 0 && !ignoreFailure {
             Terminal.write(2, "launchprof: \(report.summary.failedRuns) of \(report.summary.runs) runs failed\n")
             throw ExitCode(1)

@@ -53,7 +53,7 @@ struct TraceEventRendererTests {
             ExportSamples.run(index: 1, firstFrameMs: 19, hangsMs: [260], sampled: true),
         ]
         let report = ExportSamples.report(runs)
-        let document = try Self.expectWellFormed(try TraceEventRenderer().render(report))
+        let document = try Self.expectWellFormed(try TraceEventRenderer().renderBytes(report))
         let events = document.traceEvents
         let processNames = events.filter { $0.name == "process_name" }.compactMap { event -> String? in
             if case .text(let name) = event.args?["name"] { return name }
