@@ -193,6 +193,27 @@ struct ReportExportCommandTests {
         #expect(page.count(class: "run-dot") == 2 + 3)
     }
 
+    /// The check above is only worth something if it sees errors: a page that logs and throws.
+    @Test("the headless check sees a console message and an uncaught error")
+    func chromiumSeesErrors() throws {
+        let dir = try directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let html = dir.appendingPathComponent("broken.html").path
+        try Data(
+            """
+            <!DOCTYPE html><html><body data-render="pending"><script>
+            window.addEventListener("error", function (e) { document.body.setAttribute("data-render", "error: " + e.message); });
+            console.warn("a warning");
+            undefinedFunction();
+            </script></body></html>
+            """.utf8
+        ).write(to: URL(fileURLWithPath: html))
+        let page = try HeadlessChromium.load(html, screenshot: dir.appendingPathComponent("broken.png").path, height: 200)
+        #expect(page.consoleLines.contains { $0.contains("a warning") }, "\(page.consoleLines)")
+        #expect(page.consoleLines.contains { $0.contains("undefinedFunction") }, "\(page.consoleLines)")
+        #expect(page.bodyAttribute("data-render")?.hasPrefix("error: ") == true)
+    }
+
     @Test("bad inputs: a clear message, its exit status, nothing half-written")
     func badInputs() throws {
         let dir = try directory()
