@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Command 1: install what is missing, build in release mode, and profile the bundled demo app.
-# Writes Reports/demo-run.json (launchprof run) and Reports/demo-inspect.json (launchprof inspect).
+# Writes Reports/demo-run.json (launchprof run) and Reports/demo-inspect.json (launchprof inspect),
+# and from the same runs Reports/demo-report.html (open it in a browser), Reports/demo-trace.json
+# (open it in ui.perfetto.dev or chrome://tracing) and Reports/metrickit/{metrics,diagnostics}.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/setup.sh
@@ -12,4 +14,7 @@ echo "== launchprof inspect (what the loader will do) ==" >&2
 "$bin/launchprof" inspect --json "$bin/launchprof-demo" > Reports/demo-inspect.json.tmp
 mv Reports/demo-inspect.json.tmp Reports/demo-inspect.json
 echo "== launchprof run (where the launch time goes) ==" >&2
-"$bin/launchprof" run --runs 20 --warmup 2 --json Reports/demo-run.json "$bin/launchprof-demo"
+# The demo's first frame comes at about 16 ms: launches at or over that get a launch diagnostic.
+"$bin/launchprof" run --runs 20 --warmup 2 --json Reports/demo-run.json --trace Reports/demo-trace.json \
+  --metrickit Reports/metrickit --launch-diagnostic-threshold 16 "$bin/launchprof-demo"
+"$bin/launchprof" report Reports/demo-run.json --html Reports/demo-report.html

@@ -10,9 +10,12 @@
 #   gdb, git          system programs the tests inspect and run
 #   golang-go         builds a static Go program (no libc main) for the tests
 #   hyperfine, time   baselines for the benchmarks
+#   python3-jsonschema  the tests validate every JSON launchprof writes against Reports/schema
+#                     (draft 2020-12: Debian 12 ships jsonschema 4.10, which has it)
+#   chromium          the tests render the HTML report in headless Chromium
 set -euo pipefail
 
-packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time "$@")
+packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium "$@")
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -11,7 +11,7 @@ struct Launchprof: ParsableCommand {
         commandName: "launchprof",
         abstract: "A launch-performance profiler for Linux programs.",
         version: LaunchprofVersion.description,
-        subcommands: [InspectCommand.self, RunCommand.self])
+        subcommands: [InspectCommand.self, RunCommand.self, ReportCommand.self])
 
     /// `launchprof inspect [--json] PROGRAM` goes straight to the command: the argument
     /// parser reflects over every subcommand's options first, which was a third of inspect's

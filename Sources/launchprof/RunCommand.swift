@@ -74,6 +74,8 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Do not pin the tracer and the child to one CPU before main.")
     var noPin = false
 
+    @OptionGroup(title: "Exports") var exports: ExportOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments.")
     var command: [String] = []
 
@@ -122,11 +124,12 @@ struct RunCommand: ParsableCommand {
             throw Terminal.fail(error.description, status: 73)
         }
         let interactive = Terminal.isInteractive(2)
+        let collector = exports.collector()
         let lastRun: LaunchRun?
         do throws(RunError) {
             lastRun = try session.run(into: writer, progress: { done, total in
                 if interactive { Terminal.write(2, "\rlaunchprof: run \(done)/\(total)") }
-            })
+            }, onRun: collector?.onRun)
             if interactive { Terminal.write(2, "\r\u{1b}[K") }
         } catch {
             writer.cancel()
@@ -147,6 +150,7 @@ struct RunCommand: ParsableCommand {
             throw Terminal.fail(error.description, status: 70)
         }
         if let json { Terminal.write(2, "launchprof: report written to \(json)\n") }
+        try exports.write(report, collector: collector)
         if report.summary.failedRuns > 0 && !ignoreFailure {
             Terminal.write(2, "launchprof: \(report.summary.failedRuns) of \(report.summary.runs) runs failed\n")
             throw ExitCode(1)

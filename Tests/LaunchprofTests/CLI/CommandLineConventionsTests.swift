@@ -12,6 +12,7 @@ struct CommandLineConventionsTests {
         defer { try? FileManager.default.removeItem(atPath: report) }
         let outcome = try LaunchprofCLI.run(["run", "-r", "2", "--json", report, "--", "/bin/sh", "-c", "exit 0", "-r"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
+        try SchemaValidator.expectValid(file: report, against: .launchReport)
         let decoded = try JSONDecoder().decode(LaunchReport.self, from: Data(contentsOf: URL(fileURLWithPath: report)))
         #expect(decoded.target.path == "/bin/sh")
         #expect(decoded.target.arguments == ["-c", "exit 0", "-r"])
@@ -60,9 +61,10 @@ struct CommandLineConventionsTests {
     func readmeOptionTablesMatchHelp(command: String) throws {
         let help = try LaunchprofCLI.run(["help", command])
         #expect(help.status == 0)
-        // Each option's line starts with its spellings, then two spaces and its help text.
-        let specs = (help.stdout.components(separatedBy: "OPTIONS:").last ?? "").components(separatedBy: "\n")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("-") }
+        // Each option's line, in whichever section (OPTIONS, or an option group's own title),
+        // is indented and starts with its spellings, then two spaces and its help text.
+        let specs = help.stdout.components(separatedBy: "\n").filter { $0.hasPrefix("  -") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
             .map { $0.components(separatedBy: "  ").first ?? "" }
         let fromHelp = Self.optionNames(specs.joined(separator: "\n")).subtracting(["-h", "--help"])
         let table = try Self.optionTable(of: command, in: LaunchprofCLI.readme())

@@ -53,6 +53,7 @@ struct InspectGoldenTests {
     static func compare(_ name: String, program: String, environment: [String: String] = [:]) throws {
         let session = InspectSession(configuration: .init(program: program, environment: environment))
         let report = try session.run()
+        try SchemaValidator.expectValid(try report.jsonBytes(), against: .inspectReport, name)
         let actual = try redacted(Data(try report.jsonBytes()))
         let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Golden/\(name).json")

@@ -18,6 +18,7 @@ struct InspectJSONTests {
 
     static func expectMatchesFoundation(_ report: InspectReport) throws {
         let ours = try report.jsonBytes()
+        try SchemaValidator.expectValid(ours, against: .inspectReport, report.program.path)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
         let theirs = try encoder.encode(report)

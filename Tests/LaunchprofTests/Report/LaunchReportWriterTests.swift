@@ -30,6 +30,7 @@ struct LaunchReportWriterTests {
 
         let written = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(Array(written) == (try LaunchReportWriter.encode(report)))
+        try SchemaValidator.expectValid(written, against: .launchReport, "streamed report")
         let decoded = try JSONDecoder().decode(LaunchReport.self, from: written)
         #expect(decoded == report)
         #expect(try leftovers(in: directory).isEmpty)

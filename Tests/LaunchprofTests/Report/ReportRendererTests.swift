@@ -46,12 +46,14 @@ struct ReportRendererTests {
         let report = try ReportSamples.report()
         let text = try JSONReportRenderer().render(report)
         #expect(Array(text.utf8) == (try LaunchReportWriter.encode(report)))
+        try SchemaValidator.expectValid(text.utf8, against: .launchReport, "rendered JSON")
     }
 
     @Test("golden: a small report's JSON, byte for byte")
     func golden() throws {
         let report = try ReportSamples.report(runs: 2)
         let actual = try LaunchReportWriter.encode(report)
+        try SchemaValidator.expectValid(actual, against: .launchReport, "golden report")
         let url = try #require(Bundle.module.resourceURL).appendingPathComponent("Golden/launch-report-small.json")
         let expected = try Data(contentsOf: url)
         if Array(expected) != actual {

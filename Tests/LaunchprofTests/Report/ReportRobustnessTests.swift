@@ -54,6 +54,6 @@ struct ReportRobustnessTests {
             target: ReportSamples.target, host: ReportSamples.host, mode: ReportSamples.mode, runs: [],
             summary: builder.summary)
         _ = try TextWaterfallRenderer(colour: true).render(report)
-        _ = try LaunchReportWriter.encode(report)
+        try SchemaValidator.expectValid(try LaunchReportWriter.encode(report), against: .launchReport, "random timelines")
     }
 }

@@ -42,6 +42,7 @@ struct RunCommandTests {
         let outcome = try launchprof(["run", "--runs", "3", "--json", path, "/bin/echo", "--runs", "x"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        try SchemaValidator.expectValid(data, against: .launchReport, path)
         let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(Set(report.keys).isSuperset(of: ["schemaVersion", "target", "host", "mode", "runs", "summary"]))
         let target = try #require(report["target"] as? [String: Any])

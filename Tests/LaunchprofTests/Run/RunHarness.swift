@@ -25,12 +25,15 @@ enum RunHarness {
         configuration.environment = environment
         configure(&configuration)
         let session = try RunSession(configuration: configuration)
+        let output = InMemoryReportOutput()
         let writer = try LaunchReportWriter(
-            output: InMemoryReportOutput(), target: session.target,
+            output: output, target: session.target,
             host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
         let collected = Mutex<[LaunchRun]>([])
         _ = try session.run(into: writer, onRun: { run in collected.withLock { $0.append(run) } })
         let report = try writer.finish()
+        // Every real run's report is checked against the published schema.
+        try SchemaValidator.expectValid(output.bytes, against: .launchReport, "report of \(program)")
         return Outcome(runs: collected.withLock { $0 }, summary: report.summary)
     }
 

@@ -1,0 +1,135 @@
+import Foundation
+import LaunchprofReport
+import Testing
+
+/// The schemas in Reports/schema against the model: every stored property of every report type
+/// is named in its schema (so a field added to the model without its schema line fails here,
+/// naming both), and a report with every optional field set validates.
+@Suite("Report schemas")
+struct ReportSchemaTests {
+    static func schema(_ name: JSONSchemaName) throws -> [String: Any] {
+        let url = FixtureBuilder.packageRoot.appendingPathComponent("Reports/schema/" + name.fileName)
+        return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+    }
+
+    /// Property names a `$defs` entry (or the top level, `nil`) allows.
+    static func properties(_ schema: [String: Any], _ definition: String?) throws -> Set<String> {
+        let object = try definition.map { name in
+            try #require((schema["$defs"] as? [String: Any])?[name] as? [String: Any], "$defs/\(name)")
+        } ?? schema
+        return Set((object["properties"] as? [String: Any] ?? [:]).keys)
+    }
+
+    static func labels(_ value: Any) -> Set<String> {
+        Set(Mirror(reflecting: value).children.compactMap(\.label))
+    }
+
+    static func expectNamed(
+        _ value: Any, in schema: [String: Any], _ definition: String?, extra: Set<String> = [],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let allowed = try properties(schema, definition).union(extra)
+        let missing = labels(value).subtracting(allowed)
+        #expect(
+            missing.isEmpty,
+            "\(type(of: value)) has \(missing.sorted()) that Reports/schema's \(definition ?? "top level") does not list: add them there",
+            sourceLocation: sourceLocation)
+    }
+
+    /// A run and a report with every optional field present.
+    static func fullReport() -> LaunchReport {
+        var run = ExportSamples.run(index: 0, firstFrameMs: 14, optimizedMs: 9, resumeMs: 3, hangsMs: [300], sampled: true)
+        run.residentBeforeBytes = 4096
+        run.closureBytes = 8192
+        run.absent = [AbsentPhase(phase: "loader.map", reason: "stripped loader", image: 1)]
+        run.warnings = [TimelineWarning(.duplicateFirstFrame, "twice")]
+        run.phases.append(.init(name: "loader.map", startNs: 5, durationNs: 6, image: 1))
+        var killed = ExportSamples.run(index: 1, firstFrameMs: 20, resumeMs: 4)
+        killed.exitStatus = RunExit(signal: 9, coreDumped: false, killedBy: "timeout")
+        killed.timedOut = true
+        var report = ExportSamples.report([run, killed])
+        report.mode = .init(runs: 2, warmup: 1, cold: true, readiness: .stdout(pattern: "ready"), timeoutNs: 5_000_000_000)
+        return report
+    }
+
+    @Test("every field of the LaunchReport model is in launch-report.schema.json")
+    func launchReportNamesEveryField() throws {
+        let schema = try Self.schema(.launchReport)
+        let report = Self.fullReport()
+        let run = report.runs[0]
+        try Self.expectNamed(report, in: schema, nil)
+        try Self.expectNamed(report.target, in: schema, "Target")
+        try Self.expectNamed(report.host, in: schema, "Host")
+        try Self.expectNamed(report.mode, in: schema, "Mode")
+        try Self.expectNamed(run, in: schema, "LaunchRun")
+        try Self.expectNamed(run.phases[0], in: schema, "LaunchPhase")
+        try Self.expectNamed(run.absent[0], in: schema, "AbsentPhase")
+        try Self.expectNamed(RunExit(code: 0), in: schema, "RunExit")
+        try Self.expectNamed(run.warnings[0], in: schema, "TimelineWarning")
+        try Self.expectNamed(try #require(run.flags?.first), in: schema, "LaunchFlag")
+        try Self.expectNamed(ExportSamples.tree, in: schema, "CallStackTree")
+        try Self.expectNamed(ExportSamples.tree.callStacks[0].callStackRootFrames[0], in: schema, "CallStackFrame")
+        try Self.expectNamed(report.summary, in: schema, "LaunchSummary", extra: Set(Self.metricNames(schema)))
+        try Self.expectNamed(report.summary.phases[0], in: schema, "PhaseSummary")
+        try Self.expectNamed(try #require(report.summary.timeToMainNs), in: schema, "SummaryStatistics")
+        // Metrics are named once, in MetricName.
+        #expect(
+            Self.labels(run.metrics) == Set(try Self.metricNames(schema)),
+            "LaunchMetrics and $defs/MetricName list the same metrics")
+        try SchemaValidator.expectValid(try LaunchReportWriter.encode(report), against: .launchReport, "full report")
+    }
+
+    static func metricNames(_ schema: [String: Any]) throws -> [String] {
+        try #require(((schema["$defs"] as? [String: Any])?["MetricName"] as? [String: Any])?["enum"] as? [String])
+    }
+
+    @Test("the schema rejects what the model cannot produce")
+    func rejects() throws {
+        let good = String(decoding: try LaunchReportWriter.encode(Self.fullReport()), as: UTF8.self)
+        #expect(try SchemaValidator.problems(Array(good.utf8), against: .launchReport) == nil)
+        for (from, to) in [
+            ("\"timeToMainNs\"", "\"timeToMainMs\""), ("\"startNs\":0", "\"startNs\":-1"),
+            ("\"schemaVersion\":1", "\"schemaVersion\":2"), ("\"kind\":\"hang\"", "\"kind\":\"slow\""),
+        ] {
+            let bad = good.replacingOccurrences(of: from, with: to)
+            #expect(bad != good, "\(from) occurs")
+            #expect(try SchemaValidator.problems(Array(bad.utf8), against: .launchReport) != nil, "\(to) is refused")
+        }
+    }
+
+    @Test("every field of the inspect model is in inspect-report.schema.json")
+    func inspectNamesEveryField() throws {
+        let schema = try Self.schema(.inspectReport)
+        let relocations = InspectReport.Relocations(relative: 1)
+        let object = InspectReport.Object(
+            path: "/lib/a.so", loadedAs: "/lib/a.so", foundVia: "cache", type: "shared-object", soname: "a.so",
+            buildID: "ab", sizeBytes: 1, needed: [], neededBy: ["/bin/x"], rpath: "/r", runpath: "/p", binding: "lazy",
+            hashStyles: ["gnu"], tlsSizeBytes: 0, relocations: relocations,
+            initializers: .init(initFunction: 1, initArray: 1, preinitArray: 0), finalizers: .init(finiFunction: 1, finiArray: 0),
+            symbols: .init(imported: 1, exported: 2))
+        let program = InspectReport.Program(
+            path: "/bin/x", type: "pie", elfClass: "ELF64", machine: "x86-64", interpreter: "/lib64/ld-linux-x86-64.so.2",
+            buildID: "cd", stripped: false, binding: "lazy", hashStyles: ["gnu"], tlsSizeBytes: 0, usesLoader: true)
+        let report = InspectReport(
+            script: .init(path: "/s", interpreter: "/bin/x", interpreterArgument: "-q"), program: program, objects: [object],
+            missing: [.init(name: "b.so", neededBy: ["/lib/a.so"], reason: "not found")], initializerOrder: ["/lib/a.so"],
+            totals: .init(
+                objects: 1, missing: 1, sizeBytes: 1, relocations: relocations, initializers: 2, finalizers: 1,
+                importedSymbols: 1, exportedSymbols: 2, estimatedLoaderNs: 10),
+            advice: [.init(kind: "no-relr", message: "m", objects: ["/lib/a.so"], count: 1, costPerUnitNs: 2)],
+            costModel: .standard)
+        try Self.expectNamed(report, in: schema, nil)
+        try Self.expectNamed(try #require(report.script), in: schema, "Script")
+        try Self.expectNamed(program, in: schema, "Program")
+        try Self.expectNamed(object, in: schema, "Object")
+        try Self.expectNamed(relocations, in: schema, "Relocations")
+        try Self.expectNamed(object.initializers, in: schema, "Initializers")
+        try Self.expectNamed(object.finalizers, in: schema, "Finalizers")
+        try Self.expectNamed(object.symbols, in: schema, "Symbols")
+        try Self.expectNamed(report.totals, in: schema, "Totals")
+        try Self.expectNamed(report.advice[0], in: schema, "Advice")
+        try Self.expectNamed(report.missing[0], in: schema, "Missing")
+        try Self.expectNamed(report.costModel, in: schema, "LaunchCostModel")
+        try SchemaValidator.expectValid(try report.jsonBytes(), against: .inspectReport, "constructed inspect report")
+    }
+}
