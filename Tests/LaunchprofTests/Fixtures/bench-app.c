@@ -4,7 +4,11 @@
  * draws its first frame.
  *
  *   LP_BENCH_ITERATIONS        work of didFinishLaunching (default 4000000)
- *   LP_BENCH_SLOWDOWN_PERCENT  extra work in percent: 10 makes didFinishLaunching 10% slower
+ *   LP_BENCH_SLEEP_US          blocking time in didFinishLaunching after the work (default 0):
+ *                              wall time a busy machine barely stretches, for tests that must
+ *                              hold under load
+ *   LP_BENCH_SLOWDOWN_PERCENT  extra work and sleep in percent: 10 makes didFinishLaunching 10%
+ *                              slower, 200 three times as slow
  */
 #include "run-fixture.h"
 #include "launchprof.h"
@@ -30,8 +34,10 @@ int main(void) {
         iterations = strtoull(text, NULL, 10);
     }
     uint64_t slowdown = lp_setting("LP_BENCH_SLOWDOWN_PERCENT", 0);
+    uint64_t sleep_us = lp_setting("LP_BENCH_SLEEP_US", 0);
     launchprof_begin("didFinishLaunching");
     uint64_t result = work(iterations + iterations / 100 * slowdown);
+    lp_blocking_us(sleep_us + sleep_us * slowdown / 100);
     launchprof_end("didFinishLaunching");
     launchprof_first_frame();
     /* Used, so the loop stays; /dev/null in the tests. */
