@@ -10,9 +10,11 @@
 #   gdb, git          system programs the tests inspect and run
 #   golang-go         builds a static Go program (no libc main) for the tests
 #   hyperfine, time   baselines for the benchmarks
+#   python3-prometheus-client  the Prometheus project's OpenMetrics parser, which the tests run
+#                     on `launchprof export --openmetrics` output
 set -euo pipefail
 
-packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time "$@")
+packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-prometheus-client "$@")
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
