@@ -1,7 +1,7 @@
 /// The result of `launchprof run`: what was launched, where, how, every measured run and the
 /// summary. Encoded with sorted keys (`LaunchReportWriter`), integer ns and bytes throughout.
 ///
-/// Top-level keys sort as host < mode < runs < schemaVersion < summary < target, which lets the
+/// Top-level keys sort as host < hosts < mode < runs < schemaVersion < summary < target, which lets the
 /// writer stream runs to disk before the summary is known. A key added later must sort after
 /// `runs` or be known before the first run.
 public struct LaunchReport: Sendable, Equatable, Codable {

@@ -14,6 +14,16 @@ struct HodgesLehmannTests {
         #expect(same.lowerNs < 0 && same.upperNs > 0)
     }
 
+    /// Beyond 1,024 runs a side is thinned to its order statistics: the estimate stays put.
+    @Test func largeSamplesAreThinnedNotMisread() throws {
+        let base = (0..<3_000).map { UInt64(1_000_000 + ($0 * 7_919) % 100_000) }
+        let new = base.map { $0 + 30_000 }
+        let estimate = try #require(HodgesLehmann.shift(base: base, new: new))
+        #expect(abs(estimate.shiftNs - 30_000) <= 100, "\(estimate)")
+        #expect(estimate.lowerNs > 20_000 && estimate.upperNs < 40_000, "\(estimate)")
+        #expect(HodgesLehmann.thinned(base, to: 1_024).count == 1_024)
+    }
+
     /// The normal quantile and the interval's rank against published values: Φ⁻¹(0.975) =
     /// 1.95996; the two-sided 5% critical U is 23 for 10 + 10 runs and 127 for 20 + 20, so the
     /// interval runs from the 24th (128th) smallest difference.
