@@ -1,4 +1,5 @@
 import LaunchprofReport
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -28,18 +29,26 @@ public struct BenchRunner: Sendable {
         self.inheritedEnvironment = inheritedEnvironment
     }
 
-    /// Runs every launch in order. A launch that fails is recorded (with its error) and the
-    /// others still run; only an interruption (Ctrl-C) or an unwritable folder stops the suite.
-    public func run(progress: Progress? = nil) throws(RunError) -> (summary: BenchSummary, outcomes: [Outcome]) {
+    /// Runs every launch. With `rounds` > 1 the launches take turns: each round makes its
+    /// share of every launch's runs (warm-ups in the first), so a change of the machine's load
+    /// lands on all of them alike — put a base and a new build in one suite, and compare their
+    /// reports. A launch that fails is recorded (with its error) and the others still run; only
+    /// an interruption (Ctrl-C) or an unwritable folder stops the suite.
+    public func run(rounds: Int = 1, progress: Progress? = nil) throws(RunError) -> (summary: BenchSummary, outcomes: [Outcome]) {
         do throws(LaunchReportError) {
             try ReportFiles.makeDirectory(outputDirectory)
         } catch {
             throw .report(error)
         }
-        var outcomes: [Outcome] = []
-        for launch in suite.launches {
-            outcomes.append(try run(launch, progress: progress))
+        let states = suite.launches.map { LaunchState(launch: $0, runner: self) }
+        defer { for state in states { state.abandon() } }
+        let rounds = max(1, rounds)
+        for round in 0..<rounds {
+            for state in states {
+                try state.runRound(round, of: rounds, progress: progress)
+            }
         }
+        let outcomes = states.map { $0.finish() }
         let summary = BenchSummary(suite: suite.path, entries: outcomes.map(\.entry), settings: suite.settings)
         do throws(LaunchReportError) {
             try ReportFiles.writeAtomically(try summary.encoded(), to: outputDirectory + "/suite.json")
@@ -73,58 +82,128 @@ public struct BenchRunner: Sendable {
         launch.mode.apply(to: &configuration)
         return configuration
     }
+}
 
-    private func run(_ launch: BenchSuite.Launch, progress: Progress?) throws(RunError) -> Outcome {
+/// One launch of a bench, across its rounds: its session and report writer, the runs so far,
+/// or the error that ended it.
+private final class LaunchState {
+    let launch: BenchSuite.Launch
+    let path: String
+    var entry: BenchSummary.Entry
+    var session: RunSession?
+    var writer: LaunchReportWriter?
+    var recorded = 0
+
+    init(launch: BenchSuite.Launch, runner: BenchRunner) {
+        self.launch = launch
         let file = launch.name + ".json"
-        let path = outputDirectory + "/" + file
-        var entry = BenchSummary.Entry(
+        path = runner.outputDirectory + "/" + file
+        entry = BenchSummary.Entry(
             name: launch.name, report: nil, counts: nil, mode: launch.mode.rawValue, runs: 0, failedRuns: 0,
             thresholds: launch.thresholds)
-        let configuration = configuration(launch)
-        let session: RunSession
-        do {
-            session = try RunSession(configuration: configuration)
-        } catch {
-            if case .interrupted = error { throw error }
-            // No stale report from an earlier bench may pass for this one.
-            unlink(path)
-            entry.error = error.description
-            return Outcome(entry: entry, report: nil)
-        }
-        // The counts come from the same file the runs launch, in the child's environment.
-        let inspection = InspectSession(
-            configuration: InspectConfiguration(program: session.program.path, environment: configuration.childEnvironment))
-        entry.counts = (try? inspection.run()).map(LaunchCounts.init)
-        let report: LaunchReport
+        let configuration = runner.configuration(launch)
         do throws(RunError) {
-            let writer: LaunchReportWriter
+            let session = try RunSession(configuration: configuration)
+            // The counts come from the same file the runs launch, in the child's environment.
+            let inspection = InspectSession(
+                configuration: InspectConfiguration(
+                    program: session.program.path, environment: configuration.childEnvironment))
+            entry.counts = (try? inspection.run()).map(LaunchCounts.init)
+            var mode = session.mode
+            mode.runs = launch.runs
+            mode.warmup = launch.warmup
             do throws(LaunchReportError) {
-                writer = try LaunchReportWriter(
-                    path: path, target: session.target, host: HostInfo.current(), mode: session.mode)
+                writer = try LaunchReportWriter(path: path, target: session.target, host: HostInfo.current(), mode: mode)
             } catch {
                 throw .report(error)
             }
-            do throws(RunError) {
-                _ = try session.run(into: writer, progress: { done, total in progress?(launch.name, done, total) })
-            } catch {
-                writer.cancel()
-                throw error
-            }
-            do throws(LaunchReportError) {
-                try writer.finish()
-                report = try ReportFiles.readReport(path)
-            } catch {
-                throw .report(error)
+            self.session = session
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// This launch's share of round `round`: its runs spread evenly over the rounds.
+    func runRound(_ round: Int, of rounds: Int, progress: BenchRunner.Progress?) throws(RunError) {
+        guard let session, let writer else { return }
+        let runs = launch.runs / rounds + (round < launch.runs % rounds ? 1 : 0)
+        guard runs > 0 else { return }
+        let warmup = round == 0 ? launch.warmup : 0
+        // The session's own indices restart every round: runs are collected, then numbered here.
+        let collector = RunCollector()
+        let scratch: LaunchReportWriter
+        do throws(LaunchReportError) {
+            scratch = try LaunchReportWriter(
+                output: DiscardingReportOutput(), target: session.target, host: HostInfo.current(), mode: session.mode)
+        } catch {
+            throw .report(error)
+        }
+        let name = launch.name
+        let before = recorded
+        let total = launch.runs + launch.warmup
+        let warmupsBefore = round == 0 ? 0 : launch.warmup
+        do throws(RunError) {
+            _ = try session.run(
+                into: scratch, runs: runs, warmup: warmup,
+                progress: { done, _ in progress?(name, warmupsBefore + before + done, total) },
+                onRun: { collector.add($0) })
+            for var run in collector.runs {
+                run.index = recorded
+                recorded += 1
+                do throws(LaunchReportError) {
+                    try writer.append(run)
+                } catch {
+                    throw RunError.report(error)
+                }
             }
         } catch {
             if case .interrupted = error { throw error }
-            unlink(path)
-            entry.error = error.description
-            return Outcome(entry: entry, report: nil)
+            fail(error)
         }
-        entry.report = file
-        entry.runs = report.summary.runs
-        entry.failedRuns = report.summary.failedRuns
-        return Outcome(entry: entry, report: report)
+    }
+
+    /// Finishes the report and reads it back (the comparison needs its runs).
+    func finish() -> BenchRunner.Outcome {
+        guard let writer else { return BenchRunner.Outcome(entry: entry, report: nil) }
+        self.writer = nil
+        do throws(LaunchReportError) {
+            try writer.finish()
+            let report = try ReportFiles.readReport(path)
+            entry.report = launch.name + ".json"
+            entry.runs = report.summary.runs
+            entry.failedRuns = report.summary.failedRuns
+            return BenchRunner.Outcome(entry: entry, report: report)
+        } catch {
+            fail(.report(error))
+            return BenchRunner.Outcome(entry: entry, report: nil)
+        }
+    }
+
+    /// The launch cannot be made: no report, and no stale one from an earlier bench may pass for it.
+    func fail(_ error: RunError) {
+        writer?.cancel()
+        writer = nil
+        session = nil
+        unlink(path)
+        entry.error = error.description
+    }
+
+    /// Drops an unfinished report (after an interruption).
+    func abandon() {
+        writer?.cancel()
+        writer = nil
+    }
+}
+
+/// Runs handed over from the tracer's thread.
+private final class RunCollector: @unchecked Sendable {
+    private let lock = Mutex<[LaunchRun]>([])
+
+    func add(_ run: LaunchRun) {
+        lock.withLock { $0.append(run) }
+    }
+
+    var runs: [LaunchRun] {
+        lock.withLock { $0 }
     }
 }

@@ -36,7 +36,14 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Also write the comparison as Markdown to this file (for a CI job to post).")
     var markdown: String?
 
+    @Option(help: "Rounds the launches take turns in: each round makes its share of every launch's runs (put a base and a new build in one suite and compare their reports).")
+    var rounds = 1
+
     @OptionGroup var options: ComparisonOptions
+
+    func validate() throws {
+        guard rounds >= 1 else { throw ValidationError("--rounds must be at least 1.") }
+    }
 
     func run() throws {
         let parsed: BenchSuite
@@ -64,7 +71,7 @@ struct BenchCommand: ParsableCommand {
             suite: parsed, outputDirectory: output, inheritedEnvironment: ProcessInfo.processInfo.environment)
         let outcomes: [BenchRunner.Outcome]
         do throws(RunError) {
-            outcomes = try runner.run(progress: { name, done, total in
+            outcomes = try runner.run(rounds: rounds, progress: { name, done, total in
                 if interactive { Terminal.write(2, "\r\u{1b}[Klaunchprof: \(name) run \(done)/\(total)") }
             }).outcomes
             if interactive { Terminal.write(2, "\r\u{1b}[K") }

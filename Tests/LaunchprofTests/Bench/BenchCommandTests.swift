@@ -172,3 +172,38 @@ struct BenchCommandTests {
         #expect(try launchprof(["compare", report, output]).status == 64)
     }
 }
+
+extension BenchCommandTests {
+    /// `--rounds`: two launches of one suite take turns (the fixture's own truth lines, in the
+    /// order they were written, alternate), each report keeps all its runs numbered 0…n−1, and
+    /// `compare` on the two reports finds the 3× slower one.
+    @Test func roundsInterleaveLaunchesOfOneSuite() throws {
+        let app = try Self.benchApp()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let truth = directory.appendingPathComponent("truth").path
+        let suite = directory.appendingPathComponent("suite.json").path
+        func launch(_ name: String, _ slowdown: Int) -> String {
+            """
+            {"name": "\(name)", "program": "\(app)", "runs": 4, "warmup": 1, "environment": {"LP_BENCH_ITERATIONS": "100000",
+             "LP_BENCH_SLEEP_US": "20000", "LP_BENCH_SLOWDOWN_PERCENT": "\(slowdown)", "LP_BENCH_TAG": "\(name)", "LP_FIXTURE_TRUTH": "\(truth)"}}
+            """
+        }
+        try #"{"version": 1, "minEffectPercent": 50, "minEffectNs": 15000000, "launches": [\#(launch("base", 0)), \#(launch("new", 200))]}"#
+            .write(toFile: suite, atomically: true, encoding: .utf8)
+        let output = directory.appendingPathComponent("out").path
+        let outcome = try launchprof(["bench", suite, "--rounds", "4", "-o", output])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let order = try String(contentsOfFile: truth, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ")[1] }
+        // Warm-ups run in the first round: base ×2, new ×2, then one each per round.
+        #expect(order == ["base", "base", "new", "new", "base", "new", "base", "new", "base", "new"], "\(order)")
+        for name in ["base", "new"] {
+            let report = try ReportFiles.readReport(output + "/\(name).json")
+            #expect(report.runs.map(\.index) == [0, 1, 2, 3])
+            #expect(report.mode.runs == 4 && report.mode.warmup == 1)
+        }
+        let comparison = try launchprof(["compare", output + "/base.json", output + "/new.json"])
+        #expect(comparison.status == 2, "\(comparison.stdout)")
+        #expect(try launchprof(["bench", suite, "--rounds", "0", "-o", output]).status == 64)
+    }
+}

@@ -9,6 +9,8 @@
  *                              hold under load
  *   LP_BENCH_SLOWDOWN_PERCENT  extra work and sleep in percent: 10 makes didFinishLaunching 10%
  *                              slower, 200 three times as slow
+ *   LP_BENCH_TAG               names the truth line (`main <tag> <ns> <ns>`, written after the
+ *                              first frame when LP_FIXTURE_TRUTH is set): which launch ran when
  */
 #include "run-fixture.h"
 #include "launchprof.h"
@@ -40,6 +42,9 @@ int main(void) {
     lp_blocking_us(sleep_us + sleep_us * slowdown / 100);
     launchprof_end("didFinishLaunching");
     launchprof_first_frame();
+    uint64_t now = lp_now();
+    const char *tag = getenv("LP_BENCH_TAG");
+    lp_truth("main", tag != NULL && *tag != '\0' ? tag : "-", now, now);
     /* Used, so the loop stays; /dev/null in the tests. */
     printf("%llu\n", (unsigned long long)(result & 1));
     return 0;
