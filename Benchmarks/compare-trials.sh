@@ -12,7 +12,9 @@
 # machine's load during the trial lands on every side alike; each side's single-run reports
 # are pooled with `launchprof merge`. Then `compare A S` must exit 2 (caught) and
 # `compare A B` must exit 0 (quiet). With SEQUENTIAL=1 the sides are measured one after the
-# other instead (what a committed baseline from another time amounts to), for comparison.
+# other instead (what a committed baseline from another time amounts to), for comparison. With
+# BENCH=1 the three sides are the launches of one suite measured by `launchprof bench --rounds
+# RUNS` (one run of each per round, as a CI job would do it), instead of single-run reports.
 #
 # Priority: on a machine shared with compilers, a CPU-bound launch at nice 0 gets whatever share
 # of a core the scheduler leaves it (didFinishLaunching 7 ms quiet, 11-39 ms at load 11 on 2
@@ -48,7 +50,16 @@ echo "trial  A-vs-S(exit, shift of didFinishLaunching)  A-vs-B(exit, quantities 
 for trial in $(seq 1 "$trials"); do
     rm -f "$work"/[ABS]-*.json
     "${priority[@]}" "$launchprof" run --runs 3 --json "$work/warm.json" "$app" >/dev/null 2>&1 || true
-    if [ "${SEQUENTIAL:-0}" = 1 ]; then
+    if [ "${BENCH:-0}" = 1 ]; then
+        launch() { # name slowdown
+            printf '{"name": "%s", "program": "%s", "runs": %d, "warmup": 1, "environment": {"LP_BENCH_SLOWDOWN_PERCENT": "%d"}}' \
+                "$1" "$app" "$runs" "$2"
+        }
+        printf '{"version": 1, "launches": [%s, %s, %s]}\n' "$(launch A 0)" "$(launch B 0)" "$(launch S "$slowdown")" >"$work/suite.json"
+        "${priority[@]}" "$launchprof" bench "$work/suite.json" --rounds "$runs" --output "$work/bench" >/dev/null 2>"$work/bench.err" \
+            || sed "s/^/  trial $trial: /" "$work/bench.err" >&2
+        for side in A B S; do cp "$work/bench/$side.json" "$work/$side-1.json"; done
+    elif [ "${SEQUENTIAL:-0}" = 1 ]; then
         for i in $(seq 1 "$runs"); do measure A "$i"; done
         for i in $(seq 1 "$runs"); do measure B "$i"; done
         for i in $(seq 1 "$runs"); do measure S "$i" --env "LP_BENCH_SLOWDOWN_PERCENT=$slowdown"; done
