@@ -117,6 +117,10 @@ struct BenchCommandTests {
         #expect((phase?.shift?.shiftNs ?? 0) >= 40_000_000 - 1_000_000, "the truth is +40 ms of sleep")
         #expect(try launchprof(["compare", slower, base]).status == 4)
         #expect(try launchprof(["compare", "--format", "markdown", base, again]).status == 0)
+        // Identical inputs are quiet, whatever the noise in them.
+        let identical = try launchprof(["compare", base + "/app.json", base + "/app.json"])
+        #expect(identical.status == 0, "\(identical.stdout)")
+        #expect(identical.stdout.hasSuffix("verdict: unchanged\n"))
 
         // merge: the two warm reports of the same build are one report of 10 runs.
         let merged = directory.appendingPathComponent("merged.json").path
