@@ -10,6 +10,9 @@ public struct BenchFolder: Sendable {
         public var counts: LaunchCounts?
         public var thresholds: [String: ComparisonSettings.Threshold]
         public var error: String?
+        /// The suite's program and mode, for a launch without a report.
+        public var program: String? = nil
+        public var mode: String = "warm"
     }
 
     public var path: String
@@ -24,7 +27,7 @@ public struct BenchFolder: Sendable {
         entries = outcomes.map {
             Entry(
                 name: $0.entry.name, report: $0.report, counts: $0.entry.counts, thresholds: $0.entry.thresholds,
-                error: $0.entry.error)
+                error: $0.entry.error, program: $0.program, mode: $0.entry.mode)
         }
         self.settings = settings
         isFolder = true
@@ -51,7 +54,9 @@ public struct BenchFolder: Sendable {
         for entry in summary.entries {
             let report = try entry.report.map { file throws(LaunchReportError) in try ReportFiles.readReport(path + "/" + file) }
             entries.append(
-                Entry(name: entry.name, report: report, counts: entry.counts, thresholds: entry.thresholds, error: entry.error))
+                Entry(
+                    name: entry.name, report: report, counts: entry.counts, thresholds: entry.thresholds,
+                    error: entry.error, mode: entry.mode))
         }
         return BenchFolder(path: path, entries: entries, settings: summary.settings, isFolder: true)
     }
@@ -70,16 +75,10 @@ public struct BenchFolder: Sendable {
                 baseEntry = nil
             }
             guard let report = entry.report else {
-                // A launch that could not be made: failed, with its error as the reason.
-                let empty = LaunchReport(
-                    target: .init(path: entry.name, arguments: []), host: .init(kernel: "", cpu: "", cores: 0, libc: ""),
-                    mode: .init(runs: 0), runs: [])
-                var failed = ReportComparison(name: entry.name, base: nil, new: empty, settings: entrySettings)
-                failed.changes = [
-                    .init(key: "launch", baseRuns: 0, newRuns: 0, verdict: .regression, reason: entry.error ?? "the launch failed")
-                ]
-                failed.verdict = .failed
-                comparisons.append(failed)
+                comparisons.append(
+                    ReportComparison(
+                        failedLaunch: entry.name, program: entry.program ?? entry.name, cold: entry.mode == "cold",
+                        reason: entry.error ?? "the launch failed", settings: entrySettings))
                 continue
             }
             comparisons.append(

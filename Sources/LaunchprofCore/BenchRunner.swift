@@ -18,6 +18,8 @@ public struct BenchRunner: Sendable {
     public struct Outcome: Sendable {
         public var entry: BenchSummary.Entry
         public var report: LaunchReport?
+        /// The program as the suite names it.
+        public var program: String
     }
 
     /// (launch name, runs done including warm-ups, total) after each run.
@@ -164,7 +166,7 @@ private final class LaunchState {
 
     /// Finishes the report and reads it back (the comparison needs its runs).
     func finish() -> BenchRunner.Outcome {
-        guard let writer else { return BenchRunner.Outcome(entry: entry, report: nil) }
+        guard let writer else { return BenchRunner.Outcome(entry: entry, report: nil, program: launch.program) }
         self.writer = nil
         do throws(LaunchReportError) {
             try writer.finish()
@@ -172,10 +174,10 @@ private final class LaunchState {
             entry.report = launch.name + ".json"
             entry.runs = report.summary.runs
             entry.failedRuns = report.summary.failedRuns
-            return BenchRunner.Outcome(entry: entry, report: report)
+            return BenchRunner.Outcome(entry: entry, report: report, program: launch.program)
         } catch {
             fail(.report(error))
-            return BenchRunner.Outcome(entry: entry, report: nil)
+            return BenchRunner.Outcome(entry: entry, report: nil, program: launch.program)
         }
     }
 

@@ -30,6 +30,14 @@ public enum HodgesLehmann {
             : differences[middle - 1] / 2 + differences[middle] / 2
                 + (differences[middle - 1] % 2 + differences[middle] % 2) / 2
         let rank = intervalRank(base: base.count, new: new.count, confidence: confidence)
+        guard rank >= 1 else {
+            // Too few runs for the confidence asked: the widest interval there is, the range of
+            // the differences, and the confidence it really has (U = 0 or U = n·m, each with
+            // probability 1 / C(n + m, n), fall outside it).
+            return ShiftEstimate(
+                shiftNs: median, lowerNs: differences[0], upperNs: differences[total - 1],
+                confidence: 1 - 2 / binomial(base.count + new.count, base.count))
+        }
         return ShiftEstimate(
             shiftNs: median, lowerNs: differences[rank - 1], upperNs: differences[total - rank],
             confidence: confidence)
@@ -44,15 +52,22 @@ public enum HodgesLehmann {
     }
 
     /// The 1-based rank k of the differences bounding the interval: the largest k with
-    /// P(U < k) ≤ (1 − confidence) / 2 under the null hypothesis, at least 1 (with too few runs
-    /// for the confidence asked, the interval is the whole range of differences).
+    /// P(U < k) ≤ (1 − confidence) / 2 under the null hypothesis; 0 or less when there are too
+    /// few runs for that confidence (3 + 3 at 95%: even the whole range holds only 90%).
     static func intervalRank(base n: Int, new m: Int, confidence: Double) -> Int {
         let mean = Double(n * m) / 2
         let deviation = (Double(n * m) * Double(n + m + 1) / 12).squareRoot()
         let z = standardNormalQuantile((1 + confidence) / 2)
         // Continuity correction: U is an integer.
         let k = Int((mean - z * deviation - 0.5).rounded(.down)) + 1
-        return min(max(k, 1), (n * m + 1) / 2)
+        return min(k, (n * m + 1) / 2)
+    }
+
+    /// C(n, k) as a Double (only reached with a handful of runs).
+    static func binomial(_ n: Int, _ k: Int) -> Double {
+        var result = 1.0
+        for i in 0..<min(k, n - k) { result = result * Double(n - i) / Double(i + 1) }
+        return result
     }
 
     /// Φ⁻¹(p) for p in (0.5, 1), without a math library: integrates the normal density

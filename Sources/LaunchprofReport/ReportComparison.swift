@@ -24,6 +24,14 @@ public struct ReportComparison: Sendable, Equatable, Codable {
         public var failedRuns: Int
         public var cold: Bool
 
+        public init(program: String, buildID: String? = nil, runs: Int, failedRuns: Int, cold: Bool) {
+            self.program = program
+            self.buildID = buildID
+            self.runs = runs
+            self.failedRuns = failedRuns
+            self.cold = cold
+        }
+
         public init(_ report: LaunchReport) {
             program = report.target.path
             buildID = report.target.buildID
@@ -120,6 +128,17 @@ public struct ReportComparison: Sendable, Equatable, Codable {
         verdict = ComparisonVerdict.combining(verdicts)
     }
 
+    /// A launch that could not be made at all (its program missing, say): failed, with why.
+    public init(failedLaunch name: String, program: String, cold: Bool, reason: String, settings: ComparisonSettings) {
+        self.name = name
+        base = nil
+        new = Side(program: program, runs: 0, failedRuns: 0, cold: cold)
+        changes = [QuantityChange(key: "launch", baseRuns: 0, newRuns: 0, verdict: .regression, reason: reason)]
+        counts = []
+        self.settings = settings
+        verdict = .failed
+    }
+
     /// Metrics first, in the report's order, then phases by key.
     static func order(_ a: String, _ b: String) -> Bool {
         let metrics = LaunchMetrics().named.map(\.name)
@@ -159,6 +178,10 @@ public struct ReportComparison: Sendable, Equatable, Codable {
         let percent = baseMedian > 0 ? Double(shift.shiftNs) / Double(baseMedian) * 100 : nil
         change.shiftPercent = percent
         guard change.verdict == .unchanged else { return change }
+        guard shift.confidence >= settings.confidence else {
+            change.reason = "too few runs for a \(Int(settings.confidence * 100))% interval (\(base.count) and \(new.count)): no verdict"
+            return change
+        }
         let minimumPercent = threshold?.maxRegressionPercent ?? settings.minEffectPercent
         let size = shift.shiftNs.magnitude
         let largeEnough = size >= settings.minEffectNs && (percent.map { abs($0) >= minimumPercent } ?? true)

@@ -32,8 +32,12 @@ struct HodgesLehmannTests {
         #expect(abs(HodgesLehmann.standardNormalQuantile(0.95) - 1.644854) < 1e-4)
         #expect(HodgesLehmann.intervalRank(base: 10, new: 10, confidence: 0.95) == 24)
         #expect(HodgesLehmann.intervalRank(base: 20, new: 20, confidence: 0.95) == 128)
-        // Too few runs for the confidence asked: the whole range.
-        #expect(HodgesLehmann.intervalRank(base: 2, new: 2, confidence: 0.95) == 1)
+        // 4 + 4 runs reach 95% only with the whole range (1 − 2/70); 3 + 3 cannot (1 − 2/20).
+        #expect(HodgesLehmann.intervalRank(base: 4, new: 4, confidence: 0.95) == 1)
+        #expect(HodgesLehmann.intervalRank(base: 3, new: 3, confidence: 0.95) < 1)
+        let few = HodgesLehmann.shift(base: [10, 11, 12], new: [20, 21, 22])
+        #expect(few?.confidence == 0.9)
+        #expect(few?.lowerNs == 8 && few?.upperNs == 12)
     }
 
     /// Over 400 seeded draws of skewed samples (a long right tail, as launch times have), the

@@ -62,6 +62,19 @@ struct ReportComparisonTests {
         #expect(ReportComparison(name: "app", base: base, new: slower).verdict == .regression)
     }
 
+    /// Three runs a side cannot make a 95% interval: however clear the change, no verdict.
+    @Test func tooFewRunsGiveNoVerdict() throws {
+        var generator = SeededGenerator(seed: 6)
+        let base = BenchSamples.report(runs: 3, workNs: 8_000_000, noise: 0.01, generator: &generator)
+        let new = BenchSamples.report(runs: 3, workNs: 16_000_000, noise: 0.01, generator: &generator)
+        let comparison = ReportComparison(name: "app", base: base, new: new)
+        #expect(comparison.verdict == .unchanged)
+        let phase = try #require(comparison.changes.first { $0.key == "phase:didFinishLaunching" })
+        #expect(phase.reason?.contains("too few runs") == true)
+        let more = BenchSamples.report(runs: 4, workNs: 16_000_000, noise: 0.01, generator: &generator)
+        #expect(ReportComparison(name: "app", base: BenchSamples.report(runs: 4, workNs: 8_000_000, noise: 0.01, generator: &generator), new: more).verdict == .regression)
+    }
+
     @Test func limitsCountsAndFailuresDecide() throws {
         var generator = SeededGenerator(seed: 4)
         let report = BenchSamples.report(runs: 5, workNs: 8_000_000, noise: 0.01, generator: &generator)
