@@ -10,6 +10,9 @@ public struct BenchFolder: Sendable {
         public var counts: LaunchCounts?
         public var thresholds: [String: ComparisonSettings.Threshold]
         public var error: String?
+        /// The launch's own minimum effect, over the suite's.
+        public var minEffectPercent: Double? = nil
+        public var minEffectNs: UInt64? = nil
         /// The suite's program and mode, for a launch without a report.
         public var program: String? = nil
         public var mode: String = "warm"
@@ -27,7 +30,8 @@ public struct BenchFolder: Sendable {
         entries = outcomes.map {
             Entry(
                 name: $0.entry.name, report: $0.report, counts: $0.entry.counts, thresholds: $0.entry.thresholds,
-                error: $0.entry.error, program: $0.program, mode: $0.entry.mode)
+                error: $0.entry.error, minEffectPercent: $0.entry.minEffectPercent, minEffectNs: $0.entry.minEffectNs,
+                program: $0.program, mode: $0.entry.mode)
         }
         self.settings = settings
         isFolder = true
@@ -56,7 +60,8 @@ public struct BenchFolder: Sendable {
             entries.append(
                 Entry(
                     name: entry.name, report: report, counts: entry.counts, thresholds: entry.thresholds,
-                    error: entry.error, mode: entry.mode))
+                    error: entry.error, minEffectPercent: entry.minEffectPercent, minEffectNs: entry.minEffectNs,
+                    mode: entry.mode))
         }
         return BenchFolder(path: path, entries: entries, settings: summary.settings, isFolder: true)
     }
@@ -68,6 +73,8 @@ public struct BenchFolder: Sendable {
         for entry in new.entries {
             var entrySettings = settings
             entrySettings.thresholds = entry.thresholds
+            if let percent = entry.minEffectPercent { entrySettings.minEffectPercent = percent }
+            if let ns = entry.minEffectNs { entrySettings.minEffectNs = ns }
             let baseEntry: Entry?
             if let base {
                 baseEntry = base.isFolder ? base.entries.first { $0.name == entry.name } : base.entries.first

@@ -102,7 +102,7 @@ private final class LaunchState {
         path = runner.outputDirectory + "/" + file
         entry = BenchSummary.Entry(
             name: launch.name, report: nil, counts: nil, mode: launch.mode.rawValue, runs: 0, failedRuns: 0,
-            thresholds: launch.thresholds)
+            thresholds: launch.thresholds, minEffectPercent: launch.minEffectPercent, minEffectNs: launch.minEffectNs)
         let configuration = runner.configuration(launch)
         do throws(RunError) {
             let session = try RunSession(configuration: configuration)

@@ -32,6 +32,10 @@ public struct BenchSuite: Sendable, Equatable {
         public var warmup = 1
         public var timeoutNs: UInt64 = 10_000_000_000
         public var thresholds: [String: ComparisonSettings.Threshold] = [:]
+        /// This launch's minimum effect, over the suite's (a cold launch on a shared disk varies
+        /// far more than a warm one).
+        public var minEffectPercent: Double?
+        public var minEffectNs: UInt64?
     }
 
     /// Parses a suite from `bytes` read from `path`.
@@ -131,8 +135,8 @@ private struct SuiteReader {
 
     func launch(_ value: JSONValue, at location: String) throws(BenchError) -> BenchSuite.Launch {
         let fields = try object(value, at: location, allowed: [
-            "arguments", "cwd", "environment", "mode", "name", "program", "ready", "runs", "thresholds",
-            "timeout", "warmup",
+            "arguments", "cwd", "environment", "minEffectNs", "minEffectPercent", "mode", "name", "program", "ready",
+            "runs", "thresholds", "timeout", "warmup",
         ])
         guard let name = try string(fields["name"], at: "\(location).name") else { throw fail(location, "missing 'name'") }
         guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }),
@@ -174,6 +178,11 @@ private struct SuiteReader {
             guard timeout > 0, timeout < 86_400 else { throw fail("\(location).timeout", "expected seconds, more than 0") }
             launch.timeoutNs = UInt64(timeout * 1e9)
         }
+        if let percent = try number(fields["minEffectPercent"], at: "\(location).minEffectPercent") {
+            guard percent >= 0 else { throw fail("\(location).minEffectPercent", "cannot be negative") }
+            launch.minEffectPercent = percent
+        }
+        launch.minEffectNs = try integer(fields["minEffectNs"], at: "\(location).minEffectNs", minimum: 0).map(UInt64.init)
         if let thresholds = fields["thresholds"] {
             guard case .object(let map) = thresholds else {
                 throw fail("\(location).thresholds", "expected an object, not \(thresholds.kind)")

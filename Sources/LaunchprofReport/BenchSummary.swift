@@ -39,11 +39,17 @@ public struct BenchSummary: Sendable, Equatable, Codable {
         public var error: String?
         /// Limits keyed like `LaunchReport.samples()`.
         public var thresholds: [String: ComparisonSettings.Threshold]
+        /// The launch's own minimum effect, over the suite's.
+        public var minEffectPercent: Double?
+        public var minEffectNs: UInt64?
 
         public init(
             name: String, report: String?, counts: LaunchCounts?, mode: String, runs: Int, failedRuns: Int,
-            error: String? = nil, thresholds: [String: ComparisonSettings.Threshold] = [:]
+            error: String? = nil, thresholds: [String: ComparisonSettings.Threshold] = [:],
+            minEffectPercent: Double? = nil, minEffectNs: UInt64? = nil
         ) {
+            self.minEffectPercent = minEffectPercent
+            self.minEffectNs = minEffectNs
             self.name = name
             self.report = report
             self.counts = counts

@@ -24,6 +24,7 @@ struct BenchSuiteTests {
              "launches": [
                {"name": "app", "program": "bin/app", "arguments": ["--fast"], "environment": {"A": "1"},
                 "cwd": "work", "ready": "hook", "mode": "cold", "runs": 7, "warmup": 2, "timeout": 2.5,
+                "minEffectPercent": 200, "minEffectNs": 5000000,
                 "thresholds": {"timeToFirstFrameNs": {"maxMedianNs": 50000000, "maxRegressionPercent": 10},
                                "phase:didFinishLaunching": {"maxRegressionPercent": 20}}},
                {"name": "tool", "program": "true"}]}
@@ -35,6 +36,7 @@ struct BenchSuiteTests {
         #expect(app.arguments == ["--fast"] && app.environment == ["A": "1"] && app.cwd == "work")
         #expect(app.ready == .hook && app.mode == .cold && app.runs == 7 && app.warmup == 2)
         #expect(app.timeoutNs == 2_500_000_000)
+        #expect(app.minEffectPercent == 200 && app.minEffectNs == 5_000_000)
         #expect(app.thresholds["timeToFirstFrameNs"] == .init(maxMedianNs: 50_000_000, maxRegressionPercent: 10))
         #expect(app.thresholds["phase:didFinishLaunching"]?.maxRegressionPercent == 20)
         let tool = suite.launches[1]
