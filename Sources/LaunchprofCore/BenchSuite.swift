@@ -8,7 +8,7 @@ import LaunchprofReport
 
 /// A bench suite file (JSON, `version: 1`): the launches `launchprof bench` makes and the limits
 /// it holds them to. Unknown keys are errors, so a misspelt `treshold` cannot silently disable a
-/// limit. README "Bench suites" documents every key.
+/// limit. README "Launch regressions in CI" documents every key.
 public struct BenchSuite: Sendable, Equatable {
     public static let currentVersion = 1
 

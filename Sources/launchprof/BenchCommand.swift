@@ -14,7 +14,7 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Run a suite of launches, write a report per launch, and compare with a baseline.",
         discussion: """
-            SUITE is a JSON file (version 1; see README "Bench suites"). Writes <name>.json per \
+            SUITE is a JSON file (version 1; see README "Launch regressions in CI"). Writes <name>.json per \
             launch and suite.json into --output. With --baseline, each launch is compared with \
             the baseline folder's launch of the same name (as `launchprof compare` does); \
             without, only the suite's maxMedianNs limits apply.
