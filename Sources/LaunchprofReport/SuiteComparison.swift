@@ -16,17 +16,3 @@ public struct SuiteComparison: Sendable, Equatable, Codable {
         verdict = ComparisonVerdict.combining(entries.map(\.verdict))
     }
 }
-
-/// Turns a comparison into text for a terminal, a pull request or a program.
-public protocol ComparisonRenderer {
-    func render(_ comparison: SuiteComparison) throws(LaunchReportError) -> String
-}
-
-/// `compare --format json`: sorted keys, one document.
-public struct ComparisonJSONRenderer: ComparisonRenderer {
-    public init() {}
-
-    public func render(_ comparison: SuiteComparison) throws(LaunchReportError) -> String {
-        String(decoding: try LaunchReportWriter.encodeValue(comparison), as: UTF8.self) + "\n"
-    }
-}
