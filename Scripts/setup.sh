@@ -13,9 +13,11 @@
 #   python3-jsonschema  the tests validate every JSON launchprof writes against Reports/schema
 #                     (draft 2020-12: Debian 12 ships jsonschema 4.10, which has it)
 #   chromium          the tests render the HTML report in headless Chromium
+#   python3-prometheus-client  the Prometheus project's OpenMetrics parser, which the tests run
+#                     on `launchprof export --openmetrics` output
 set -euo pipefail
 
-packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium "$@")
+packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium python3-prometheus-client "$@")
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -6,7 +6,18 @@ public enum HostInfo {
     /// Reads the kernel release, CPU model, online CPUs and C library. A fact that cannot be
     /// read is "unknown" (or 0 cores): the report is still worth writing.
     public static func current() -> LaunchReport.Host {
-        LaunchReport.Host(kernel: kernelRelease(), cpu: cpuModel(), cores: onlineCPUs(), libc: libc())
+        LaunchReport.Host(
+            kernel: kernelRelease(), cpu: cpuModel(), cores: onlineCPUs(), libc: libc(), name: hostName())
+    }
+
+    /// `uname -n`: the label `export --openmetrics` gives the host; nil when it cannot be read.
+    static func hostName() -> String? {
+        var names = utsname()
+        guard uname(&names) == 0 else { return nil }
+        let name = withUnsafeBytes(of: &names.nodename) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return name.isEmpty ? nil : name
     }
 
     /// `uname -r`.

@@ -75,15 +75,17 @@ public final class RunSession: @unchecked Sendable {
 
     /// Runs the warm-ups and the measured runs, appending each measured run to `writer` (and
     /// handing it to `onRun`). Returns the last measured run (for the terminal's list of absent
-    /// phases and warnings).
+    /// phases and warnings). `runs` and `warmup` override the configuration's, so `bench
+    /// --rounds` can make a session's runs a few at a time (run indices restart at 0).
     public func run(
-        into writer: LaunchReportWriter, progress: Progress? = nil,
+        into writer: LaunchReportWriter, runs: Int? = nil, warmup: Int? = nil, progress: Progress? = nil,
         onRun: (@Sendable (LaunchRun) -> Void)? = nil
     ) throws(RunError) -> LaunchRun? {
+        let warmup = warmup ?? configuration.warmup
         lp_install_interrupt_handler()
         lp_spawn_prepare()
         let cpu: Int32? = configuration.pinCPU ? DedicatedThread<Int>.currentCPU : nil
-        let total = configuration.warmup + configuration.runs
+        let total = warmup + (runs ?? configuration.runs)
         // The writer is used only by the tracer's thread while this thread waits in join().
         nonisolated(unsafe) let writer = writer
         // The monitor watches each run from its own thread, made once for the session.
@@ -93,17 +95,17 @@ public final class RunSession: @unchecked Sendable {
             var last: LaunchRun?
             for index in 0..<total {
                 if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
-                let measured = index >= configuration.warmup
+                let measured = index >= warmup
                 do throws(RunError) {
                     var (run, metNewImages) = try launchOnce(
-                        index: index - configuration.warmup, pinnedCPU: cpu, monitorThread: monitorThread)
+                        index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread)
                     // A run that exec'd an image launchprof had not analysed could not observe
                     // that image's phases; now that it is analysed, the run is done again so
                     // every measured run observes the same boundaries.
                     var repeats = 0
                     while metNewImages, repeats < 8, lp_interrupted() == 0 {
                         (run, metNewImages) = try launchOnce(
-                            index: index - configuration.warmup, pinnedCPU: cpu, monitorThread: monitorThread)
+                            index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread)
                         repeats += 1
                     }
                     if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }

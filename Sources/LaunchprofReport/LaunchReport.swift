@@ -1,7 +1,7 @@
 /// The result of `launchprof run`: what was launched, where, how, every measured run and the
 /// summary. Encoded with sorted keys (`LaunchReportWriter`), integer ns and bytes throughout.
 ///
-/// Top-level keys sort as host < mode < runs < schemaVersion < summary < target, which lets the
+/// Top-level keys sort as host < hosts < mode < runs < schemaVersion < summary < target, which lets the
 /// writer stream runs to disk before the summary is known. A key added later must sort after
 /// `runs` or be known before the first run.
 public struct LaunchReport: Sendable, Equatable, Codable {
@@ -14,6 +14,9 @@ public struct LaunchReport: Sendable, Equatable, Codable {
     public var mode: Mode
     public var runs: [LaunchRun]
     public var summary: LaunchSummary
+    /// Set by `launchprof merge`: every machine the runs were measured on (`host` is the
+    /// first's). Nil for a report of one machine.
+    public var hosts: [Host]?
 
     public init(
         schemaVersion: Int = LaunchReport.currentSchemaVersion, target: Target, host: Host,
@@ -60,8 +63,11 @@ public struct LaunchReport: Sendable, Equatable, Codable {
         public var cores: Int
         /// C library and version, e.g. "glibc 2.36".
         public var libc: String
+        /// The machine's host name; nil in reports written before it was recorded.
+        public var name: String?
 
-        public init(kernel: String, cpu: String, cores: Int, libc: String) {
+        public init(kernel: String, cpu: String, cores: Int, libc: String, name: String? = nil) {
+            self.name = name
             self.kernel = kernel
             self.cpu = cpu
             self.cores = cores

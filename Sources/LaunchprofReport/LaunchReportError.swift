@@ -10,6 +10,12 @@ public enum LaunchReportError: Error, Equatable, CustomStringConvertible {
     case fileOperationFailed(operation: String, path: String, errno: Int32, reason: String)
     /// The writer was used after `finish()` or `cancel()`.
     case writerClosed(path: String)
+    /// A report of a schema version this launchprof does not know.
+    case unsupportedSchemaVersion(path: String, found: Int, supported: Int)
+    /// A file that is not a launch report (or is damaged).
+    case invalidReport(path: String, reason: String)
+    /// Reports that cannot be merged into one, and why.
+    case cannotMerge(reason: String)
 
     public var description: String {
         switch self {
@@ -23,6 +29,12 @@ public enum LaunchReportError: Error, Equatable, CustomStringConvertible {
             "Could not \(operation) '\(path)': \(reason)."
         case .writerClosed(let path):
             "The report '\(path)' was already finished or cancelled."
+        case .unsupportedSchemaVersion(let path, let found, let supported):
+            "'\(path)' is a launch report of schema version \(found); this launchprof reads version \(supported) only. Use a launchprof of the same version as the one that wrote it, or re-measure."
+        case .invalidReport(let path, let reason):
+            "'\(path)' is not a launchprof launch report: \(reason)."
+        case .cannotMerge(let reason):
+            "The reports cannot be merged: \(reason)."
         }
     }
 }

@@ -11,7 +11,8 @@ struct Launchprof: ParsableCommand {
         commandName: "launchprof",
         abstract: "A launch-performance profiler for Linux programs.",
         version: LaunchprofVersion.description,
-        subcommands: [InspectCommand.self, RunCommand.self, ReportCommand.self])
+        subcommands: [InspectCommand.self, RunCommand.self, ReportCommand.self]
+            + [BenchCommand.self, CompareCommand.self, MergeCommand.self, ExportCommand.self])
 
     /// `launchprof inspect [--json] PROGRAM` goes straight to the command: the argument
     /// parser reflects over every subcommand's options first, which was a third of inspect's

@@ -1,0 +1,101 @@
+import LaunchprofReport
+
+/// One side of `launchprof compare`: a bench folder (its `suite.json` and reports) or a single
+/// report file.
+public struct BenchFolder: Sendable {
+    /// A launch of the side: its report (nil when the launch failed), counts and thresholds.
+    public struct Entry: Sendable {
+        public var name: String
+        public var report: LaunchReport?
+        public var counts: LaunchCounts?
+        public var thresholds: [String: ComparisonSettings.Threshold]
+        public var error: String?
+        /// The launch's own minimum effect, over the suite's.
+        public var minEffectPercent: Double? = nil
+        public var minEffectNs: UInt64? = nil
+        /// The suite's program and mode, for a launch without a report.
+        public var program: String? = nil
+        public var mode: String = "warm"
+    }
+
+    public var path: String
+    public var entries: [Entry]
+    /// The suite's comparison settings, for a folder.
+    public var settings: ComparisonSettings?
+    public var isFolder: Bool
+
+    /// The folder `BenchRunner` just wrote, from its outcomes (no need to read it back).
+    public init(directory: String, outcomes: [BenchRunner.Outcome], settings: ComparisonSettings) {
+        path = directory
+        entries = outcomes.map {
+            Entry(
+                name: $0.entry.name, report: $0.report, counts: $0.entry.counts, thresholds: $0.entry.thresholds,
+                error: $0.entry.error, minEffectPercent: $0.entry.minEffectPercent, minEffectNs: $0.entry.minEffectNs,
+                program: $0.program, mode: $0.entry.mode)
+        }
+        self.settings = settings
+        isFolder = true
+    }
+
+    init(path: String, entries: [Entry], settings: ComparisonSettings?, isFolder: Bool) {
+        self.path = path
+        self.entries = entries
+        self.settings = settings
+        self.isFolder = isFolder
+    }
+
+    /// Loads a folder or a report, refusing unknown schema versions.
+    public static func load(_ path: String) throws(LaunchReportError) -> BenchFolder {
+        guard ReportFiles.isDirectory(path) else {
+            let report = try ReportFiles.readReport(path)
+            return BenchFolder(
+                path: path, entries: [Entry(name: path, report: report, counts: nil, thresholds: [:], error: nil)],
+                settings: nil, isFolder: false)
+        }
+        let summaryPath = path + "/suite.json"
+        let summary = try BenchSummary.decode(try ReportFiles.read(summaryPath), path: summaryPath)
+        var entries: [Entry] = []
+        for entry in summary.entries {
+            let report = try entry.report.map { file throws(LaunchReportError) in try ReportFiles.readReport(path + "/" + file) }
+            entries.append(
+                Entry(
+                    name: entry.name, report: report, counts: entry.counts, thresholds: entry.thresholds,
+                    error: entry.error, minEffectPercent: entry.minEffectPercent, minEffectNs: entry.minEffectNs,
+                    mode: entry.mode))
+        }
+        return BenchFolder(path: path, entries: entries, settings: summary.settings, isFolder: true)
+    }
+
+    /// Compares `new` against `base` entry by entry (matched by name), with `settings` and each
+    /// new entry's thresholds. Without a base, only the thresholds' limits apply.
+    public static func compare(base: BenchFolder?, new: BenchFolder, settings: ComparisonSettings) -> SuiteComparison {
+        var comparisons: [ReportComparison] = []
+        for entry in new.entries {
+            var entrySettings = settings
+            entrySettings.thresholds = entry.thresholds
+            if let percent = entry.minEffectPercent { entrySettings.minEffectPercent = percent }
+            if let ns = entry.minEffectNs { entrySettings.minEffectNs = ns }
+            let baseEntry: Entry?
+            if let base {
+                baseEntry = base.isFolder ? base.entries.first { $0.name == entry.name } : base.entries.first
+            } else {
+                baseEntry = nil
+            }
+            guard let report = entry.report else {
+                comparisons.append(
+                    ReportComparison(
+                        failedLaunch: entry.name, program: entry.program ?? entry.name, cold: entry.mode == "cold",
+                        reason: entry.error ?? "the launch failed", settings: entrySettings))
+                continue
+            }
+            comparisons.append(
+                ReportComparison(
+                    name: entry.name, base: baseEntry?.report, new: report, baseCounts: baseEntry?.counts,
+                    newCounts: entry.counts, settings: entrySettings))
+        }
+        let missing = base.map { base in
+            base.isFolder ? base.entries.map(\.name).filter { name in !new.entries.contains { $0.name == name } } : []
+        } ?? []
+        return SuiteComparison(entries: comparisons, missing: missing)
+    }
+}

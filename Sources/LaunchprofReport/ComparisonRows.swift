@@ -1,0 +1,24 @@
+/// The cells shared by the text and markdown renderers.
+enum ComparisonRows {
+    static func heading(_ entry: ReportComparison) -> String {
+        let mode = entry.new.cold ? "cold" : "warm"
+        let runs = entry.base.map { "\($0.runs) vs \(entry.new.runs) runs" } ?? "\(entry.new.runs) runs, no baseline"
+        let failed = entry.new.failedRuns > 0 ? ", \(entry.new.failedRuns) failed" : ""
+        return "\(entry.name) (\(mode), \(runs)\(failed)): \(entry.verdict.rawValue)"
+    }
+
+    static func rows(_ entry: ReportComparison, allPhases: Bool) -> [[String]] {
+        entry.changes.filter { allPhases || !$0.key.hasPrefix("phase:") || $0.verdict != .unchanged }.map { change in
+            [
+                change.key,
+                change.baseMedianNs.map(DurationText.text) ?? "-",
+                change.newMedianNs.map(DurationText.text) ?? "-",
+                change.medianChangePercent.map(DurationText.signedPercent) ?? "-",
+                change.shift.map {
+                    "\(DurationText.signed($0.shiftNs)) [\(DurationText.signed($0.lowerNs)), \(DurationText.signed($0.upperNs))]"
+                } ?? "-",
+                change.verdict.rawValue,
+            ]
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import LaunchprofCore
+import LaunchprofReport
+
+/// `launchprof merge A B … -o OUT`: one report from many machines' reports of one program.
+struct MergeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge",
+        abstract: "Merge launch reports of the same program (from many machines) into one.",
+        discussion: """
+            Runs are pooled and re-indexed; the summary is computed again from every run, so \
+            medians are those of all the runs. The reports must be of the same build (same \
+            build-id; same path when a report has none), the same arguments, mode and readiness. \
+            The merged report lists every host in `hosts`.
+
+            Exit status: 0 merged; 64 usage error; 65 the reports cannot be merged; 66 a report \
+            cannot be read or is of an unknown schema version; 73 OUT cannot be written.
+            """)
+
+    @Argument(help: "Launch reports (JSON) to merge.")
+    var reports: [String] = []
+
+    @Option(name: [.short, .customLong("output")], help: "The merged report's path (written atomically).")
+    var output: String
+
+    func validate() throws {
+        guard !reports.isEmpty else { throw ValidationError("Missing the reports to merge.") }
+    }
+
+    func run() throws {
+        var named: [(path: String, report: LaunchReport)] = []
+        do throws(LaunchReportError) {
+            for path in reports { named.append((path, try ReportFiles.readReport(path))) }
+        } catch {
+            throw Terminal.fail(error.description, status: 66)
+        }
+        let merged: LaunchReport
+        do throws(LaunchReportError) {
+            merged = try ReportMerger.merge(named)
+        } catch {
+            throw Terminal.fail(error.description, status: 65)
+        }
+        do throws(LaunchReportError) {
+            try ReportFiles.write(try LaunchReportWriter.encode(merged), to: output)
+        } catch {
+            throw Terminal.fail(error.description, status: 73)
+        }
+        let hosts = merged.hosts?.count ?? 1
+        Terminal.write(2, "launchprof: \(merged.summary.runs) runs from \(reports.count) reports (\(hosts) host\(hosts == 1 ? "" : "s")) written to \(output)\n")
+    }
+}

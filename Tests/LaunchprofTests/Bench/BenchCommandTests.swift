@@ -1,0 +1,213 @@
+import Foundation
+import Testing
+
+@testable import LaunchprofCore
+@testable import LaunchprofReport
+
+/// `launchprof bench`, `compare`, `merge` and `export` as a CI job meets them: the built
+/// executable, real launches of the bench-app fixture, the folder, the markdown and the exit
+/// codes.
+///
+/// Noise: the regression is made by a blocking sleep in didFinishLaunching (20 ms, tripled by
+/// LP_BENCH_SLOWDOWN_PERCENT=200), which a loaded machine barely stretches, and the suite asks
+/// for a 50% and 15 ms minimum effect: a quiet rerun stays quiet however busy the machine, the
+/// +40 ms regression is far beyond it.
+@Suite("bench: the command line", .serialized)
+struct BenchCommandTests {
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    private func launchprof(_ arguments: [String]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = try LaunchprofBinary.url()
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func benchApp() throws -> String {
+        try FixtureBuilder.build(["bench-app.c"], output: "bench/bench-app")
+    }
+
+    /// A suite of three launches (one cold); `slowdown` goes to the first one's environment.
+    private func suite(app: String, slowdown: Int) -> String {
+        """
+        {"version": 1, "minEffectPercent": 50, "minEffectNs": 15000000,
+         "launches": [
+           {"name": "app", "program": "\(app)", "runs": 5, "warmup": 1,
+            "environment": {"LP_BENCH_ITERATIONS": "100000", "LP_BENCH_SLEEP_US": "20000", "LP_BENCH_SLOWDOWN_PERCENT": "\(slowdown)"},
+            "thresholds": {"timeToFirstFrameNs": {"maxMedianNs": 10000000000}}},
+           {"name": "app-cold", "program": "\(app)", "mode": "cold", "runs": 3, "warmup": 0,
+            "environment": {"LP_BENCH_ITERATIONS": "100000", "LP_BENCH_SLEEP_US": "20000"}},
+           {"name": "true", "program": "/bin/true", "runs": 5}
+         ]}
+        """
+    }
+
+    private func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("lp-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func suiteAgainstABaselineWithAndWithoutARegression() throws {
+        let app = try Self.benchApp()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let quiet = directory.appendingPathComponent("suite.json").path
+        let slow = directory.appendingPathComponent("suite-slow.json").path
+        try suite(app: app, slowdown: 0).write(toFile: quiet, atomically: true, encoding: .utf8)
+        try suite(app: app, slowdown: 200).write(toFile: slow, atomically: true, encoding: .utf8)
+        let base = directory.appendingPathComponent("base").path
+
+        // The baseline: a folder with a report per launch and suite.json with inspect's counts.
+        let first = try launchprof(["bench", quiet, "--output", base])
+        #expect(first.status == 0, "\(first.stderr)\(first.stdout)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: base).sorted()
+        #expect(files == ["app-cold.json", "app.json", "suite.json", "true.json"])
+        let summary = try BenchSummary.decode(try ReportFiles.read(base + "/suite.json"), path: "suite.json")
+        #expect(summary.entries.map(\.name) == ["app", "app-cold", "true"])
+        #expect(summary.entries.map(\.mode) == ["warm", "cold", "warm"])
+        let truth = try InspectSession(configuration: .init(program: "/bin/true", environment: ProcessInfo.processInfo.environment)).run()
+        #expect(summary.entries[2].counts == LaunchCounts(truth))
+        let cold = try ReportFiles.readReport(base + "/app-cold.json")
+        #expect(cold.mode.cold && cold.runs.count == 3)
+        #expect(cold.runs.allSatisfy { $0.residentBeforeBytes != nil })
+        let warm = try ReportFiles.readReport(base + "/app.json")
+        #expect(!warm.mode.cold && warm.runs.count == 5)
+        // The fixture's 20 ms sleep is inside didFinishLaunching: a tight lower bound from the truth.
+        #expect(warm.summary.phases.first { $0.name == "didFinishLaunching" }.map { $0.durationNs.min >= 20_000_000 } == true)
+
+        // The same build again: no regression, exit 0.
+        let again = directory.appendingPathComponent("again").path
+        let quietMarkdown = directory.appendingPathComponent("quiet.md").path
+        let rerun = try launchprof(["bench", quiet, "--output", again, "--baseline", base, "--markdown", quietMarkdown])
+        #expect(rerun.status == 0, "\(rerun.stdout)")
+        #expect(try String(contentsOfFile: quietMarkdown, encoding: .utf8).hasPrefix("## launchprof: No launch-time change"))
+
+        // Three times as slow a didFinishLaunching: exit 2, named in the markdown.
+        let slower = directory.appendingPathComponent("slower").path
+        let slowMarkdown = directory.appendingPathComponent("slow.md").path
+        let regressed = try launchprof(["bench", slow, "--output", slower, "--baseline", base, "--markdown", slowMarkdown])
+        #expect(regressed.status == 2, "\(regressed.stdout)")
+        #expect(regressed.stdout.contains("app (warm, 5 vs 5 runs): regression"), "\(regressed.stdout)")
+        #expect(regressed.stdout.contains("app-cold (cold, 3 vs 3 runs): unchanged"), "\(regressed.stdout)")
+        let markdown = try String(contentsOfFile: slowMarkdown, encoding: .utf8)
+        #expect(markdown.hasPrefix("## launchprof: Launch-time regression"))
+        #expect(markdown.contains("| `phase:didFinishLaunching` |") && markdown.contains("**regression**"))
+
+        // compare on the folders agrees, in every format; reversed it is an improvement (4).
+        let json = try launchprof(["compare", "--format", "json", base, slower])
+        #expect(json.status == 2)
+        let comparison = try JSONDecoder().decode(SuiteComparison.self, from: Data(json.stdout.utf8))
+        let phase = comparison.entries.first { $0.name == "app" }?.changes.first { $0.key == "phase:didFinishLaunching" }
+        #expect(phase?.verdict == .regression)
+        #expect((phase?.shift?.shiftNs ?? 0) >= 40_000_000 - 1_000_000, "the truth is +40 ms of sleep")
+        #expect(try launchprof(["compare", slower, base]).status == 4)
+        #expect(try launchprof(["compare", "--format", "markdown", base, again]).status == 0)
+        // Identical inputs are quiet, whatever the noise in them.
+        let identical = try launchprof(["compare", base + "/app.json", base + "/app.json"])
+        #expect(identical.status == 0, "\(identical.stdout)")
+        #expect(identical.stdout.hasSuffix("verdict: unchanged\n"))
+
+        // merge: the two warm reports of the same build are one report of 10 runs.
+        let merged = directory.appendingPathComponent("merged.json").path
+        let merging = try launchprof(["merge", base + "/app.json", again + "/app.json", "-o", merged])
+        #expect(merging.status == 0, "\(merging.stderr)")
+        let mergedReport = try ReportFiles.readReport(merged)
+        #expect(mergedReport.summary.runs == 10 && mergedReport.runs.map(\.index) == Array(0..<10))
+        // Different environment, same program and arguments: merge is about the build, not the knob.
+        #expect(try launchprof(["merge", base + "/app.json", base + "/true.json", "-o", merged]).status == 65)
+
+        // export: the cold report through Prometheus's parser.
+        let exported = try launchprof(["export", "--openmetrics", base + "/app-cold.json"])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let samples = try OpenMetricsParser.parse(exported.stdout)
+        #expect(samples.contains { ($0["labels"] as? [String: String])?["phase"] == "didFinishLaunching" })
+        #expect(samples.allSatisfy { ($0["labels"] as? [String: String])?["mode"] == "cold" })
+        #expect(samples.allSatisfy { ($0["labels"] as? [String: String])?["program"] == app })
+    }
+
+    @Test func failuresAndUnknownVersionsGetTheirStatus() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A launch that fails: exit 1, the others still measured.
+        let suite = directory.appendingPathComponent("suite.json").path
+        try #"{"version": 1, "launches": [{"name": "fails", "program": "/bin/false", "runs": 1, "warmup": 0}, {"name": "missing", "program": "/nonexistent/app", "runs": 1}, {"name": "ok", "program": "/bin/true", "runs": 1, "warmup": 0}]}"#
+            .write(toFile: suite, atomically: true, encoding: .utf8)
+        let output = directory.appendingPathComponent("out").path
+        let failed = try launchprof(["bench", suite, "-o", output])
+        #expect(failed.status == 1, "\(failed.stderr)")
+        #expect(failed.stderr.contains("fails: 1 of 1 runs failed"))
+        #expect(failed.stderr.contains("missing:"))
+        #expect(FileManager.default.fileExists(atPath: output + "/ok.json"))
+        #expect(!FileManager.default.fileExists(atPath: output + "/missing.json"))
+
+        // A suite mistake is a usage error naming the key.
+        try #"{"version": 1, "launches": [{"name": "x", "program": "/bin/true", "mode": "prewarm"}]}"#
+            .write(toFile: suite, atomically: true, encoding: .utf8)
+        let prewarm = try launchprof(["bench", suite, "-o", output])
+        #expect(prewarm.status == 64)
+        #expect(prewarm.stderr.contains("launches[0].mode") && prewarm.stderr.contains("prewarm"), "\(prewarm.stderr)")
+
+        // A report of a schema version launchprof does not know is refused by compare and merge.
+        let report = output + "/ok.json"
+        let future = directory.appendingPathComponent("future.json").path
+        let text = try String(contentsOfFile: report, encoding: .utf8)
+            .replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":7")
+        try text.write(toFile: future, atomically: true, encoding: .utf8)
+        for arguments in [["compare", report, future], ["merge", report, future, "-o", output + "/m.json"], ["export", "--openmetrics", future]] {
+            let refused = try launchprof(arguments)
+            #expect(refused.status == 66, "\(arguments)")
+            #expect(refused.stderr.contains("schema version 7"), "\(refused.stderr)")
+        }
+        #expect(try launchprof(["compare", report, output]).status == 64)
+    }
+}
+
+extension BenchCommandTests {
+    /// `--rounds`: two launches of one suite take turns (the fixture's own truth lines, in the
+    /// order they were written, alternate), each report keeps all its runs numbered 0…n−1, and
+    /// `compare` on the two reports finds the 3× slower one.
+    @Test func roundsInterleaveLaunchesOfOneSuite() throws {
+        let app = try Self.benchApp()
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let truth = directory.appendingPathComponent("truth").path
+        let suite = directory.appendingPathComponent("suite.json").path
+        func launch(_ name: String, _ slowdown: Int) -> String {
+            """
+            {"name": "\(name)", "program": "\(app)", "runs": 4, "warmup": 1, "environment": {"LP_BENCH_ITERATIONS": "100000",
+             "LP_BENCH_SLEEP_US": "20000", "LP_BENCH_SLOWDOWN_PERCENT": "\(slowdown)", "LP_BENCH_TAG": "\(name)", "LP_FIXTURE_TRUTH": "\(truth)"}}
+            """
+        }
+        try #"{"version": 1, "minEffectPercent": 50, "minEffectNs": 15000000, "launches": [\#(launch("base", 0)), \#(launch("new", 200))]}"#
+            .write(toFile: suite, atomically: true, encoding: .utf8)
+        let output = directory.appendingPathComponent("out").path
+        let outcome = try launchprof(["bench", suite, "--rounds", "4", "-o", output])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let order = try String(contentsOfFile: truth, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ")[1] }
+        // Warm-ups run in the first round: base ×2, new ×2, then one each per round.
+        #expect(order == ["base", "base", "new", "new", "base", "new", "base", "new", "base", "new"], "\(order)")
+        for name in ["base", "new"] {
+            let report = try ReportFiles.readReport(output + "/\(name).json")
+            #expect(report.runs.map(\.index) == [0, 1, 2, 3])
+            #expect(report.mode.runs == 4 && report.mode.warmup == 1)
+        }
+        let comparison = try launchprof(["compare", output + "/base.json", output + "/new.json"])
+        #expect(comparison.status == 2, "\(comparison.stdout)")
+        #expect(try launchprof(["bench", suite, "--rounds", "0", "-o", output]).status == 64)
+    }
+}
