@@ -7,6 +7,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `launchprof bench SUITE`: a suite of launches, one report each, compared with a baseline.
 struct BenchCommand: ParsableCommand {
@@ -15,7 +18,8 @@ struct BenchCommand: ParsableCommand {
         abstract: "Run a suite of launches, write a report per launch, and compare with a baseline.",
         discussion: """
             SUITE is a JSON file (version 1; see README "Launch regressions in CI"). Writes <name>.json per \
-            launch and suite.json into --output. With --baseline, each launch is compared with \
+            launch and suite.json into --output; with --metrickit DIR, each launch's MetricKit \
+            payloads into DIR/<name>/. With --baseline, each launch is compared with \
             the baseline folder's launch of the same name (as `launchprof compare` does); \
             without, only the suite's maxMedianNs limits apply.
 
@@ -40,6 +44,8 @@ struct BenchCommand: ParsableCommand {
     var rounds = 1
 
     @OptionGroup var options: ComparisonOptions
+
+    @OptionGroup(title: "MetricKit") var metricKit: MetricKitOptions
 
     func validate() throws {
         guard rounds >= 1 else { throw ValidationError("--rounds must be at least 1.") }
@@ -67,6 +73,7 @@ struct BenchCommand: ParsableCommand {
             }
         }
         let interactive = Terminal.isInteractive(2)
+        let beganAtSeconds = Int64(time(nil))
         let runner = BenchRunner(
             suite: parsed, outputDirectory: output, inheritedEnvironment: ProcessInfo.processInfo.environment)
         let outcomes: [BenchRunner.Outcome]
@@ -85,6 +92,20 @@ struct BenchCommand: ParsableCommand {
             } else if outcome.entry.failedRuns > 0 {
                 Terminal.write(2, "launchprof: \(outcome.entry.name): \(outcome.entry.failedRuns) of \(outcome.entry.runs) runs failed\n")
             }
+        }
+        if let directory = metricKit.metrickit {
+            do throws(LaunchReportError) {
+                try ReportFiles.makeDirectory(directory)
+                for outcome in outcomes {
+                    guard let report = outcome.report else { continue }
+                    try metricKit.write(
+                        report, into: directory + "/" + outcome.entry.name, beganAtSeconds: beganAtSeconds,
+                        endedAtSeconds: Int64(time(nil)))
+                }
+            } catch {
+                throw Terminal.fail(error.description, status: 73)
+            }
+            Terminal.write(2, "launchprof: MetricKit payloads written to \(directory)/<launch>/\n")
         }
         let new = BenchFolder(directory: output, outcomes: outcomes, settings: parsed.settings)
         let comparison = BenchFolder.compare(base: base, new: new, settings: options.settings(over: parsed.settings))

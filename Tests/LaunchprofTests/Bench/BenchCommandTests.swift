@@ -14,27 +14,8 @@ import Testing
 /// +40 ms regression is far beyond it.
 @Suite("bench: the command line", .serialized)
 struct BenchCommandTests {
-    struct Outcome {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    private func launchprof(_ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = try LaunchprofBinary.url()
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+    private func launchprof(_ arguments: [String]) throws -> LaunchprofCLI.Outcome {
+        try LaunchprofCLI.run(arguments)
     }
 
     static func benchApp() throws -> String {
@@ -93,8 +74,19 @@ struct BenchCommandTests {
         // The same build again: no regression, exit 0.
         let again = directory.appendingPathComponent("again").path
         let quietMarkdown = directory.appendingPathComponent("quiet.md").path
-        let rerun = try launchprof(["bench", quiet, "--output", again, "--baseline", base, "--markdown", quietMarkdown])
+        let metrickit = directory.appendingPathComponent("metrickit").path
+        let rerun = try launchprof([
+            "bench", quiet, "--output", again, "--baseline", base, "--markdown", quietMarkdown, "--metrickit", metrickit,
+        ])
         #expect(rerun.status == 0, "\(rerun.stdout)")
+        // --metrickit: each launch's payloads in its own folder, every run in a bucket.
+        for (name, runs) in [("app", 5), ("app-cold", 3)] {
+            let metrics = metrickit + "/\(name)/metrics.json"
+            try SchemaValidator.expectValid(file: metrics, against: .metricKitMetrics)
+            try SchemaValidator.expectValid(file: metrickit + "/\(name)/diagnostics.json", against: .metricKitDiagnostics)
+            let payload = try MetricKitPayloadParser.metrics(Data(contentsOf: URL(fileURLWithPath: metrics)))
+            #expect(payload.launch["histogrammedTimeToFirstDrawKey"]?.total == runs, "\(name)")
+        }
         #expect(try String(contentsOfFile: quietMarkdown, encoding: .utf8).hasPrefix("## launchprof: No launch-time change"))
 
         // Three times as slow a didFinishLaunching: exit 2, named in the markdown.

@@ -1,0 +1,52 @@
+import ArgumentParser
+import LaunchprofCore
+import LaunchprofReport
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--metrickit DIR`: MetricKit's payloads of a report, on every command that makes launches.
+struct MetricKitOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Write metrics.json (MXMetricPayload) and diagnostics.json (MXDiagnosticPayload) into this directory.",
+        valueName: "dir"))
+    var metrickit: String?
+
+    @Option(help: ArgumentHelp(
+        "With --metrickit: a launch whose time to first frame is at least this many ms gets a launch diagnostic.",
+        valueName: "ms"))
+    var launchDiagnosticThreshold: Double = Double(MetricKitPayloadBuilder.defaultLaunchDiagnosticThresholdNs) / 1e6
+
+    func validate() throws {
+        guard launchDiagnosticThreshold >= 0, launchDiagnosticThreshold.isFinite else {
+            throw ValidationError("--launch-diagnostic-threshold must be a number of ms, 0 or more.")
+        }
+        if let metrickit {
+            var info = stat()
+            if stat(metrickit, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+                throw ValidationError("--metrickit \(metrickit): is not a directory.")
+            }
+        }
+    }
+
+    /// Writes the payloads of `report` (its runs included) into `directory`, a launch session
+    /// that began and ended at the given times (s since the epoch).
+    func write(
+        _ report: LaunchReport, into directory: String, beganAtSeconds: Int64, endedAtSeconds: Int64
+    ) throws(LaunchReportError) {
+        let context = MetricKitPayloadBuilder.Context(
+            distribution: PlatformFacts.distribution(), architecture: PlatformFacts.architecture(),
+            regionFormat: PlatformFacts.regionFormat(environment: ProcessInfo.processInfo.environment),
+            beganAtSeconds: beganAtSeconds, endedAtSeconds: endedAtSeconds)
+        let builder = MetricKitPayloadBuilder(
+            context: context, launchDiagnosticThresholdNs: UInt64(launchDiagnosticThreshold * 1e6))
+        let payloads = try builder.encodedPayloads(report)
+        try ReportFiles.writeMetricKit(metrics: payloads.metrics, diagnostics: payloads.diagnostics, directory: directory)
+    }
+}
