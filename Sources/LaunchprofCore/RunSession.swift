@@ -63,6 +63,9 @@ public final class RunSession: @unchecked Sendable {
         }
     }
 
+    /// The tracer's plan for the first image (prewarm's hazard scan uses it too).
+    var firstImagePlan: ImagePlan? { plans.plan(for: imagePath) }
+
     public var target: LaunchReport.Target {
         LaunchReport.Target(path: program.path, arguments: configuration.arguments, buildID: buildID)
     }
@@ -128,8 +131,11 @@ public final class RunSession: @unchecked Sendable {
 
     /// One launch: channel, spawn, trace, monitor, timeline.
     /// Returns the run, and whether it met exec'd images that were analysed only after it.
-    private func launchOnce(
-        index: Int, pinnedCPU: Int32?, monitorThread: JobThread
+    /// `customize` adjusts the request (prewarm: its environment and freeze point);
+    /// `extraTimeoutNs` extends the timeout by time the launch is held frozen on purpose.
+    func launchOnce(
+        index: Int, pinnedCPU: Int32?, monitorThread: JobThread,
+        customize: ((inout TraceRequest) -> Void)? = nil, extraTimeoutNs: UInt64 = 0
     ) throws(RunError) -> (LaunchRun, Bool) {
         var residency: PageCache.Residency?
         if configuration.cold {
@@ -156,6 +162,7 @@ public final class RunSession: @unchecked Sendable {
             request.pinnedCPU = pinnedCPU
         }
         request.detectListen = configuration.readiness == .listen
+        customize?(&request)
 
         let control = TraceControl()
         let monitor = try RunMonitor(
@@ -164,7 +171,7 @@ public final class RunSession: @unchecked Sendable {
                 standardError: io.watchedError, outputDestination: io.outputDestination,
                 errorDestination: io.errorDestination),
             readiness: configuration.readiness, pattern: pattern,
-            timeoutNs: configuration.timeoutNs, lingerNs: configuration.lingerNs,
+            timeoutNs: configuration.timeoutNs.map { $0 &+ extraTimeoutNs }, lingerNs: configuration.lingerNs,
             graceNs: configuration.terminationGraceNs,
             control: control)
         monitor.start(on: monitorThread)

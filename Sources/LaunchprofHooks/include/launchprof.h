@@ -51,9 +51,11 @@
 #endif
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -149,9 +151,38 @@ static inline void launchprof__send(const char *kind, const char *name) {
     errno = saved;
 }
 
+/* `launchprof prewarm --freeze-at willFinishLaunching`: a prewarmed process (ActivePrewarm=1,
+ * LAUNCHPROF_FREEZE_AT=willFinishLaunching) stops itself before that phase begins; launchprof
+ * holds the stop and resumes it as the user's launch. Only under launchprof, only once. */
+static int launchprof__froze = 0;
+
+static inline int launchprof__equal(const char *a, const char *b) {
+    while (*a != '\0' && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+static inline void launchprof__freeze_before(const char *phase) {
+    if (launchprof__froze || phase == NULL || launchprof__descriptor() < 0) {
+        return;
+    }
+    launchprof__froze = 1;
+    int saved = errno;
+    const char *point = getenv("LAUNCHPROF_FREEZE_AT");
+    const char *prewarm = getenv("ActivePrewarm");
+    if (point != NULL && prewarm != NULL && launchprof__equal(phase, point) &&
+        launchprof__equal(prewarm, "1")) {
+        (void)kill(getpid(), SIGSTOP);
+    }
+    errno = saved;
+}
+
 /* Starts the app phase `phase` ("willFinishLaunching", "restoreState", "didFinishLaunching", or
  * any name); end it with launchprof_end. */
 static inline void launchprof_begin(const char *phase) {
+    launchprof__freeze_before(phase);
     launchprof__send("begin", phase != NULL ? phase : "");
 }
 

@@ -1,0 +1,62 @@
+/*
+ * prewarm-app: known work before main (a constructor, PW_INIT_US, default 30 ms) and after it
+ * (PW_POST_US, default 20 ms, then the first frame). Truth lines (run-fixture.h) are named after
+ * the launch reason, "prewarm" when ActivePrewarm=1, else "ordinary":
+ *   ctor <reason> <begin> <end>, main <reason> <t> <t>, first-frame <reason> <main> <stamp>.
+ * PW_HAZARDS=1 makes the constructor read the wall clock and connect to 127.0.0.1:PW_PORT.
+ */
+#define LAUNCHPROF_RECORD_STAMPS
+#include "launchprof.h"
+#include "run-fixture.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+static const char *reason(void) {
+    const char *value = getenv("ActivePrewarm");
+    return value != NULL && strcmp(value, "1") == 0 ? "prewarm" : "ordinary";
+}
+
+__attribute__((noinline)) void stamp_wall_clock(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    __asm__ volatile("" : : "r"(now.tv_sec) : "memory");
+}
+
+__attribute__((noinline)) void open_telemetry_connection(void) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    struct sockaddr_in address;
+    memset(&address, 0, sizeof address);
+    address.sin_family = AF_INET;
+    address.sin_port = htons((uint16_t)lp_setting("PW_PORT", 9));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    (void)!connect(fd, (struct sockaddr *)&address, sizeof address);
+    close(fd);
+}
+
+__attribute__((constructor)) static void prewarm_app_init(void) {
+    uint64_t begin = lp_now();
+    if (lp_setting("PW_HAZARDS", 0) == 1) {
+        stamp_wall_clock();
+        open_telemetry_connection();
+    }
+    lp_busy_us(lp_setting("PW_INIT_US", 30000));
+    uint64_t end = lp_now();
+    lp_truth("ctor", reason(), begin, end);
+}
+
+int main(void) {
+    uint64_t start = lp_now();
+    lp_truth("main", reason(), start, start);
+    if (lp_setting("PW_HOOKED", 0) == 1) {
+        launchprof_begin("willFinishLaunching");
+        launchprof_end("willFinishLaunching");
+    }
+    lp_busy_us(lp_setting("PW_POST_US", 20000));
+    launchprof_first_frame();
+    lp_truth("first-frame", reason(), start, launchprof_last_stamp_ns);
+    return 0;
+}
