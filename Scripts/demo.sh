@@ -13,3 +13,5 @@ echo "== launchprof inspect (what the loader will do) ==" >&2
 mv Reports/demo-inspect.json.tmp Reports/demo-inspect.json
 echo "== launchprof run (where the launch time goes) ==" >&2
 "$bin/launchprof" run --runs 20 --warmup 2 --json Reports/demo-run.json "$bin/launchprof-demo"
+echo "== launchprof prewarm (ordinary vs prewarmed launch, the saving) ==" >&2
+"$bin/launchprof" prewarm --runs 5 --hold 500ms --json Reports/demo-prewarm.json "$bin/launchprof-demo"
