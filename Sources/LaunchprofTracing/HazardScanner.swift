@@ -332,7 +332,8 @@ private struct HazardScan {
             guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16),
                 let offset = UInt64(fields[2], radix: 16)
             else { continue }
-            var path = String(fields[5])
+            // The name is padded to a column: trim both ends.
+            var path = String(fields[5].drop { $0 == " " })
             while path.last == "\n" || path.last == " " { path.removeLast() }
             lines.append(MapLine(start: start, end: end, offset: offset, executable: fields[1].contains("x"), path: path))
         }

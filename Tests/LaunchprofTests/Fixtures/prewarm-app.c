@@ -3,7 +3,8 @@
  * (PW_POST_US, default 20 ms, then the first frame). Truth lines (run-fixture.h) are named after
  * the launch reason, "prewarm" when ActivePrewarm=1, else "ordinary":
  *   ctor <reason> <begin> <end>, main <reason> <t> <t>, first-frame <reason> <main> <stamp>.
- * PW_HAZARDS=1 makes the constructor read the wall clock and connect to 127.0.0.1:PW_PORT.
+ * PW_HAZARDS=1 makes the constructor read the wall clock (clock_gettime, time) and connect to
+ * 127.0.0.1:PW_PORT.
  */
 #define LAUNCHPROF_RECORD_STAMPS
 #include "launchprof.h"
@@ -25,6 +26,11 @@ __attribute__((noinline)) void stamp_wall_clock(void) {
     __asm__ volatile("" : : "r"(now.tv_sec) : "memory");
 }
 
+__attribute__((noinline)) void stamp_epoch_seconds(void) {
+    time_t now = time(NULL);
+    __asm__ volatile("" : : "r"(now) : "memory");
+}
+
 __attribute__((noinline)) void open_telemetry_connection(void) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return;
@@ -41,6 +47,7 @@ __attribute__((constructor)) static void prewarm_app_init(void) {
     uint64_t begin = lp_now();
     if (lp_setting("PW_HAZARDS", 0) == 1) {
         stamp_wall_clock();
+        stamp_epoch_seconds();
         open_telemetry_connection();
     }
     lp_busy_us(lp_setting("PW_INIT_US", 30000));

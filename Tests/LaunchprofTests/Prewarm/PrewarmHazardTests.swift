@@ -45,14 +45,13 @@ struct PrewarmHazardTests {
         #expect(summary.hazardScanError == nil)
         #expect(!summary.prewarmSafe)
         let object = (program as NSString).lastPathComponent
-        // Known issue: the clock_gettime breakpoint armed at libc's mapping is not hit yet.
-        withKnownIssue("wall-clock breakpoint not hit (see the branch report)") {
-            let clock = summary.hazards.first { $0.kind == .wallClock }
-            #expect(clock?.syscall == "clock_gettime")
-            #expect(clock?.detail == "CLOCK_REALTIME")
-            #expect(clock?.function == "stamp_wall_clock", "\(summary.hazards)")
-            #expect(clock?.object == object)
-        }
+        let clock = summary.hazards.first { $0.kind == .wallClock && $0.syscall == "clock_gettime" }
+        #expect(clock?.detail == "CLOCK_REALTIME")
+        #expect(clock?.function == "stamp_wall_clock", "\(summary.hazards)")
+        #expect(clock?.object == object)
+        // time(2) never enters libc's code: glibc binds it to the vDSO.
+        let epoch = summary.hazards.first { $0.kind == .wallClock && $0.syscall == "time" }
+        #expect(epoch?.function == "stamp_epoch_seconds", "\(summary.hazards)")
         let network = summary.hazards.first { $0.kind == .network }
         #expect(network?.syscall == "connect")
         #expect(network?.detail == "127.0.0.1:\(port)")
@@ -66,10 +65,8 @@ struct PrewarmHazardTests {
         let program = try PrewarmHarness.app(stripped: true)
         let summary = try hazards(program, port: port)
         let object = (program as NSString).lastPathComponent
-        withKnownIssue("wall-clock breakpoint not hit (see the branch report)") {
-            let clock = try #require(summary.hazards.first { $0.kind == .wallClock })
-            #expect(clock.function.hasPrefix(object + "+0x"), "\(clock)")
-        }
+        let clock = try #require(summary.hazards.first { $0.kind == .wallClock })
+        #expect(clock.function.hasPrefix(object + "+0x"), "\(clock)")
         // The offset is inside the program's text: its function is not main or the constructor.
         #expect(summary.hazards.contains { $0.kind == .network && $0.function.hasPrefix(object + "+0x") })
     }
