@@ -3,7 +3,7 @@
 public struct PrewarmTextRenderer: Sendable {
     public init() {}
 
-    public func render(_ report: LaunchReport, hold: String) -> String {
+    public func render(_ report: LaunchReport, hold: String, freezeAt: String) -> String {
         let summary = report.summary
         guard let prewarm = summary.prewarm else { return "\(report.target.path): no prewarmed launch completed\n" }
         func median(_ statistics: SummaryStatistics?) -> String {
@@ -14,7 +14,7 @@ public struct PrewarmTextRenderer: Sendable {
                 : TextWaterfallRenderer.decimal(value, per: 1 << 10) + " KiB"
         }
         var lines: [String] = []
-        let point = report.runs.last?.prewarm?.freezeAt ?? "main"
+        let point = freezeAt
         lines.append("\(report.target.path): \(summary.runs) prewarmed launches, each paired with an ordinary one; frozen at \(point), held \(hold)")
         lines.append("")
         lines.append("                     ordinary launch       prewarmed launch (from the resume)")

@@ -100,7 +100,7 @@ struct PrewarmCommand: ParsableCommand {
         } catch {
             throw Terminal.fail(error.description, status: 73)
         }
-        Terminal.write(1, PrewarmTextRenderer().render(report, hold: configuration.hold.description))
+        Terminal.write(1, PrewarmTextRenderer().render(report, hold: configuration.hold.description, freezeAt: configuration.freezeAt.rawValue))
         if let json = options.json { Terminal.write(2, "launchprof: report written to \(json)\n") }
         if report.summary.failedRuns > 0 && !options.ignoreFailure {
             Terminal.write(2, "launchprof: \(report.summary.failedRuns) of \(report.summary.runs) prewarmed launches failed\n")

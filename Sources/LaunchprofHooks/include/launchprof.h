@@ -12,6 +12,7 @@
  *   void launchprof_first_frame(void);
  *   void launchprof_extend_launch(const char *task_id);            like MetricKit's
  *   void launchprof_finish_extended_launch(const char *task_id);   extendLaunchMeasurement
+ *   void launchprof_set_lifecycle_callback(void (*callback)(const char *event));  app states
  *
  * THE CHANNEL (any language can speak it without this header)
  *
@@ -204,6 +205,65 @@ static inline void launchprof_extend_launch(const char *task_id) {
 /* Task `task_id` finished (like finishExtendedLaunchMeasurement(forTaskID:)). */
 static inline void launchprof_finish_extended_launch(const char *task_id) {
     launchprof__send("finish-extend", task_id != NULL ? task_id : "");
+}
+
+/* App-state transitions after the first frame, like UIApplicationDelegate's (`launchprof run
+ * --resume-cycles K` sends them). Under launchprof only, launchprof_set_lifecycle_callback
+ * installs handlers for the signals that carry them:
+ *
+ *   SIGUSR1  "willResignActive", then "didEnterBackground"
+ *   SIGUSR2  "willEnterForeground", then "didBecomeActive"
+ *   SIGTERM  "willTerminate", then the process ends by SIGTERM as it would have
+ *
+ * and calls `callback` with each event's name, timing each call as an app phase of that name
+ * (all but willTerminate) so launchprof sees when the app is active again. The callback runs in
+ * the signal handler: do only async-signal-safe work there (set a flag, write to a pipe). */
+typedef void (*launchprof_lifecycle_callback)(const char *event);
+
+static launchprof_lifecycle_callback launchprof__lifecycle = NULL;
+
+static inline void launchprof__lifecycle_event(const char *event) {
+    launchprof__send("begin", event);
+    if (launchprof__lifecycle != NULL) {
+        launchprof__lifecycle(event);
+    }
+    launchprof__send("end", event);
+}
+
+static inline void launchprof__on_lifecycle_signal(int number) {
+    int saved = errno;
+    if (number == SIGUSR1) {
+        launchprof__lifecycle_event("willResignActive");
+        launchprof__lifecycle_event("didEnterBackground");
+    } else if (number == SIGUSR2) {
+        launchprof__lifecycle_event("willEnterForeground");
+        launchprof__lifecycle_event("didBecomeActive");
+    } else if (number == SIGTERM) {
+        if (launchprof__lifecycle != NULL) {
+            launchprof__lifecycle("willTerminate");
+        }
+        signal(SIGTERM, SIG_DFL);
+        raise(SIGTERM);
+    }
+    errno = saved;
+}
+
+static inline void launchprof_set_lifecycle_callback(launchprof_lifecycle_callback callback) {
+    if (launchprof__descriptor() < 0) {
+        return;
+    }
+    launchprof__lifecycle = callback;
+    struct sigaction action;
+    action.sa_handler = launchprof__on_lifecycle_signal;
+    sigemptyset(&action.sa_mask);
+#ifdef SA_RESTART
+    action.sa_flags = SA_RESTART;
+#else
+    action.sa_flags = 0;
+#endif
+    sigaction(SIGUSR1, &action, NULL);
+    sigaction(SIGUSR2, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
 }
 
 #ifdef __cplusplus
