@@ -47,9 +47,10 @@ public enum LaunchprofApplication {
             delegate.didFinishLaunching(options: options)
         }
         guard didFinish else { return declinedStatus }
+        // Listening before the first frame: launchprof may send a transition right after it.
+        if hooks.descriptor >= 0 { deliverLifecycle(to: delegate, hooks: hooks) }
         delegate.drawFirstFrame()
         hooks.firstFrame()
-        if hooks.descriptor >= 0 { deliverLifecycle(to: delegate, hooks: hooks) }
         return delegate.run(options: options)
     }
 

@@ -173,7 +173,7 @@ public final class RunSession: @unchecked Sendable {
             readiness: configuration.readiness, pattern: pattern,
             timeoutNs: configuration.timeoutNs.map { $0 &+ extraTimeoutNs }, lingerNs: configuration.lingerNs,
             graceNs: configuration.terminationGraceNs,
-            control: control)
+            control: control, resumeCycles: configuration.resumeCycles)
         monitor.start(on: monitorThread)
         let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) }, learned: learned)
         let result: TraceResult
@@ -209,10 +209,11 @@ public final class RunSession: @unchecked Sendable {
             timeline.warnings.append(TimelineWarning(
                 .crashed, "crash stack: " + StackSymbolizer.describe(result.crashStack, mappings: result.crashMappings)))
         }
-        let run = LaunchRun(
+        var run = LaunchRun(
             index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
             residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes,
             tracerPauseNs: result.pauseNs)
+        if configuration.resumeCycles > 0 { Self.addLifecycle(&run, observed, spawn: result.events.first) }
         return (run, metNewImages)
     }
 

@@ -30,6 +30,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var options: SessionOptions
 
+    @OptionGroup var lifecycle: LifecycleOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments.")
     var command: [String] = []
 
@@ -38,7 +40,8 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        let configuration = try options.makeConfiguration(command: command)
+        var configuration = try options.makeConfiguration(command: command)
+        lifecycle.apply(to: &configuration)
         let session: RunSession
         do throws(RunError) {
             session = try RunSession(configuration: configuration)

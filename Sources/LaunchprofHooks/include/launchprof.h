@@ -217,7 +217,8 @@ static inline void launchprof_finish_extended_launch(const char *task_id) {
  *
  * and calls `callback` with each event's name, timing each call as an app phase of that name
  * (all but willTerminate) so launchprof sees when the app is active again. The callback runs in
- * the signal handler: do only async-signal-safe work there (set a flag, write to a pipe). */
+ * the signal handler: do only async-signal-safe work there (set a flag, write to a pipe). Call it
+ * before launchprof_first_frame: launchprof may send the first transition right after. */
 typedef void (*launchprof_lifecycle_callback)(const char *event);
 
 static launchprof_lifecycle_callback launchprof__lifecycle = NULL;

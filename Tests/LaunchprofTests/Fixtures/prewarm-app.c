@@ -55,6 +55,13 @@ __attribute__((constructor)) static void prewarm_app_init(void) {
     lp_truth("ctor", reason(), begin, end);
 }
 
+/* PW_LIFECYCLE=1: app-state transitions through the header; each event a truth line
+ * "lifecycle <event> t t" written from the handler (open/write/close are async-signal-safe). */
+static void on_lifecycle(const char *event) {
+    uint64_t now = lp_now();
+    lp_truth("lifecycle", event, now, now);
+}
+
 int main(void) {
     uint64_t start = lp_now();
     lp_truth("main", reason(), start, start);
@@ -63,7 +70,14 @@ int main(void) {
         launchprof_end("willFinishLaunching");
     }
     lp_busy_us(lp_setting("PW_POST_US", 20000));
+    int lifecycle = lp_setting("PW_LIFECYCLE", 0) == 1;
+    if (lifecycle) {
+        launchprof_set_lifecycle_callback(on_lifecycle);
+    }
     launchprof_first_frame();
     lp_truth("first-frame", reason(), start, launchprof_last_stamp_ns);
+    while (lifecycle) {
+        pause(); /* until launchprof ends it (SIGTERM: willTerminate) */
+    }
     return 0;
 }

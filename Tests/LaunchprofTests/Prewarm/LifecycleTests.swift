@@ -1,0 +1,50 @@
+import Foundation
+import LaunchprofCore
+import LaunchprofReport
+import Testing
+
+/// `launchprof run --resume-cycles K`: background and back K times through the lifecycle
+/// signals, each resume timed to the app's didBecomeActive; the C header and the Swift entry point.
+@Suite("lifecycle: resume cycles", .serialized)
+struct LifecycleTests {
+    static let expectedStates: [LifecycleState.State] =
+        [.notRunning, .inactive, .active] + Array(repeating: [.background, .inactive, .active], count: 2).flatMap { $0 }
+        + [.terminated]
+
+    @Test func cHeaderAppResumesAndIsTimed() throws {
+        let truthPath = PrewarmHarness.truthFile()
+        defer { unlink(truthPath) }
+        let outcome = try RunHarness.run(
+            try PrewarmHarness.app(), runs: 2,
+            environment: ["PW_LIFECYCLE": "1", "PW_INIT_US": "1000", "PW_POST_US": "1000", "LP_FIXTURE_TRUTH": truthPath]
+        ) { $0.resumeCycles = 2 }
+        let truth = try PrewarmHarness.truth(truthPath)
+        // Each event reached the app's callback, in order, twice per run; willTerminate at the end.
+        #expect(truth["lifecycle didBecomeActive"]?.count == 4)
+        #expect(truth["lifecycle didEnterBackground"]?.count == 4)
+        #expect(truth["lifecycle willTerminate"]?.count == 2)
+        for run in outcome.runs {
+            #expect(run.states?.map(\.state) == Self.expectedStates, "\(run.states ?? [])")
+            let resume = try #require(run.metrics.resumeTimeNs)
+            #expect(resume < 100_000_000, "resume \(resume) ns")
+            #expect(run.phases.filter { $0.name == "didBecomeActive" }.count == 2)
+            // States are in time order.
+            let times = run.states?.map(\.atNs) ?? []
+            #expect(times == times.sorted())
+        }
+        #expect(outcome.summary.resumeTimeNs?.count == 2)
+    }
+
+    @Test func swiftDemoHearsEveryTransition() throws {
+        let demo = try LaunchprofBinary.url().deletingLastPathComponent().appendingPathComponent("launchprof-demo-swift").path
+        let outcome = try RunHarness.run(demo, runs: 1, environment: ["LAUNCHPROF_DEMO_INIT_US": "1000"]) {
+            $0.resumeCycles = 2
+        }
+        let run = try #require(outcome.runs.first)
+        #expect(run.states?.map(\.state) == Self.expectedStates, "\(run.states ?? [])")
+        #expect(run.metrics.resumeTimeNs != nil)
+        for name in ["willResignActive", "didEnterBackground", "willEnterForeground", "didBecomeActive"] {
+            #expect(run.phases.filter { $0.name == name }.count == 2, "\(name)")
+        }
+    }
+}
