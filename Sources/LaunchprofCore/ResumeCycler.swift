@@ -13,6 +13,7 @@ struct ResumeCycler: Sendable {
     enum Step: Sendable, Equatable {
         case sendBackground
         case awaitingBackground
+        case suspend
         case sendForeground
         case awaitingActive(sentAtNs: UInt64)
     }
@@ -31,20 +32,37 @@ struct ResumeCycler: Sendable {
 
     var isDone: Bool { completed >= cycles }
 
-    /// The signal to send now, if any (and the step moves on).
-    mutating func next(now: UInt64) -> Int32? {
+    /// What the monitor does next.
+    enum Action: Sendable, Equatable {
+        case signal(Int32)
+        /// Suspend the app (the cgroup freezer); `suspended(at:)` reports it done.
+        case suspend
+        /// Thaw it (when suspended) and send the foreground signal: the resume being timed.
+        case resume(signal: Int32)
+    }
+
+    /// The action to take now, if any (and the step moves on).
+    mutating func next(now: UInt64) -> Action? {
         guard !isDone else { return nil }
         switch step {
         case .sendBackground:
             step = .awaitingBackground
-            return Self.backgroundSignal
+            return .signal(Self.backgroundSignal)
+        case .suspend:
+            step = .sendForeground
+            return .suspend
         case .sendForeground:
             step = .awaitingActive(sentAtNs: now)
             states.append((.inactive, now))
-            return Self.foregroundSignal
+            return .resume(signal: Self.foregroundSignal)
         case .awaitingBackground, .awaitingActive:
             return nil
         }
+    }
+
+    /// The app was suspended at `time` (the freezer reported it frozen).
+    mutating func suspended(at time: UInt64) {
+        states.append((.suspended, time))
     }
 
     /// An app phase ended (`end <t> <name>` on the hook channel).
@@ -52,7 +70,7 @@ struct ResumeCycler: Sendable {
         switch (step, name) {
         case (.awaitingBackground, "didEnterBackground"):
             states.append((.background, time))
-            step = .sendForeground
+            step = .suspend
         case (.awaitingActive(let sentAt), "didBecomeActive"):
             resumeTimesNs.append(time &- min(time, sentAt))
             states.append((.active, time))

@@ -45,6 +45,8 @@ final class RunMonitor: @unchecked Sendable {
     private var worker: JobThread?
     /// `--resume-cycles`: drives background/foreground cycles once the app is active.
     private var cycler: ResumeCycler?
+    /// `--resume-cycles`: the app's own cgroup, frozen while it is suspended (nil: no freezer).
+    private var freezer: CgroupFreezer?
 
     init(
         streams: Streams, readiness: LaunchReadiness, pattern: Regex<AnyRegexOutput>?,
@@ -89,6 +91,8 @@ final class RunMonitor: @unchecked Sendable {
         _ = write(wake.write, &byte, 1)
         worker?.waitForJob()
         worker = nil
+        freezer?.remove()
+        freezer = nil
         return outcome
     }
 
@@ -152,7 +156,19 @@ final class RunMonitor: @unchecked Sendable {
             let after = lp_now_ns()
             if !state.ready, isComplete(state) {
                 if var cycling = cycler, !cycling.isDone {
-                    if let signal = cycling.next(now: after) { control.send(signal: signal) }
+                    // Suspending is followed at once by the resume: nothing else would wake
+                    // this loop in between.
+                    while let action = cycling.next(now: lp_now_ns()) {
+                        switch action {
+                        case .signal(let signal): control.send(signal: signal)
+                        case .suspend:
+                            if freezer == nil { freezer = CgroupFreezer(pid: control.pid) }
+                            if freezer?.freeze() == true { cycling.suspended(at: lp_now_ns()) }
+                        case .resume(let signal):
+                            freezer?.thaw()
+                            control.send(signal: signal)
+                        }
+                    }
                     cycler = cycling
                 } else {
                     state.ready = true

@@ -32,6 +32,9 @@ public final class TraceControl: Sendable {
         }
     }
 
+    /// The traced child's pid (0 before the spawn).
+    public var pid: Int32 { state.withLock { $0.pid } }
+
     /// Sends `signal` to the traced child without ending the launch (lifecycle signals).
     public func send(signal: Int32) {
         state.withLock { state in

@@ -7,9 +7,17 @@ import Testing
 /// signals, each resume timed to the app's didBecomeActive; the C header and the Swift entry point.
 @Suite("lifecycle: resume cycles", .serialized)
 struct LifecycleTests {
-    static let expectedStates: [LifecycleState.State] =
-        [.notRunning, .inactive, .active] + Array(repeating: [.background, .inactive, .active], count: 2).flatMap { $0 }
-        + [.terminated]
+    /// With a writable cgroup v2 hierarchy the app is also suspended (frozen) in the background.
+    static var freezerAvailable: Bool {
+        ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"].contains {
+            access($0 + "/cgroup.procs", W_OK) == 0 && access($0 + "/cgroup.controllers", R_OK) == 0
+        }
+    }
+
+    static var expectedStates: [LifecycleState.State] {
+        let cycle: [LifecycleState.State] = freezerAvailable ? [.background, .suspended, .inactive, .active] : [.background, .inactive, .active]
+        return [.notRunning, .inactive, .active] + cycle + cycle + [.terminated]
+    }
 
     @Test func cHeaderAppResumesAndIsTimed() throws {
         let truthPath = PrewarmHarness.truthFile()
