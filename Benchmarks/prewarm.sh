@@ -2,7 +2,7 @@
 # Prewarm figures for Benchmarks/RESULTS.md (issue 9), on release builds:
 #   1. resume latency: launchprof's resume of a frozen process (the hold's end → the program's
 #      first clock read in main) against a bare SIGCONT of the same program stopped at the same
-#      point, interleaved in rounds, medians; goal: at most 50 µs more.
+#      point and held as long (20 ms), interleaved in rounds, medians; goal: at most 50 µs more.
 #   2. PSS of a frozen demo app (launchprof-demo, launchprof-demo-swift): summary.prewarm.frozenPSSBytes.
 #   3. pool refill cost: summary.prewarm.pool.refillNs (spawn → frozen) with --pool 2, beside the
 #      same program's ordinary time to main.
@@ -31,7 +31,7 @@ lp() { env -i PATH=/usr/bin:/bin HOME="$HOME" "$bin/launchprof" "$@"; }
 : > "$work/bare.txt"
 : > "$work/launchprof.txt"
 for round in $(seq "$rounds"); do
-    "$work/resume-bare" "$work/resume-target" "$per" >> "$work/bare.txt"
+    "$work/resume-bare" "$work/resume-target" "$per" 20000 >> "$work/bare.txt"
     rm -f "$work/log.txt"
     lp prewarm --runs "$per" --hold 20ms --no-hazard-scan --ready exit --env "RESUME_LOG=$work/log.txt" \
         --json "$work/round.json" "$work/resume-target" > /dev/null

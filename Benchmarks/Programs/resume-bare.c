@@ -1,8 +1,9 @@
 /*
  * resume-bare: the baseline of the resume latency benchmark. Starts resume-target with
- * BARE_STOP=1 N times; each time waits until it has stopped itself at main, takes the clock,
- * sends SIGCONT and reads the clock the target took once running: prints that latency in ns,
- * one line per launch.   usage: resume-bare TARGET N
+ * BARE_STOP=1 N times; each time waits until it has stopped itself at main, holds it stopped
+ * for HOLD_US (as launchprof holds a prewarmed process: a CPU idle that long is slower to wake),
+ * takes the clock, sends SIGCONT and reads the clock the target took once running: prints that
+ * latency in ns, one line per launch.   usage: resume-bare TARGET N [HOLD_US (20000)]
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -20,11 +21,12 @@ static uint64_t now_ns(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: resume-bare TARGET N\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: resume-bare TARGET N [HOLD_US]\n");
         return 64;
     }
     int runs = atoi(argv[2]);
+    long hold_us = argc == 4 ? atol(argv[3]) : 20000;
     setenv("BARE_STOP", "1", 1);
     for (int i = 0; i < runs; i++) {
         int fds[2];
@@ -40,6 +42,8 @@ int main(int argc, char **argv) {
         int status = 0;
         waitpid(pid, &status, WUNTRACED);
         if (!WIFSTOPPED(status)) return 70;
+        struct timespec hold = {hold_us / 1000000, (hold_us % 1000000) * 1000};
+        nanosleep(&hold, NULL);
         uint64_t sent = now_ns();
         kill(pid, SIGCONT);
         char text[32] = {0};

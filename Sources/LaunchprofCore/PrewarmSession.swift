@@ -12,10 +12,10 @@ import Glibc
 /// resume; each such launch is paired with an ordinary launch of the same program. With a pool,
 /// N frozen processes are kept ready and refilled after each launch.
 ///
-/// The freeze is the tracer's own ptrace stop (`TraceFreeze`): measured cheaper than SIGSTOP or
-/// the cgroup freezer on the resume path, nothing to clean up that ptrace does not already
-/// clean up (PTRACE_O_EXITKILL kills a frozen child when launchprof dies, even by SIGKILL), and
-/// no cgroup delegation needed.
+/// The freeze is the tracer's own ptrace stop (`TraceFreeze`): nothing to clean up that ptrace
+/// does not already clean up (PTRACE_O_EXITKILL kills a frozen child when launchprof dies, even
+/// by SIGKILL), no signal the program could see, no cgroup delegation needed; its resume costs
+/// about 14 µs more than a bare SIGCONT after the same hold (Benchmarks/RESULTS.md).
 public final class PrewarmSession: @unchecked Sendable {
     public let configuration: PrewarmConfiguration
     public let runSession: RunSession
