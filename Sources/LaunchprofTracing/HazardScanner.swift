@@ -51,8 +51,11 @@ private struct HazardScan {
     var newborns: Set<pid_t> = []
     /// The syscall each thread entered (exit stops do not say).
     var entered: [pid_t: UInt64] = [:]
-    /// Breakpoints on clock entry points: address → (name, original byte, takes a clock id).
+    /// Breakpoints on libc and vDSO entry points: address → (name, original byte, takes a clock id).
     var clockBreakpoints: [UInt64: (name: String, original: UInt8, clockID: Bool)] = [:]
+    /// Threads inside pthread_create: its clone is already reported, with pthread_create's caller
+    /// (an unwind from inside clone3 does not get past libc).
+    var creatingThreads: Set<pid_t> = []
     var mainAddress: UInt64 = 0
     var mainOriginal: UInt8 = 0
     var libcArmed = false
@@ -93,12 +96,17 @@ private struct HazardScan {
         let programBase = maps.first { $0.path == request.plan.programPath && $0.offset == 0 }?.start ?? 0
         mainAddress = (request.plan.isPositionIndependent ? programBase : 0) &+ main
         mainOriginal = try Ptrace.insertBreakpoint(pid, at: mainAddress)
-        var stopped = pid
+        // The tracee to resume before the next wait: only one that is in a stop we handled (an
+        // exit leaves nothing to resume; resuming another tracee blindly could swallow a stop
+        // not yet waited for).
+        var stopped: pid_t? = pid
         var signal: Int32 = 0
         while true {
-            do {
-                try Ptrace.request(syscallRestart: stopped, signal: signal)
-            } catch where error.processIsGone {}
+            if let stopped {
+                do {
+                    try Ptrace.request(syscallRestart: stopped, signal: signal)
+                } catch where error.processIsGone {}
+            }
             signal = 0
             guard let stop = try Ptrace.wait() else { continue }
             stopped = stop.pid
@@ -106,8 +114,8 @@ private struct HazardScan {
                 tracees.remove(stop.pid)
                 lp_untrack_child(stop.pid)
                 if stop.pid == pid { return }  // it ended before main
-                guard let next = tracees.first else { return }
-                stopped = next
+                if tracees.isEmpty { return }
+                stopped = nil
                 continue
             }
             if stop.event == LP_PTRACE_EVENT_FORK || stop.event == LP_PTRACE_EVENT_VFORK
@@ -162,9 +170,9 @@ private struct HazardScan {
             let path = string(tid, info.nr == 2 ? args.0 : args.1)
             if isUserData(path) { record(tid, .userData, info.nr == 2 ? "open" : "openat", path) }
         case 56:  // clone
-            if args.0 & 0x10000 != 0 { record(tid, .thread, "clone", "CLONE_THREAD") }
+            if args.0 & 0x10000 != 0, creatingThreads.remove(tid) == nil { record(tid, .thread, "clone", "CLONE_THREAD") }
         case 435:  // clone3: flags are the first field of struct clone_args
-            if let flags = try? Ptrace.readWord(tid, at: args.0), flags & 0x10000 != 0 {
+            if let flags = try? Ptrace.readWord(tid, at: args.0), flags & 0x10000 != 0, creatingThreads.remove(tid) == nil {
                 record(tid, .thread, "clone3", "CLONE_THREAD")
             }
         case 318:
@@ -199,6 +207,10 @@ private struct HazardScan {
                 libcArmed = true
                 let at = libc.start &+ address
                 clockBreakpoints[at] = ("clock_gettime", try Ptrace.insertBreakpoint(pid, at: at), true)
+                if let create = image.symbolAddress("pthread_create") {
+                    let at = libc.start &+ create
+                    clockBreakpoints[at] = ("pthread_create", try Ptrace.insertBreakpoint(pid, at: at), false)
+                }
             }
         }
         if !vdsoArmed, let vdso = lines.first(where: { $0.path == "[vdso]" }) {
@@ -217,7 +229,11 @@ private struct HazardScan {
         registers: lp_registers
     ) throws(TracerError) {
         let wallClocks: [UInt64: String] = [0: "CLOCK_REALTIME", 5: "CLOCK_REALTIME_COARSE", 8: "CLOCK_REALTIME_ALARM", 11: "CLOCK_TAI"]
-        if !breakpoint.clockID || wallClocks[registers.arg0] != nil {
+        if breakpoint.name == "pthread_create" {
+            creatingThreads.insert(tid)
+            let caller = try Ptrace.readWord(tid, at: registers.sp)
+            record(tid, .thread, "pthread_create", "CLONE_THREAD", callerAddress: caller)
+        } else if !breakpoint.clockID || wallClocks[registers.arg0] != nil {
             let detail = breakpoint.clockID ? wallClocks[registers.arg0] ?? "" : "wall clock (vDSO)"
             // At a function's first instruction the return address is on top of the stack.
             let caller = try Ptrace.readWord(tid, at: registers.sp)

@@ -4,13 +4,17 @@
  * the launch reason, "prewarm" when ActivePrewarm=1, else "ordinary":
  *   ctor <reason> <begin> <end>, main <reason> <t> <t>, first-frame <reason> <main> <stamp>.
  * PW_HAZARDS=1 makes the constructor read the wall clock (clock_gettime, time) and connect to
- * 127.0.0.1:PW_PORT.
+ * 127.0.0.1:PW_PORT; PW_HAZARDS=2 starts a thread, calls getrandom, opens $HOME/settings.conf and
+ * flocks it.
  */
 #define LAUNCHPROF_RECORD_STAMPS
 #include "launchprof.h"
 #include "run-fixture.h"
 
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -43,12 +47,43 @@ __attribute__((noinline)) void open_telemetry_connection(void) {
     close(fd);
 }
 
+static void *idle_thread(void *argument) { return argument; }
+
+/* PW_HAZARDS=2: the other hazards, each from a function of its own. */
+__attribute__((noinline)) void start_worker_thread(void) {
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, idle_thread, NULL) == 0) pthread_join(thread, NULL);
+}
+
+__attribute__((noinline)) void seed_random(void) {
+    unsigned char seed[16];
+    (void)!getrandom(seed, sizeof seed, 0);
+}
+
+__attribute__((noinline)) void read_user_settings(void) {
+    const char *home = getenv("HOME");
+    char path[512];
+    if (home == NULL || strlen(home) > 400) return;
+    strcpy(path, home);
+    strcat(path, "/settings.conf");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)!flock(fd, LOCK_SH);
+        close(fd);
+    }
+}
+
 __attribute__((constructor)) static void prewarm_app_init(void) {
     uint64_t begin = lp_now();
     if (lp_setting("PW_HAZARDS", 0) == 1) {
         stamp_wall_clock();
         stamp_epoch_seconds();
         open_telemetry_connection();
+    }
+    if (lp_setting("PW_HAZARDS", 0) == 2) {
+        start_worker_thread();
+        seed_random();
+        read_user_settings();
     }
     lp_busy_us(lp_setting("PW_INIT_US", 30000));
     uint64_t end = lp_now();

@@ -71,6 +71,29 @@ struct PrewarmHazardTests {
         #expect(summary.hazards.contains { $0.kind == .network && $0.function.hasPrefix(object + "+0x") })
     }
 
+    @Test func threadRandomnessUserDataAndLocksNameTheirFunction() throws {
+        let home = NSTemporaryDirectory() + "prewarm-home-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        FileManager.default.createFile(atPath: home + "/settings.conf", contents: Data("x".utf8))
+        let outcome = try PrewarmHarness.run(
+            try PrewarmHarness.app(),
+            environment: ["PW_HAZARDS": "2", "PW_INIT_US": "1000", "PW_POST_US": "1000", "HOME": home]
+        ) { $0.hold = .fixed(ns: 10_000_000) }
+        let hazards = try #require(outcome.summary.prewarm?.hazards)
+        func find(_ kind: PrewarmHazard.Kind) -> PrewarmHazard? { hazards.first { $0.kind == kind } }
+        #expect(find(.thread)?.function == "start_worker_thread", "\(hazards)")
+        #expect(find(.thread)?.syscall == "pthread_create")
+        #expect(hazards.filter { $0.kind == .thread }.count == 1, "one thread, reported once: \(hazards)")
+        // glibc's malloc seeds its tcache key (8 bytes) in the thread's first allocation too.
+        let seed = hazards.first { $0.kind == .randomness && $0.detail == "16 bytes" }
+        #expect(seed?.function == "seed_random", "\(hazards)")
+        #expect(find(.userData)?.function == "read_user_settings", "\(hazards)")
+        #expect(find(.userData)?.detail == home + "/settings.conf")
+        #expect(find(.fileLock)?.syscall == "flock")
+        #expect(find(.fileLock)?.function == "read_user_settings", "\(hazards)")
+    }
+
     @Test func aCleanProgramIsPrewarmSafe() throws {
         let summary = try hazards(try PrewarmHarness.app(), port: nil)
         #expect(summary.hazardScanError == nil)
