@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "launchprof", targets: ["launchprof"]),
         .executable(name: "launchprof-demo", targets: ["launchprof-demo"]),
+        .executable(name: "launchprof-demo-swift", targets: ["launchprof-demo-swift"]),
         .library(name: "LaunchprofHooks", targets: ["LaunchprofHooks"]),
         .library(name: "LaunchprofApp", targets: ["LaunchprofApp"]),
         // For the nested Benchmarks/ package, which drives the sessions and tracer in-process.
@@ -77,6 +78,11 @@ let package = Package(
 
         // The demo app README's command 1 profiles: a small C program using the hooks.
         .executableTarget(name: "launchprof-demo", dependencies: ["LaunchprofHooks"]),
+
+        // The Swift demo on LaunchprofApplication.main, the whole lifecycle; its C constructor
+        // is the pre-main work prewarming saves.
+        .target(name: "LaunchprofDemoSupport"),
+        .executableTarget(name: "launchprof-demo-swift", dependencies: ["LaunchprofApp", "LaunchprofDemoSupport"]),
 
         .testTarget(
             name: "LaunchprofTests",

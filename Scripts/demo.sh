@@ -2,7 +2,9 @@
 # Command 1: install what is missing, build in release mode, and profile the bundled demo app.
 # Writes Reports/demo-run.json (launchprof run) and Reports/demo-inspect.json (launchprof inspect),
 # and from the same runs Reports/demo-report.html (open it in a browser), Reports/demo-trace.json
-# (open it in ui.perfetto.dev or chrome://tracing) and Reports/metrickit/{metrics,diagnostics}.json.
+# (open it in ui.perfetto.dev or chrome://tracing) and Reports/metrickit/{metrics,diagnostics}.json;
+# then Reports/demo-prewarm.{json,html} and Reports/metrickit-prewarm/ (launchprof prewarm on the
+# Swift demo: ordinary vs prewarmed launches, the saving, the optimized time to first frame).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/setup.sh
@@ -18,3 +20,7 @@ echo "== launchprof run (where the launch time goes) ==" >&2
 "$bin/launchprof" run --runs 20 --warmup 2 --json Reports/demo-run.json --trace Reports/demo-trace.json \
   --metrickit Reports/metrickit --launch-diagnostic-threshold 16 "$bin/launchprof-demo"
 "$bin/launchprof" report Reports/demo-run.json --html Reports/demo-report.html
+echo "== launchprof prewarm (ordinary vs prewarmed launch, the saving) ==" >&2
+"$bin/launchprof" prewarm --runs 5 --hold 500ms --json Reports/demo-prewarm.json \
+  --metrickit Reports/metrickit-prewarm "$bin/launchprof-demo-swift"
+"$bin/launchprof" report Reports/demo-prewarm.json --html Reports/demo-prewarm.html

@@ -11,6 +11,15 @@ public protocol LaunchprofApplicationDelegate: AnyObject {
     func drawFirstFrame()
     /// The app's life after its first frame; the result is the exit status (default: 0).
     func run(options: LaunchOptions) -> Int32
+
+    // App-state transitions after the first frame (see `LifecycleEvent`), called one at a time
+    // on launchprof's lifecycle thread, not the thread that called `main`. Default: nothing.
+    func willResignActive()
+    func didEnterBackground()
+    func willEnterForeground()
+    func didBecomeActive()
+    /// The process ends (by the SIGTERM that brought this) when it returns.
+    func willTerminate()
 }
 
 extension LaunchprofApplicationDelegate {
@@ -18,4 +27,9 @@ extension LaunchprofApplicationDelegate {
     public func restoreState(options: LaunchOptions) {}
     public func drawFirstFrame() {}
     public func run(options: LaunchOptions) -> Int32 { 0 }
+    public func willResignActive() {}
+    public func didEnterBackground() {}
+    public func willEnterForeground() {}
+    public func didBecomeActive() {}
+    public func willTerminate() {}
 }

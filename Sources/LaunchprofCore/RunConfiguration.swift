@@ -38,6 +38,8 @@ public struct RunConfiguration: Sendable {
     public var output: Output = .null
     /// Pin the tracer and the child to one CPU until `main`.
     public var pinCPU = true
+    /// `--resume-cycles K`: once active, send the app to the background and back K times.
+    public var resumeCycles = 0
 
     public init(program: String, arguments: [String]) {
         self.program = program

@@ -15,6 +15,9 @@ final class RunMonitor: @unchecked Sendable {
         var events: [LaunchEvent] = []
         var warnings: [TimelineWarning] = []
         var timedOut = false
+        /// `--resume-cycles`: each resume's time and the states entered (CLOCK_MONOTONIC).
+        var resumeTimesNs: [UInt64] = []
+        var lifecycle: [(state: LifecycleState.State, atNs: UInt64)] = []
     }
 
     struct Streams {
@@ -40,11 +43,17 @@ final class RunMonitor: @unchecked Sendable {
     // Owned by the monitor's job until `finish()` has waited for it.
     private var outcome = Outcome()
     private var worker: JobThread?
+    /// `--resume-cycles`: drives background/foreground cycles once the app is active.
+    private var cycler: ResumeCycler?
+    /// `--resume-cycles`: the app's own cgroup, frozen while it is suspended (nil: no freezer).
+    private var freezer: CgroupFreezer?
 
     init(
         streams: Streams, readiness: LaunchReadiness, pattern: Regex<AnyRegexOutput>?,
-        timeoutNs: UInt64?, lingerNs: UInt64, graceNs: UInt64, control: TraceControl
+        timeoutNs: UInt64?, lingerNs: UInt64, graceNs: UInt64, control: TraceControl,
+        resumeCycles: Int = 0
     ) throws(RunError) {
+        if resumeCycles > 0 { cycler = ResumeCycler(cycles: resumeCycles) }
         var fds: [Int32] = [0, 0]
         let error = lp_pipe(&fds, true)
         guard error == 0 else { throw .system(operation: "pipe2", errno: error) }
@@ -82,6 +91,8 @@ final class RunMonitor: @unchecked Sendable {
         _ = write(wake.write, &byte, 1)
         worker?.waitForJob()
         worker = nil
+        freezer?.remove()
+        freezer = nil
         return outcome
     }
 
@@ -133,6 +144,10 @@ final class RunMonitor: @unchecked Sendable {
             }
             drainHookChannel(&state)
             drainOutput(&state)
+            if let cycler {
+                outcome.resumeTimesNs = cycler.resumeTimesNs
+                outcome.lifecycle = cycler.states
+            }
             if childEnded {
                 // The child is gone: a last line without its newline is still a line.
                 parseHookLines(state.hookTail, &state)
@@ -140,8 +155,25 @@ final class RunMonitor: @unchecked Sendable {
             }
             let after = lp_now_ns()
             if !state.ready, isComplete(state) {
-                state.ready = true
-                state.completedAt = after
+                if var cycling = cycler, !cycling.isDone {
+                    // Suspending is followed at once by the resume: nothing else would wake
+                    // this loop in between.
+                    while let action = cycling.next(now: lp_now_ns()) {
+                        switch action {
+                        case .signal(let signal): control.send(signal: signal)
+                        case .suspend:
+                            if freezer == nil { freezer = CgroupFreezer(pid: control.pid) }
+                            if freezer?.freeze() == true { cycling.suspended(at: lp_now_ns()) }
+                        case .resume(let signal):
+                            freezer?.thaw()
+                            control.send(signal: signal)
+                        }
+                    }
+                    cycler = cycling
+                } else {
+                    state.ready = true
+                    state.completedAt = after
+                }
             }
             if let completed = state.completedAt, after >= completed + lingerNs {
                 terminate(&state, at: after, reason: "launch complete")
@@ -200,7 +232,8 @@ final class RunMonitor: @unchecked Sendable {
             case .firstFrame: state.firstFrame = true
             case .extend: state.openTasks.insert(event.name)
             case .finishExtend: state.openTasks.remove(event.name)
-            case .begin, .end: break
+            case .end: cycler?.phaseEnded(event.name, atNs: event.atNs)
+            case .begin: break
             }
         }
         for line in parsed.rejectedLines {

@@ -63,6 +63,9 @@ public final class RunSession: @unchecked Sendable {
         }
     }
 
+    /// The tracer's plan for the first image (prewarm's hazard scan uses it too).
+    var firstImagePlan: ImagePlan? { plans.plan(for: imagePath) }
+
     public var target: LaunchReport.Target {
         LaunchReport.Target(path: program.path, arguments: configuration.arguments, buildID: buildID)
     }
@@ -130,8 +133,11 @@ public final class RunSession: @unchecked Sendable {
 
     /// One launch: channel, spawn, trace, monitor, timeline.
     /// Returns the run, and whether it met exec'd images that were analysed only after it.
-    private func launchOnce(
-        index: Int, pinnedCPU: Int32?, monitorThread: JobThread
+    /// `customize` adjusts the request (prewarm: its environment and freeze point);
+    /// `extraTimeoutNs` extends the timeout by time the launch is held frozen on purpose.
+    func launchOnce(
+        index: Int, pinnedCPU: Int32?, monitorThread: JobThread,
+        customize: ((inout TraceRequest) -> Void)? = nil, extraTimeoutNs: UInt64 = 0
     ) throws(RunError) -> (LaunchRun, Bool) {
         var residency: PageCache.Residency?
         if configuration.cold {
@@ -158,6 +164,7 @@ public final class RunSession: @unchecked Sendable {
             request.pinnedCPU = pinnedCPU
         }
         request.detectListen = configuration.readiness == .listen
+        customize?(&request)
 
         let control = TraceControl()
         let monitor = try RunMonitor(
@@ -166,9 +173,9 @@ public final class RunSession: @unchecked Sendable {
                 standardError: io.watchedError, outputDestination: io.outputDestination,
                 errorDestination: io.errorDestination),
             readiness: configuration.readiness, pattern: pattern,
-            timeoutNs: configuration.timeoutNs, lingerNs: configuration.lingerNs,
+            timeoutNs: configuration.timeoutNs.map { $0 &+ extraTimeoutNs }, lingerNs: configuration.lingerNs,
             graceNs: configuration.terminationGraceNs,
-            control: control)
+            control: control, resumeCycles: configuration.resumeCycles)
         monitor.start(on: monitorThread)
         let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) }, learned: learned)
         let result: TraceResult
@@ -204,10 +211,11 @@ public final class RunSession: @unchecked Sendable {
             timeline.warnings.append(TimelineWarning(
                 .crashed, "crash stack: " + StackSymbolizer.describe(result.crashStack, mappings: result.crashMappings)))
         }
-        let run = LaunchRun(
+        var run = LaunchRun(
             index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
             residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes,
             tracerPauseNs: result.pauseNs)
+        if configuration.resumeCycles > 0 { Self.addLifecycle(&run, observed, spawn: result.events.first) }
         return (run, metNewImages)
     }
 

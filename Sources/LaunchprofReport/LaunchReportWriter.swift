@@ -42,8 +42,16 @@ public final class LaunchReportWriter {
     /// The destination path.
     public var path: String { output.path }
 
+    /// Session-level additions to the summary (the prewarm hazard scan, the pool's figures),
+    /// applied whenever the summary is built.
+    public var amendSummary: (@Sendable (inout LaunchSummary) -> Void)?
+
     /// The summary of the runs appended so far.
-    public var summary: LaunchSummary { builder.summary }
+    public var summary: LaunchSummary {
+        var summary = builder.summary
+        amendSummary?(&summary)
+        return summary
+    }
 
     /// Writes one run and adds it to the summary.
     public func append(_ run: LaunchRun) throws(LaunchReportError) {
@@ -61,7 +69,7 @@ public final class LaunchReportWriter {
     public func finish() throws(LaunchReportError) -> LaunchReport {
         guard !closed else { throw .writerClosed(path: output.path) }
         closed = true
-        report.summary = builder.summary
+        report.summary = summary
         do {
             if output.keepsBytes {
                 let tail = Self.split(try Self.encodeValue(report)).tail

@@ -47,7 +47,9 @@ extension LaunchRun {
                 }
             }
             json.field("pid", pid)
+            if let prewarm { json.encoded("prewarm", prewarm) }
             if let residentBeforeBytes { json.field("residentBeforeBytes", residentBeforeBytes) }
+            if let states { json.encoded("states", states) }
             json.field("timedOut", timedOut)
             if let tracerPauseNs { json.field("tracerPauseNs", tracerPauseNs) }
             json.key("warnings")

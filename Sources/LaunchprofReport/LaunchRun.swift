@@ -22,6 +22,10 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     public var flags: [LaunchFlag]?
     /// `--sample`: the main thread's sampled stacks over the whole launch.
     public var callStackTree: CallStackTree?
+    /// `launchprof prewarm`: the prewarm part, the hold, the resume and the paired ordinary launch.
+    public var prewarm: PrewarmRun?
+    /// The app's lifecycle states in the order entered (`launchprof prewarm`, `--resume-cycles`).
+    public var states: [LifecycleState]?
 
     public init(
         index: Int, pid: Int32, exitStatus: RunExit?, phases: [LaunchPhase],

@@ -21,6 +21,7 @@ public struct LaunchSummaryBuilder: Sendable {
     private var tracerPause = StreamingStatistics()
     private var phaseIndex: [PhaseKey: Int] = [:]
     private var phases: [PhaseAccumulator] = []
+    private var prewarm = PrewarmSummaryBuilder()
 
     public init() {}
 
@@ -31,6 +32,7 @@ public struct LaunchSummaryBuilder: Sendable {
             if let value = metric.valueNs { metrics[slot].record(value) }
         }
         if let pause = run.tracerPauseNs { tracerPause.record(pause) }
+        if let prewarmRun = run.prewarm { prewarm.add(prewarmRun) }
         var seen: [PhaseKey: Int] = [:]
         for phase in run.phases {
             var key = PhaseKey(
@@ -53,7 +55,7 @@ public struct LaunchSummaryBuilder: Sendable {
     }
 
     public var summary: LaunchSummary {
-        LaunchSummary(
+        var summary = LaunchSummary(
             runs: runs, failedRuns: failedRuns, timeToMainNs: metrics[0].summary,
             timeToFirstFrameNs: metrics[1].summary, extendedLaunchNs: metrics[2].summary,
             exitNs: metrics[3].summary, optimizedTimeToFirstFrameNs: metrics[4].summary,
@@ -72,5 +74,7 @@ public struct LaunchSummaryBuilder: Sendable {
             // happens); ties keep first appearance.
             .enumerated().sorted { ($0.element.startNs.median, $0.offset) < ($1.element.startNs.median, $1.offset) }
             .map(\.element))
+        summary.prewarm = prewarm.summary
+        return summary
     }
 }

@@ -75,6 +75,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             ("time to main", summary.timeToMainNs),
             ("time to first frame", summary.timeToFirstFrameNs),
             ("extended launch", summary.extendedLaunchNs), ("exit", summary.exitNs),
+            ("resume time", summary.resumeTimeNs),
         ]
         for (name, statistics) in metrics {
             guard let statistics else { continue }

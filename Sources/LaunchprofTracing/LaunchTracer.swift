@@ -30,6 +30,8 @@ public struct TraceRequest: Sendable {
     public var plan: ImagePlan?
     /// Report the first successful listen(2) of the child or a descendant as readiness.
     public var detectListen = false
+    /// Prewarm: hold the child frozen at this point until `freeze.hold` returns.
+    public var freeze: TraceFreeze?
 
     public init(executable: String, arguments: [String], environment: [String], plan: ImagePlan?) {
         self.executable = executable
@@ -122,6 +124,9 @@ private struct TracedLaunch {
     /// Processes stopped at a listen(2) entry, resumed to its exit to read the result.
     var listening: Set<pid_t> = []
     var sawListen = false
+    /// Prewarm: the child was held frozen (`TraceFreeze`) for this long, kept out of `pauseNs`.
+    var heldNs: UInt64 = 0
+    var frozen = false
 
     static let options = Int32(
         LP_PTRACE_O_EXITKILL | LP_PTRACE_O_TRACEEXEC | LP_PTRACE_O_TRACEFORK
@@ -265,6 +270,12 @@ private struct TracedLaunch {
                 return 0
             }
         }
+        if stop.value == SIGSTOP, request.freeze?.point == .selfStop, reachedMain, !frozen,
+            !Ptrace.isGroupStop(pid)
+        {
+            holdFrozen(stoppedAt: stop.at_ns)
+            return 0  // the stop was the point; the signal is not delivered
+        }
         if Ptrace.isGroupStop(pid) { return 0 }
         if isCrashSignal(stop.value) { captureCrash() }
         return stop.value
@@ -404,7 +415,19 @@ private struct TracedLaunch {
             if request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
             // Threads the app starts from here on need not be traced.
             try Ptrace.setOptions(pid, options & ~Int32(LP_PTRACE_O_TRACECLONE))
+            if request.freeze?.point == .main { holdFrozen(stoppedAt: time) }
         }
+    }
+
+    /// Prewarm: hands the stopped child to `TraceFreeze.hold` and returns when it may resume.
+    private mutating func holdFrozen(stoppedAt: UInt64) {
+        guard let freeze = request.freeze, !frozen else { return }
+        frozen = true
+        let spawnedAt: UInt64
+        if case .spawned(let time) = events.first { spawnedAt = time } else { spawnedAt = stoppedAt }
+        let start = lp_now_ns()
+        freeze.hold(pid, spawnedAt, stoppedAt)
+        heldNs += lp_now_ns() &- start
     }
 
     /// `_dl_debug_state` was called: at RT_CONSISTENT the closure is mapped and relocated, so
@@ -576,6 +599,6 @@ private struct TracedLaunch {
             pid: pid, events: events,
             exitStatus: exitStatus ?? .killedByLaunchprof(signal: SIGKILL, reason: "tracer failed"),
             leftoverProcesses: leftovers, unplannedImages: unplannedImages,
-            crashStack: crashStack, crashMappings: crashMappings, pauseNs: pauseNs)
+            crashStack: crashStack, crashMappings: crashMappings, pauseNs: pauseNs &- min(pauseNs, heldNs))
     }
 }

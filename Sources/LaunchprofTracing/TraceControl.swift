@@ -32,6 +32,17 @@ public final class TraceControl: Sendable {
         }
     }
 
+    /// The traced child's pid (0 before the spawn).
+    public var pid: Int32 { state.withLock { $0.pid } }
+
+    /// Sends `signal` to the traced child without ending the launch (lifecycle signals).
+    public func send(signal: Int32) {
+        state.withLock { state in
+            guard state.pid > 0, !state.exited else { return }
+            kill(state.pid, signal)
+        }
+    }
+
     /// Called (on the tracer's thread) when the tracer itself sees readiness: a listening socket.
     public func onReady(_ listener: @escaping @Sendable (UInt64) -> Void) {
         state.withLock { $0.readinessListener = listener }

@@ -11,7 +11,7 @@ struct Launchprof: ParsableCommand {
         commandName: "launchprof",
         abstract: "A launch-performance profiler for Linux programs.",
         version: LaunchprofVersion.description,
-        subcommands: [InspectCommand.self, RunCommand.self, ReportCommand.self]
+        subcommands: [InspectCommand.self, RunCommand.self, PrewarmCommand.self, ReportCommand.self]
             + [BenchCommand.self, CompareCommand.self, MergeCommand.self, ExportCommand.self])
 
     /// `launchprof inspect [--json] PROGRAM` goes straight to the command: the argument

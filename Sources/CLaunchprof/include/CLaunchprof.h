@@ -10,10 +10,38 @@
 
 #ifndef __has_feature
 #define __has_feature(x) 0
+// MARK: Prewarm hazard scan (prewarm.c)
+
+/// A syscall stop as PTRACE_GET_SYSCALL_INFO describes it (x86_64 numbers).
+typedef struct lp_syscall_stop {
+    /// 1 entry, 2 exit, 3 seccomp, 0 not a syscall stop.
+    int op;
+    uint64_t nr;
+    uint64_t args[6];
+    int64_t rval;
+} lp_syscall_stop;
+
+/// PTRACE_GET_SYSCALL_INFO for a tracee in a syscall stop. Returns 0 or errno.
+int lp_syscall_info(pid_t pid, lp_syscall_stop *_Nonnull stop);
+
 #endif
 #if !__has_feature(nullability)
 #define _Nonnull
 #define _Nullable
+// MARK: Prewarm hazard scan (prewarm.c)
+
+/// A syscall stop as PTRACE_GET_SYSCALL_INFO describes it (x86_64 numbers).
+typedef struct lp_syscall_stop {
+    /// 1 entry, 2 exit, 3 seccomp, 0 not a syscall stop.
+    int op;
+    uint64_t nr;
+    uint64_t args[6];
+    int64_t rval;
+} lp_syscall_stop;
+
+/// PTRACE_GET_SYSCALL_INFO for a tracee in a syscall stop. Returns 0 or errno.
+int lp_syscall_info(pid_t pid, lp_syscall_stop *_Nonnull stop);
+
 #endif
 
 enum { LP_SPAWN_CPU_INHERIT = -1, LP_SPAWN_CPU_LAUNCHPROFS = -2 };
@@ -167,5 +195,19 @@ void lp_kill_tracked_children(void);
 /// Unwinds the stopped thread `tid`, storing up to `capacity` instruction pointers, innermost
 /// first. Returns 0 or a negative libunwind error; `*count` frames were stored.
 int lp_unwind(pid_t tid, uint64_t *_Nonnull ips, int capacity, int *_Nonnull count);
+
+// MARK: Prewarm hazard scan (prewarm.c)
+
+/// A syscall stop as PTRACE_GET_SYSCALL_INFO describes it (x86_64 numbers).
+typedef struct lp_syscall_stop {
+    /// 1 entry, 2 exit, 3 seccomp, 0 not a syscall stop.
+    int op;
+    uint64_t nr;
+    uint64_t args[6];
+    int64_t rval;
+} lp_syscall_stop;
+
+/// PTRACE_GET_SYSCALL_INFO for a tracee in a syscall stop. Returns 0 or errno.
+int lp_syscall_info(pid_t pid, lp_syscall_stop *_Nonnull stop);
 
 #endif

@@ -12,6 +12,7 @@
  *   void launchprof_first_frame(void);
  *   void launchprof_extend_launch(const char *task_id);            like MetricKit's
  *   void launchprof_finish_extended_launch(const char *task_id);   extendLaunchMeasurement
+ *   void launchprof_set_lifecycle_callback(void (*callback)(const char *event));  app states
  *
  * THE CHANNEL (any language can speak it without this header)
  *
@@ -51,9 +52,11 @@
 #endif
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -149,9 +152,38 @@ static inline void launchprof__send(const char *kind, const char *name) {
     errno = saved;
 }
 
+/* `launchprof prewarm --freeze-at willFinishLaunching`: a prewarmed process (ActivePrewarm=1,
+ * LAUNCHPROF_FREEZE_AT=willFinishLaunching) stops itself before that phase begins; launchprof
+ * holds the stop and resumes it as the user's launch. Only under launchprof, only once. */
+static int launchprof__froze = 0;
+
+static inline int launchprof__equal(const char *a, const char *b) {
+    while (*a != '\0' && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+static inline void launchprof__freeze_before(const char *phase) {
+    if (launchprof__froze || phase == NULL || launchprof__descriptor() < 0) {
+        return;
+    }
+    launchprof__froze = 1;
+    int saved = errno;
+    const char *point = getenv("LAUNCHPROF_FREEZE_AT");
+    const char *prewarm = getenv("ActivePrewarm");
+    if (point != NULL && prewarm != NULL && launchprof__equal(phase, point) &&
+        launchprof__equal(prewarm, "1")) {
+        (void)kill(getpid(), SIGSTOP);
+    }
+    errno = saved;
+}
+
 /* Starts the app phase `phase` ("willFinishLaunching", "restoreState", "didFinishLaunching", or
  * any name); end it with launchprof_end. */
 static inline void launchprof_begin(const char *phase) {
+    launchprof__freeze_before(phase);
     launchprof__send("begin", phase != NULL ? phase : "");
 }
 
@@ -173,6 +205,66 @@ static inline void launchprof_extend_launch(const char *task_id) {
 /* Task `task_id` finished (like finishExtendedLaunchMeasurement(forTaskID:)). */
 static inline void launchprof_finish_extended_launch(const char *task_id) {
     launchprof__send("finish-extend", task_id != NULL ? task_id : "");
+}
+
+/* App-state transitions after the first frame, like UIApplicationDelegate's (`launchprof run
+ * --resume-cycles K` sends them). Under launchprof only, launchprof_set_lifecycle_callback
+ * installs handlers for the signals that carry them:
+ *
+ *   SIGUSR1  "willResignActive", then "didEnterBackground"
+ *   SIGUSR2  "willEnterForeground", then "didBecomeActive"
+ *   SIGTERM  "willTerminate", then the process ends by SIGTERM as it would have
+ *
+ * and calls `callback` with each event's name, timing each call as an app phase of that name
+ * (all but willTerminate) so launchprof sees when the app is active again. The callback runs in
+ * the signal handler: do only async-signal-safe work there (set a flag, write to a pipe). Call it
+ * before launchprof_first_frame: launchprof may send the first transition right after. */
+typedef void (*launchprof_lifecycle_callback)(const char *event);
+
+static launchprof_lifecycle_callback launchprof__lifecycle = NULL;
+
+static inline void launchprof__lifecycle_event(const char *event) {
+    launchprof__send("begin", event);
+    if (launchprof__lifecycle != NULL) {
+        launchprof__lifecycle(event);
+    }
+    launchprof__send("end", event);
+}
+
+static inline void launchprof__on_lifecycle_signal(int number) {
+    int saved = errno;
+    if (number == SIGUSR1) {
+        launchprof__lifecycle_event("willResignActive");
+        launchprof__lifecycle_event("didEnterBackground");
+    } else if (number == SIGUSR2) {
+        launchprof__lifecycle_event("willEnterForeground");
+        launchprof__lifecycle_event("didBecomeActive");
+    } else if (number == SIGTERM) {
+        if (launchprof__lifecycle != NULL) {
+            launchprof__lifecycle("willTerminate");
+        }
+        signal(SIGTERM, SIG_DFL);
+        raise(SIGTERM);
+    }
+    errno = saved;
+}
+
+static inline void launchprof_set_lifecycle_callback(launchprof_lifecycle_callback callback) {
+    if (launchprof__descriptor() < 0) {
+        return;
+    }
+    launchprof__lifecycle = callback;
+    struct sigaction action;
+    action.sa_handler = launchprof__on_lifecycle_signal;
+    sigemptyset(&action.sa_mask);
+#ifdef SA_RESTART
+    action.sa_flags = SA_RESTART;
+#else
+    action.sa_flags = 0;
+#endif
+    sigaction(SIGUSR1, &action, NULL);
+    sigaction(SIGUSR2, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
 }
 
 #ifdef __cplusplus

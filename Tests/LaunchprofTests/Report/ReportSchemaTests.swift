@@ -47,7 +47,23 @@ struct ReportSchemaTests {
         var killed = ExportSamples.run(index: 1, firstFrameMs: 20, resumeMs: 4)
         killed.exitStatus = RunExit(signal: 9, coreDumped: false, killedBy: "timeout")
         killed.timedOut = true
+        run.prewarm = PrewarmRun(
+            freezeAt: "main", prewarmNs: 30_000_000, holdNs: 500_000_000, resumeAtNs: 530_000_000,
+            frozenCPUNs: 0, frozenPSSBytes: 1_400_000)
+        run.prewarm?.ordinaryTimeToFirstFrameNs = 40_000_000
+        run.prewarm?.ordinaryTimeToMainNs = 31_000_000
+        run.prewarm?.ordinaryPid = 77
+        run.prewarm?.savingNs = -2_000_000
+        run.prewarm?.poolHit = true
+        run.states = [LifecycleState(.prewarmed, atNs: 30_000_000), LifecycleState(.active, atNs: 540_000_000)]
         var report = ExportSamples.report([run, killed])
+        let statistics = SummaryStatistics(count: 3, min: 1, median: 2, p90: 3, p99: 3, max: 3, mean: 2, stddev: 1, outliers: 0)
+        report.summary.prewarm = PrewarmSummary(
+            savingNs: statistics, losses: 1, prewarmNs: statistics, holdNs: statistics,
+            ordinaryTimeToFirstFrameNs: statistics, frozenPSSBytes: statistics,
+            hazards: [PrewarmHazard(kind: .wallClock, syscall: "clock_gettime", detail: "CLOCK_REALTIME", object: "app", function: "init")],
+            prewarmSafe: false, hazardScanError: "scan failed", frozenCPURuns: 0,
+            pool: .init(size: 2, launches: 3, hits: 2, expired: 1, heldPSSBytes: statistics, refillNs: statistics, ttlNs: 9))
         report.mode = .init(runs: 2, warmup: 1, cold: true, readiness: .stdout(pattern: "ready"), timeoutNs: 5_000_000_000)
         return report
     }
@@ -72,6 +88,12 @@ struct ReportSchemaTests {
         try Self.expectNamed(report.summary, in: schema, "LaunchSummary", extra: Set(Self.metricNames(schema)))
         try Self.expectNamed(report.summary.phases[0], in: schema, "PhaseSummary")
         try Self.expectNamed(try #require(report.summary.timeToMainNs), in: schema, "SummaryStatistics")
+        try Self.expectNamed(try #require(run.prewarm), in: schema, "PrewarmRun")
+        try Self.expectNamed(try #require(run.states?.first), in: schema, "LifecycleState")
+        let prewarm = try #require(report.summary.prewarm)
+        try Self.expectNamed(prewarm, in: schema, "PrewarmSummary")
+        try Self.expectNamed(try #require(prewarm.pool), in: schema, "PoolSummary")
+        try Self.expectNamed(try #require(prewarm.hazards.first), in: schema, "PrewarmHazard")
         // Metrics are named once, in MetricName.
         #expect(
             Self.labels(run.metrics) == Set(try Self.metricNames(schema)),

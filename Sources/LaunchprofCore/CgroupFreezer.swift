@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Suspends one process with the cgroup v2 freezer, for the `suspended` state of
+/// `--resume-cycles`: under ptrace a SIGSTOP would be resumed by the tracer itself, while a
+/// frozen cgroup's tasks stay off the CPU without any ptrace stop. The process is moved into a
+/// cgroup of its own under the v2 hierarchy (`/sys/fs/cgroup` or, in the hybrid layout,
+/// `/sys/fs/cgroup/unified`); a fatal signal still ends a frozen task, so launchprof's own
+/// cleanup (SIGKILL) works on it. Nil when there is no writable v2 hierarchy.
+final class CgroupFreezer {
+    let directory: String
+
+    init?(pid: Int32) {
+        guard pid > 0, let root = Self.root() else { return nil }
+        directory = "\(root)/launchprof-\(getpid())-\(pid)"
+        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else { return nil }
+        guard Self.write("\(pid)", to: directory + "/cgroup.procs") else {
+            rmdir(directory)
+            return nil
+        }
+    }
+
+    /// Freezes and waits (at most a second) until the kernel reports the cgroup frozen.
+    func freeze() -> Bool {
+        guard Self.write("1", to: directory + "/cgroup.freeze") else { return false }
+        for _ in 0..<1000 {
+            if ProcessProbe.readSmallFile(directory + "/cgroup.events")?.contains("frozen 1") == true { return true }
+            var delay = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&delay, nil)
+        }
+        return false
+    }
+
+    func thaw() { _ = Self.write("0", to: directory + "/cgroup.freeze") }
+
+    /// Thaws, moves any process still inside back to the root and removes the cgroup.
+    func remove() {
+        thaw()
+        if let procs = ProcessProbe.readSmallFile(directory + "/cgroup.procs"), let root = Self.root() {
+            for pid in procs.split(separator: "\n") { _ = Self.write(String(pid), to: root + "/cgroup.procs") }
+        }
+        rmdir(directory)
+    }
+
+    static func root() -> String? {
+        for candidate in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]
+        where access(candidate + "/cgroup.procs", W_OK) == 0 && access(candidate + "/cgroup.controllers", R_OK) == 0 {
+            return candidate
+        }
+        return nil
+    }
+
+    private static func write(_ text: String, to path: String) -> Bool {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return text.withCString { Glibc.write(fd, $0, strlen($0)) } == text.utf8.count
+    }
+}

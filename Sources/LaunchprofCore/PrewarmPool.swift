@@ -1,0 +1,225 @@
+import CLaunchprof
+import LaunchprofReport
+import LaunchprofTracing
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `launchprof prewarm --pool N`: Android's pre-forked pool. N slots each keep one process frozen
+/// (each slot is a tracer thread of its own: ptrace has thread affinity, and a frozen process is
+/// its tracer's stopped tracee). The user's launches arrive `--hold` apart; a launch takes a
+/// frozen process when one is ready (a hit) and launches cold otherwise (a miss); the slot
+/// refills at once. `--ttl` ends a process frozen longer than that, cleanly, and refills.
+/// Every launch is paired with an ordinary launch on the coordinator's own tracer thread.
+final class PrewarmPool: @unchecked Sendable {
+    private let session: PrewarmSession
+    private var configuration: PrewarmConfiguration { session.configuration }
+
+    /// What the slots tell the coordinator, under one lock.
+    private struct Shared {
+        /// Frozen processes ready for a launch, by slot.
+        var frozen: [Int: PrewarmSession.FreezeRecord] = [:]
+        /// Completed launches handed back by slots that were told to go.
+        var finished: [Int: Result<(LaunchRun, PrewarmSession.FreezeRecord), RunError>] = [:]
+        var refills: [UInt64] = []
+        var expired = 0
+        var stopping = false
+    }
+
+    private let shared = Mutex(Shared())
+    /// Slots write a byte here when something changed.
+    private let events: (read: Int32, write: Int32)
+
+    init(session: PrewarmSession) {
+        self.session = session
+        var fds: [Int32] = [0, 0]
+        _ = lp_pipe(&fds, true)
+        events = (fds[0], fds[1])
+    }
+
+    deinit {
+        close(events.read)
+        close(events.write)
+    }
+
+    func run(
+        into writer: LaunchReportWriter, progress: RunSession.Progress?, onRun: (@Sendable (LaunchRun) -> Void)?
+    ) throws(RunError) -> LaunchRun? {
+        let size = configuration.pool
+        var opened: [(read: Int32, write: Int32)] = []
+        for _ in 0..<size {
+            var fds: [Int32] = [0, 0]
+            let error = lp_pipe(&fds, false)
+            guard error == 0 else {
+                for gate in opened { close(gate.read); close(gate.write) }
+                throw .system(operation: "pipe2", errno: error)
+            }
+            opened.append((fds[0], fds[1]))
+        }
+        let gates = opened
+        defer { for gate in gates { close(gate.read); close(gate.write) } }
+        var slots: [DedicatedThread<Void>] = []
+        for slot in 0..<size {
+            slots.append(DedicatedThread { [self] in slotLoop(slot, gate: gates[slot].read) })
+        }
+        let total = configuration.run.warmup + configuration.run.runs
+        nonisolated(unsafe) let writer = writer
+        let freezeAt = configuration.freezeAt
+        let coordinator = DedicatedThread { [self] () -> Result<(LaunchRun?, [UInt64], Int), RunError> in
+            let monitorThread = JobThread()
+            defer { monitorThread.stop() }
+            var generator = SplitMix64(seed: configuration.seed)
+            var last: LaunchRun?
+            var held: [UInt64] = []
+            var hits = 0
+            for index in 0..<total {
+                let tapAt = lp_now_ns() &+ configuration.hold.draw(using: &generator)
+                // Until the tap: end processes frozen past their TTL (their slot refills).
+                while lp_now_ns() < tapAt, lp_interrupted() == 0 {
+                    expireStale(gates: gates)
+                    PrewarmSession.wait(until: min(tapAt, lp_now_ns() &+ 50_000_000), pipe: events.read)
+                }
+                expireStale(gates: gates)
+                if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
+                let measured = index >= configuration.run.warmup
+                held.append(shared.withLock { $0.frozen.values.reduce(0) { $0 + ($1.pss ?? 0) } })
+                let taken: Int? = shared.withLock { state in
+                    guard let slot = state.frozen.keys.min() else { return nil }
+                    state.frozen[slot] = nil
+                    return slot
+                }
+                do throws(RunError) {
+                    var run: LaunchRun
+                    var record: PrewarmSession.FreezeRecord
+                    if let slot = taken {
+                        var go = UInt8(ascii: "g")
+                        _ = write(gates[slot].write, &go, 1)
+                        (run, record) = try awaitFinished(slot).get()
+                        if measured { hits += 1 }
+                    } else {
+                        // A miss: the user waits for a whole launch, so it counts from its spawn.
+                        run = try session.runSession.launchOnce(
+                            index: index - configuration.run.warmup, pinnedCPU: nil, monitorThread: monitorThread).0
+                        record = PrewarmSession.FreezeRecord()
+                    }
+                    let ordinary = try session.runSession.launchOnce(
+                        index: index - configuration.run.warmup, pinnedCPU: nil, monitorThread: monitorThread).0
+                    if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
+                    var combined: LaunchRun
+                    if record.frozen {
+                        combined = try PrewarmSession.combine(run, record: record, ordinary: ordinary, freezeAt: freezeAt)
+                    } else {
+                        combined = run
+                        var prewarm = PrewarmRun(freezeAt: freezeAt.rawValue, prewarmNs: 0, holdNs: 0, resumeAtNs: 0)
+                        combined.metrics.optimizedTimeToFirstFrameNs = run.metrics.timeToFirstFrameNs
+                        prewarm.ordinaryPid = ordinary.pid
+                        prewarm.ordinaryTimeToMainNs = ordinary.metrics.timeToMainNs
+                        prewarm.ordinaryTimeToFirstFrameNs = ordinary.metrics.timeToFirstFrameNs
+                        if let a = ordinary.metrics.timeToFirstFrameNs, let b = run.metrics.timeToFirstFrameNs {
+                            prewarm.savingNs = Int64(a) - Int64(b)
+                        }
+                        combined.prewarm = prewarm
+                    }
+                    combined.prewarm?.poolHit = taken != nil
+                    combined.index = index - configuration.run.warmup
+                    if measured {
+                        do throws(LaunchReportError) {
+                            try writer.append(combined)
+                        } catch {
+                            throw .report(error)
+                        }
+                        last = combined
+                        onRun?(combined)
+                    }
+                } catch {
+                    return .failure(error)
+                }
+                progress?(index + 1, total)
+            }
+            return .success((last, held, hits))
+        }
+        let outcome = coordinator.join()
+        // Stop the slots: every frozen process is ended (`x`), none is left behind.
+        shared.withLock { $0.stopping = true }
+        for gate in gates {
+            var stop = UInt8(ascii: "x")
+            _ = write(gate.write, &stop, 1)
+        }
+        for slot in slots { slot.join() }
+        let (last, held, hits) = try outcome.get()
+        let state = shared.withLock { $0 }
+        var heldStats = StreamingStatistics()
+        for value in held.suffix(configuration.run.runs) { heldStats.record(value) }
+        var refillStats = StreamingStatistics()
+        for value in state.refills { refillStats.record(value) }
+        let pool = PrewarmSummary.PoolSummary(
+            size: configuration.pool, launches: configuration.run.runs, hits: hits,
+            expired: state.expired, heldPSSBytes: heldStats.summary, refillNs: refillStats.summary,
+            ttlNs: configuration.ttlNs)
+        let previous = writer.amendSummary
+        writer.amendSummary = { summary in
+            previous?(&summary)
+            summary.prewarm?.pool = pool
+        }
+        return last
+    }
+
+    /// Tells slots whose process has been frozen longer than `--ttl` to end it.
+    private func expireStale(gates: [(read: Int32, write: Int32)]) {
+        guard let ttl = configuration.ttlNs else { return }
+        let now = lp_now_ns()
+        let stale: [Int] = shared.withLock { state in
+            let slots = state.frozen.filter { now &- $0.value.stoppedAt >= ttl }.map(\.key)
+            for slot in slots { state.frozen[slot] = nil }
+            state.expired += slots.count
+            return slots
+        }
+        for slot in stale {
+            var expire = UInt8(ascii: "x")
+            _ = write(gates[slot].write, &expire, 1)
+        }
+    }
+
+    private func awaitFinished(_ slot: Int) -> Result<(LaunchRun, PrewarmSession.FreezeRecord), RunError> {
+        while true {
+            if let result = shared.withLock({ $0.finished.removeValue(forKey: slot) }) { return result }
+            if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
+            PrewarmSession.wait(until: lp_now_ns() &+ 50_000_000, pipe: events.read)
+        }
+    }
+
+    /// One slot: prewarm, freeze, wait for the coordinator; after the launch (or the TTL), refill.
+    private func slotLoop(_ slot: Int, gate: Int32) {
+        let monitorThread = JobThread()
+        defer { monitorThread.stop() }
+        let wake = events.write
+        while lp_interrupted() == 0, !shared.withLock({ $0.stopping }) {
+            let result: Result<(LaunchRun, PrewarmSession.FreezeRecord), RunError>
+            do throws(RunError) {
+                result = .success(try session.prewarmedLaunch(
+                    index: 0, pinnedCPU: nil, monitorThread: monitorThread,
+                    gate: .pipe(read: gate, onFrozen: { [self] record in
+                        shared.withLock { state in
+                            state.refills.append(record.stoppedAt &- record.spawnedAt)
+                            if !state.stopping { state.frozen[slot] = record }
+                        }
+                        var byte = UInt8(ascii: "f")
+                        _ = write(wake, &byte, 1)
+                    })))
+            } catch {
+                result = .failure(error)
+            }
+            if case .success(let (_, record)) = result, record.expired { continue }
+            let stopping = shared.withLock { state -> Bool in
+                if !state.stopping { state.finished[slot] = result }
+                return state.stopping
+            }
+            var byte = UInt8(ascii: "d")
+            _ = write(wake, &byte, 1)
+            if stopping { return }
+            if case .failure = result { return }
+        }
+    }
+}

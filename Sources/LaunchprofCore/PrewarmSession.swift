@@ -1,0 +1,268 @@
+import CLaunchprof
+import LaunchprofReport
+import LaunchprofTracing
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `launchprof prewarm`: launches a program ahead of use, freezes it (at `main` or before its
+/// first hooked phase), holds it, resumes it as the user's tap and times the rest from the
+/// resume; each such launch is paired with an ordinary launch of the same program. With a pool,
+/// N frozen processes are kept ready and refilled after each launch.
+///
+/// The freeze is the tracer's own ptrace stop (`TraceFreeze`): nothing to clean up that ptrace
+/// does not already clean up (PTRACE_O_EXITKILL kills a frozen child when launchprof dies, even
+/// by SIGKILL), no signal the program could see, no cgroup delegation needed; its resume costs
+/// about 14 µs more than a bare SIGCONT after the same hold (Benchmarks/RESULTS.md).
+public final class PrewarmSession: @unchecked Sendable {
+    public let configuration: PrewarmConfiguration
+    public let runSession: RunSession
+
+    public init(configuration: PrewarmConfiguration) throws(RunError) {
+        self.configuration = configuration
+        runSession = try RunSession(configuration: configuration.run)
+    }
+
+    public var target: LaunchReport.Target { runSession.target }
+    public var mode: LaunchReport.Mode { runSession.mode }
+
+    /// What one frozen launch went through, filled in on its tracer's thread.
+    final class FreezeRecord: @unchecked Sendable {
+        var pid: Int32 = 0
+        var spawnedAt: UInt64 = 0
+        var stoppedAt: UInt64 = 0
+        var resumedAt: UInt64 = 0
+        var cpuBefore: UInt64 = 0
+        var cpuAfter: UInt64 = 0
+        var pss: UInt64?
+        var frozen = false
+        var expired = false
+    }
+
+    /// Runs the hazard scan, then the paired launches (or the pool), appending each measured
+    /// prewarmed run to `writer`. Returns the last measured run.
+    public func run(
+        into writer: LaunchReportWriter, progress: RunSession.Progress? = nil,
+        onRun: (@Sendable (LaunchRun) -> Void)? = nil
+    ) throws(RunError) -> LaunchRun? {
+        lp_install_interrupt_handler()
+        lp_spawn_prepare()
+        let scan = configuration.scanHazards ? scanHazards() : nil
+        writer.amendSummary = { summary in
+            guard summary.prewarm != nil else { return }
+            if let scan {
+                switch scan {
+                case .success(let hazards):
+                    summary.prewarm?.hazards = hazards
+                    summary.prewarm?.prewarmSafe = hazards.isEmpty
+                case .failure(let error):
+                    summary.prewarm?.hazardScanError = error.description
+                }
+            }
+        }
+        if configuration.pool > 0 {
+            return try PrewarmPool(session: self).run(into: writer, progress: progress, onRun: onRun)
+        }
+        let cpu: Int32? = configuration.run.pinCPU ? DedicatedThread<Int>.currentCPU : nil
+        let total = configuration.run.warmup + configuration.run.runs
+        nonisolated(unsafe) let writer = writer
+        let monitorThread = JobThread()
+        defer { monitorThread.stop() }
+        let freezeAt = configuration.freezeAt
+        let tracerThread = DedicatedThread(pinnedCPU: cpu) { [self] () -> Result<LaunchRun?, RunError> in
+            var generator = SplitMix64(seed: configuration.seed)
+            var last: LaunchRun?
+            for index in 0..<total {
+                let measured = index >= configuration.run.warmup
+                let holdNs = configuration.hold.draw(using: &generator)
+                do throws(RunError) {
+                    // Alternate which launch goes first, so neither always finds the caches warmer.
+                    var ordinary: LaunchRun?
+                    var prewarmed: (LaunchRun, FreezeRecord)?
+                    for ordinaryTurn in index % 2 == 0 ? [true, false] : [false, true] {
+                        if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
+                        if ordinaryTurn {
+                            ordinary = try runSession.launchOnce(
+                                index: index - configuration.run.warmup, pinnedCPU: cpu, monitorThread: monitorThread).0
+                        } else {
+                            prewarmed = try prewarmedLaunch(
+                                index: index - configuration.run.warmup, pinnedCPU: cpu,
+                                monitorThread: monitorThread, gate: .hold(ns: holdNs))
+                        }
+                    }
+                    if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
+                    guard let (run, record) = prewarmed else { continue }
+                    let combined = try Self.combine(run, record: record, ordinary: ordinary, freezeAt: freezeAt)
+                    if measured {
+                        do throws(LaunchReportError) {
+                            try writer.append(combined)
+                        } catch {
+                            throw .report(error)
+                        }
+                        last = combined
+                        onRun?(combined)
+                    }
+                } catch {
+                    return .failure(error)
+                }
+                progress?(index + 1, total)
+            }
+            return .success(last)
+        }
+        return try tracerThread.join().get()
+    }
+
+    /// The hazard scan: one untimed launch to `main` before the timed ones, on its own thread.
+    func scanHazards() -> Result<[PrewarmHazard], TracerError>? {
+        guard let plan = runSession.firstImagePlan else { return nil }
+        let environment = configuration.run.childEnvironment
+        var request = HazardScanner.Request(
+            executable: runSession.program.path,
+            arguments: runSession.program.argv(configuration.run.arguments),
+            environment: environment.map { "\($0.key)=\($0.value)" }.sorted() + ["ActivePrewarm=1"],
+            plan: plan, home: environment["HOME"])
+        request.workingDirectory = configuration.run.workingDirectory
+        let scanRequest = request
+        let thread = DedicatedThread { () -> Result<[PrewarmHazard], TracerError> in
+            do throws(TracerError) {
+                return .success(try HazardScanner().scan(scanRequest))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return thread.join()
+    }
+
+    /// How a frozen launch waits for its resume.
+    enum Gate {
+        /// A fixed hold, then resume.
+        case hold(ns: UInt64)
+        /// Until the pool's coordinator opens it (a byte on this pipe: `g` go, `x` expire).
+        case pipe(read: Int32, onFrozen: @Sendable (FreezeRecord) -> Void)
+    }
+
+    /// One prewarmed launch: spawned with `ActivePrewarm=1`, frozen, held, resumed, traced to its
+    /// end. Throws when the program never reached the freeze point.
+    func prewarmedLaunch(
+        index: Int, pinnedCPU: Int32?, monitorThread: JobThread, gate: Gate
+    ) throws(RunError) -> (LaunchRun, FreezeRecord) {
+        let record = FreezeRecord()
+        let point: TraceFreeze.Point = configuration.freezeAt == .main ? .main : .selfStop
+        let extra: UInt64
+        switch gate {
+        case .hold(let ns): extra = ns
+        case .pipe: extra = configuration.ttlNs ?? 3_600_000_000_000
+        }
+        nonisolated(unsafe) let gate = gate
+        let freeze = TraceFreeze(point: point) { pid, spawnedAt, stoppedAt in
+            record.pid = pid
+            record.spawnedAt = spawnedAt
+            record.stoppedAt = stoppedAt
+            record.frozen = true
+            record.cpuBefore = ProcessProbe.cpuNs(pid) ?? 0
+            record.pss = ProcessProbe.pssBytes(pid)
+            switch gate {
+            case .hold(let ns):
+                Self.wait(until: stoppedAt &+ ns, pipe: nil)
+            case .pipe(let fd, let onFrozen):
+                onFrozen(record)
+                if Self.wait(until: .max, pipe: fd) == UInt8(ascii: "x") {
+                    record.expired = true
+                    kill(pid, SIGKILL)  // as iOS asks an unused prewarmed app to exit
+                }
+            }
+            record.cpuAfter = ProcessProbe.cpuNs(pid) ?? record.cpuBefore
+            record.resumedAt = lp_now_ns()
+        }
+        let freezeAt = configuration.freezeAt
+        let run = try runSession.launchOnce(
+            index: index, pinnedCPU: pinnedCPU, monitorThread: monitorThread,
+            customize: { request in
+                request.environment.append("ActivePrewarm=1")
+                if freezeAt == .willFinishLaunching {
+                    request.environment.append("\(PrewarmConfiguration.freezeVariable)=willFinishLaunching")
+                }
+                request.freeze = freeze
+            }, extraTimeoutNs: extra).0
+        if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
+        guard record.frozen else {
+            throw .notExecutable(
+                path: runSession.program.path,
+                reason: freezeAt == .main
+                    ? "it never reached main, so it cannot be frozen there (\(run.absent.first { $0.phase == "main" }?.reason ?? "it ended first"))"
+                    : "it never stopped before willFinishLaunching: freezing there needs the launch hooks (launchprof.h, LaunchprofApplication.main)")
+        }
+        return (run, record)
+    }
+
+    /// Waits until `deadline` or a byte on `pipe`, waking for Ctrl-C. Returns the byte read.
+    @discardableResult
+    static func wait(until deadline: UInt64, pipe: Int32?) -> UInt8? {
+        while lp_interrupted() == 0 {
+            let now = lp_now_ns()
+            if now >= deadline { return nil }
+            let ms = Int32(clamping: min((deadline - now + 999_999) / 1_000_000, 50))
+            var descriptor = pollfd(fd: pipe ?? -1, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, ms) > 0, let pipe {
+                var byte: UInt8 = 0
+                if read(pipe, &byte, 1) == 1 { return byte }
+            }
+        }
+        return nil
+    }
+
+    /// The prewarmed run as reported: the user-driven metric from the resume, the prewarm part
+    /// and the hold apart, the paired ordinary launch's figures and the saving, the states.
+    static func combine(
+        _ prewarmed: LaunchRun, record: FreezeRecord, ordinary: LaunchRun?,
+        freezeAt: PrewarmConfiguration.FreezePoint
+    ) throws(RunError) -> LaunchRun {
+        var run = prewarmed
+        let frozenAt = record.stoppedAt &- record.spawnedAt
+        let resumeAt = record.resumedAt &- record.spawnedAt
+        var prewarm = PrewarmRun(
+            freezeAt: freezeAt.rawValue, prewarmNs: frozenAt, holdNs: record.resumedAt &- record.stoppedAt,
+            resumeAtNs: resumeAt, frozenCPUNs: record.cpuAfter &- min(record.cpuAfter, record.cpuBefore),
+            frozenPSSBytes: record.pss)
+        let firstFrame = run.metrics.timeToFirstFrameNs
+        if let firstFrame, firstFrame >= resumeAt {
+            run.metrics.optimizedTimeToFirstFrameNs = firstFrame - resumeAt
+        }
+        // Timed from the spawn these would hold the hold: a prewarmed launch has only the
+        // optimized metric (MetricKit files it apart the same way).
+        run.metrics.timeToFirstFrameNs = nil
+        run.metrics.extendedLaunchNs = nil
+        if let ordinary {
+            prewarm.ordinaryPid = ordinary.pid
+            prewarm.ordinaryTimeToMainNs = ordinary.metrics.timeToMainNs
+            prewarm.ordinaryTimeToFirstFrameNs = ordinary.metrics.timeToFirstFrameNs
+            if let before = ordinary.metrics.timeToFirstFrameNs, let after = run.metrics.optimizedTimeToFirstFrameNs {
+                prewarm.savingNs = Int64(before) - Int64(after)
+            }
+        }
+        run.prewarm = prewarm
+        var states = [LifecycleState(.notRunning, atNs: 0), LifecycleState(.prewarmed, atNs: frozenAt),
+                      LifecycleState(.inactive, atNs: resumeAt)]
+        if let firstFrame { states.append(LifecycleState(.active, atNs: firstFrame)) }
+        if let exit = run.phases.last(where: { $0.name == "exit" }) {
+            states.append(LifecycleState(.terminated, atNs: exit.startNs))
+        }
+        run.states = states
+        return run
+    }
+}
+
+/// A small seeded generator (SplitMix64), so random holds repeat with `--seed`.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,36 @@
+/// Accumulates the per-run prewarm figures of a session into a `PrewarmSummary`, in memory that
+/// does not grow with the number of runs.
+public struct PrewarmSummaryBuilder: Sendable {
+    private var runs = 0
+    private var saving = StreamingStatistics()
+    private var losses = 0
+    private var prewarm = StreamingStatistics()
+    private var hold = StreamingStatistics()
+    private var ordinary = StreamingStatistics()
+    private var pss = StreamingStatistics()
+    private var frozenCPURuns = 0
+
+    public init() {}
+
+    public mutating func add(_ run: PrewarmRun) {
+        runs += 1
+        if let savingNs = run.savingNs {
+            if savingNs < 0 { losses += 1 }
+            saving.record(UInt64(max(0, savingNs)))
+        }
+        prewarm.record(run.prewarmNs)
+        hold.record(run.holdNs)
+        if let value = run.ordinaryTimeToFirstFrameNs { ordinary.record(value) }
+        if let value = run.frozenPSSBytes { pss.record(value) }
+        if run.frozenCPUNs > 0 { frozenCPURuns += 1 }
+    }
+
+    /// Nil before the first prewarm run (a `launchprof run` report has no prewarm summary).
+    public var summary: PrewarmSummary? {
+        guard runs > 0 else { return nil }
+        return PrewarmSummary(
+            savingNs: saving.summary, losses: losses, prewarmNs: prewarm.summary,
+            holdNs: hold.summary, ordinaryTimeToFirstFrameNs: ordinary.summary,
+            frozenPSSBytes: pss.summary, frozenCPURuns: frozenCPURuns)
+    }
+}

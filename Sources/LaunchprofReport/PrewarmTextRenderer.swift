@@ -1,0 +1,53 @@
+/// The terminal view of a `launchprof prewarm` report: ordinary and prewarmed launches side by
+/// side, the saving, the prewarm part and the hold apart, the frozen memory, the hazards.
+public struct PrewarmTextRenderer: Sendable {
+    public init() {}
+
+    public func render(_ report: LaunchReport, hold: String, freezeAt: String) -> String {
+        let summary = report.summary
+        guard let prewarm = summary.prewarm else { return "\(report.target.path): no prewarmed launch completed\n" }
+        func median(_ statistics: SummaryStatistics?) -> String {
+            statistics.map { TextWaterfallRenderer.duration($0.median) } ?? "—"
+        }
+        func bytes(_ value: UInt64) -> String {
+            value >= 1 << 20 ? TextWaterfallRenderer.decimal(value, per: 1 << 20) + " MiB"
+                : TextWaterfallRenderer.decimal(value, per: 1 << 10) + " KiB"
+        }
+        var lines: [String] = []
+        let point = freezeAt
+        lines.append("\(report.target.path): \(summary.runs) prewarmed launches, each paired with an ordinary one; frozen at \(point), held \(hold)")
+        lines.append("")
+        lines.append("                     ordinary launch       prewarmed launch (from the resume)")
+        lines.append("time to first frame  " + pad(median(prewarm.ordinaryTimeToFirstFrameNs), 22) + median(summary.optimizedTimeToFirstFrameNs))
+        if let saving = prewarm.savingNs {
+            lines.append("saving               p50 \(TextWaterfallRenderer.duration(saving.median)), p90 \(TextWaterfallRenderer.duration(saving.p90))"
+                + (prewarm.losses > 0 ? " (\(prewarm.losses) pair(s) slower prewarmed)" : ""))
+        }
+        lines.append("prewarm part         " + median(prewarm.prewarmNs) + "  spawn → frozen, done before the user's tap")
+        lines.append("hold                 " + median(prewarm.holdNs) + (prewarm.frozenCPURuns == 0
+            ? "  no CPU used while frozen" : "  CPU used while frozen in \(prewarm.frozenCPURuns) run(s)!"))
+        if let pss = prewarm.frozenPSSBytes {
+            lines.append("frozen memory        PSS median \(bytes(pss.median)) per process")
+        }
+        if let pool = prewarm.pool {
+            lines.append("pool                 \(pool.size) process(es): \(pool.hits) of \(pool.launches) launches hit (\(pool.hitRatePerMille / 10).\(pool.hitRatePerMille % 10)%), \(pool.expired) expired"
+                + (pool.heldPSSBytes.map { ", holding PSS \(bytes($0.median))" } ?? "")
+                + (pool.refillNs.map { ", refill \(TextWaterfallRenderer.duration($0.median))" } ?? ""))
+        }
+        if let error = prewarm.hazardScanError {
+            lines.append("hazards              not scanned: \(error)")
+        } else if prewarm.prewarmSafe {
+            lines.append("hazards              none: prewarm-safe")
+        } else if !prewarm.hazards.isEmpty {
+            lines.append("hazards              \(prewarm.hazards.count) in the prewarm part:")
+            for hazard in prewarm.hazards {
+                lines.append("  \(hazard.kind.rawValue): \(hazard.syscall) \(hazard.detail) from \(hazard.function) (\(hazard.object))")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+}

@@ -1,0 +1,381 @@
+import CLaunchprof
+import LaunchprofELF
+import LaunchprofReport
+import LaunchprofSampling
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Finds what a program's pre-main code does that is unsafe to prewarm, in one untimed launch
+/// traced from the exec to `main` (then killed): every system call stops (PTRACE_SYSCALL) and
+/// the clock entry points carry breakpoints, because most clock reads never enter the kernel
+/// (the vDSO serves them). Each hazard names the function that made it, found by unwinding the
+/// stopped thread past libc, the loader and the vDSO.
+/// All calls must come from one thread (ptrace has thread affinity).
+public struct HazardScanner {
+    public struct Request: Sendable {
+        public var executable: String
+        public var arguments: [String]
+        public var environment: [String]
+        public var workingDirectory: String?
+        public var plan: ImagePlan
+        /// The user's home: opens under it (and `~/.ssh`, keyrings) are user data.
+        public var home: String?
+
+        public init(executable: String, arguments: [String], environment: [String], plan: ImagePlan, home: String?) {
+            self.executable = executable
+            self.arguments = arguments
+            self.environment = environment
+            self.plan = plan
+            self.home = home
+        }
+    }
+
+    public init() {}
+
+    /// Scans one launch up to `main`. Returns the hazards in the order first met, each once.
+    public func scan(_ request: Request) throws(TracerError) -> [PrewarmHazard] {
+        var scan = try HazardScan.spawn(request)
+        defer { scan.killAll() }
+        try scan.run()
+        return scan.hazards
+    }
+}
+
+private struct HazardScan {
+    let request: Request
+    let pid: pid_t
+    var hazards: [PrewarmHazard] = []
+    var tracees: Set<pid_t> = []
+    var newborns: Set<pid_t> = []
+    /// The syscall each thread entered (exit stops do not say).
+    var entered: [pid_t: UInt64] = [:]
+    /// Breakpoints on libc and vDSO entry points: address → (name, original byte, takes a clock id).
+    var clockBreakpoints: [UInt64: (name: String, original: UInt8, clockID: Bool)] = [:]
+    /// Threads inside pthread_create: its clone is already reported, with pthread_create's caller
+    /// (an unwind from inside clone3 does not get past libc).
+    var creatingThreads: Set<pid_t> = []
+    var mainAddress: UInt64 = 0
+    var mainOriginal: UInt8 = 0
+    var libcArmed = false
+    var vdsoArmed = false
+    var images: [String: ELFImage] = [:]
+
+    typealias Request = HazardScanner.Request
+
+    static func spawn(_ request: Request) throws(TracerError) -> HazardScan {
+        let arguments = CStringArray(request.arguments)
+        let environment = CStringArray(request.environment)
+        let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+        defer { if null >= 0 { close(null) } }
+        let cwd = request.workingDirectory.map { strdup($0) }
+        defer { cwd.map { free($0) } }
+        var options = lp_spawn_options(
+            stdin_fd: null, stdout_fd: null, stderr_fd: null, keep_fd: -1,
+            cwd: cwd.map { UnsafePointer($0!) }, trace: true, cpu: Int32(LP_SPAWN_CPU_INHERIT),
+            new_process_group: true, trap_listen: false)
+        var pid: pid_t = 0
+        let error = lp_spawn(request.executable, arguments.pointers, environment.pointers, &options, &pid)
+        guard error == 0 else { throw .cannotExecute(path: request.executable, errno: error) }
+        lp_track_child(pid)
+        var scan = HazardScan(request: request, pid: pid)
+        scan.tracees.insert(pid)
+        return scan
+    }
+
+    mutating func run() throws(TracerError) {
+        guard let first = try Ptrace.wait(pid), first.kind == LP_WAIT_STOPPED else { return }
+        try Ptrace.setOptions(pid, Int32(
+            LP_PTRACE_O_EXITKILL | LP_PTRACE_O_TRACESYSGOOD | LP_PTRACE_O_TRACECLONE
+                | LP_PTRACE_O_TRACEFORK | LP_PTRACE_O_TRACEVFORK))
+        guard let main = request.plan.main else {
+            throw .unexpectedStop(pid: pid, detail: "no main found in \(request.executable): the hazard scan needs it to know where pre-main ends")
+        }
+        let maps = ProcessMaps.read(pid)
+        let programBase = maps.first { $0.path == request.plan.programPath && $0.offset == 0 }?.start ?? 0
+        mainAddress = (request.plan.isPositionIndependent ? programBase : 0) &+ main
+        mainOriginal = try Ptrace.insertBreakpoint(pid, at: mainAddress)
+        // The tracee to resume before the next wait: only one that is in a stop we handled (an
+        // exit leaves nothing to resume; resuming another tracee blindly could swallow a stop
+        // not yet waited for).
+        var stopped: pid_t? = pid
+        var signal: Int32 = 0
+        while true {
+            if let stopped {
+                do {
+                    try Ptrace.request(syscallRestart: stopped, signal: signal)
+                } catch where error.processIsGone {}
+            }
+            signal = 0
+            guard let stop = try Ptrace.wait() else { continue }
+            stopped = stop.pid
+            if stop.kind != LP_WAIT_STOPPED {
+                tracees.remove(stop.pid)
+                lp_untrack_child(stop.pid)
+                if stop.pid == pid { return }  // it ended before main
+                if tracees.isEmpty { return }
+                stopped = nil
+                continue
+            }
+            if stop.event == LP_PTRACE_EVENT_FORK || stop.event == LP_PTRACE_EVENT_VFORK
+                || stop.event == LP_PTRACE_EVENT_CLONE
+            {
+                let child = pid_t(truncatingIfNeeded: try Ptrace.eventMessage(stop.pid))
+                if tracees.insert(child).inserted { newborns.insert(child); lp_track_child(child) }
+                continue
+            }
+            if stop.event != 0 { continue }
+            if stop.value == SIGSTOP {
+                if newborns.remove(stop.pid) != nil { continue }
+                if tracees.insert(stop.pid).inserted {  // its parent's event comes later
+                    lp_track_child(stop.pid)
+                    continue
+                }
+            }
+            if stop.value == SIGTRAP | 0x80 {
+                try syscallStop(stop.pid)
+                continue
+            }
+            if stop.value == SIGTRAP {
+                let registers = try Ptrace.registers(stop.pid)
+                let address = registers.pc &- 1
+                if address == mainAddress { return }  // pre-main is over
+                if let breakpoint = clockBreakpoints[address] {
+                    try clockRead(stop.pid, breakpoint, address: address, registers: registers)
+                    continue
+                }
+            }
+            if Ptrace.isGroupStop(stop.pid) { continue }
+            signal = stop.value
+        }
+    }
+
+    // MARK: System calls
+
+    private mutating func syscallStop(_ tid: pid_t) throws(TracerError) {
+        var info = lp_syscall_stop()
+        guard lp_syscall_info(tid, &info) == 0 else { return }
+        if info.op == 2 {  // exit
+            if entered.removeValue(forKey: tid) == 9 /* mmap */, !libcArmed || !vdsoArmed { try armClocks(tid) }
+            return
+        }
+        guard info.op == 1 else { return }
+        entered[tid] = info.nr
+        let args = info.args
+        switch info.nr {
+        case 42:  // connect
+            record(tid, .network, "connect", socketAddress(tid, args.1, length: args.2))
+        case 2, 257, 437:  // open, openat, openat2
+            let path = string(tid, info.nr == 2 ? args.0 : args.1)
+            if isUserData(path) { record(tid, .userData, info.nr == 2 ? "open" : "openat", path) }
+        case 56:  // clone
+            if args.0 & 0x10000 != 0, creatingThreads.remove(tid) == nil { record(tid, .thread, "clone", "CLONE_THREAD") }
+        case 435:  // clone3: flags are the first field of struct clone_args
+            if let flags = try? Ptrace.readWord(tid, at: args.0), flags & 0x10000 != 0, creatingThreads.remove(tid) == nil {
+                record(tid, .thread, "clone3", "CLONE_THREAD")
+            }
+        case 318:
+            record(tid, .randomness, "getrandom", "\(args.1) bytes")
+        case 73:
+            record(tid, .fileLock, "flock", "fd \(args.0) operation \(args.1)")
+        case 72 where [6, 7, 37, 38].contains(args.1):  // F_SETLK, F_SETLKW, F_OFD_SETLK(W)
+            record(tid, .fileLock, "fcntl", "fd \(args.0) \(args.1 >= 37 ? "F_OFD_SETLK" : "F_SETLK")\(args.1 % 2 == 0 ? "" : "W")")
+        default:
+            break
+        }
+    }
+
+    private func isUserData(_ path: String) -> Bool {
+        if path.contains("/.ssh/") || path.hasSuffix("/.ssh") || path.contains("keyring") { return true }
+        guard let home = request.home, !home.isEmpty, home != "/" else { return false }
+        return path.hasPrefix(home + "/")
+    }
+
+    // MARK: Clock reads
+
+    /// Once libc (and the vDSO) are mapped, breakpoints on their clock entry points: libc's
+    /// `clock_gettime` (it calls the vDSO itself), and the vDSO's `gettimeofday` and `time`
+    /// (glibc binds those straight to the vDSO through IFUNCs, so libc's symbols never run).
+    private mutating func armClocks(_ tid: pid_t) throws(TracerError) {
+        let lines = Self.mapLines(pid)
+        if !libcArmed, let libc = lines.first(where: { $0.path.hasSuffix("/libc.so.6") && $0.offset == 0 }) {
+            // Text must be mapped executable before the int3 can go in.
+            if lines.contains(where: { $0.path == libc.path && $0.executable }),
+                let image = image(libc.path), let address = image.symbolAddress("clock_gettime")
+            {
+                libcArmed = true
+                let at = libc.start &+ address
+                clockBreakpoints[at] = ("clock_gettime", try Ptrace.insertBreakpoint(pid, at: at), true)
+                if let create = image.symbolAddress("pthread_create") {
+                    let at = libc.start &+ create
+                    clockBreakpoints[at] = ("pthread_create", try Ptrace.insertBreakpoint(pid, at: at), false)
+                }
+            }
+        }
+        if !vdsoArmed, let vdso = lines.first(where: { $0.path == "[vdso]" }) {
+            vdsoArmed = true
+            if let bytes = try? Ptrace.read(pid, at: vdso.start, count: Int(vdso.end - vdso.start)) {
+                for (name, offset) in VDSOSymbols.find(["__vdso_gettimeofday", "__vdso_time"], in: bytes) {
+                    let at = vdso.start &+ offset
+                    clockBreakpoints[at] = (String(name.dropFirst("__vdso_".count)), try Ptrace.insertBreakpoint(pid, at: at), false)
+                }
+            }
+        }
+    }
+
+    private mutating func clockRead(
+        _ tid: pid_t, _ breakpoint: (name: String, original: UInt8, clockID: Bool), address: UInt64,
+        registers: lp_registers
+    ) throws(TracerError) {
+        let wallClocks: [UInt64: String] = [0: "CLOCK_REALTIME", 5: "CLOCK_REALTIME_COARSE", 8: "CLOCK_REALTIME_ALARM", 11: "CLOCK_TAI"]
+        if breakpoint.name == "pthread_create" {
+            creatingThreads.insert(tid)
+            let caller = try Ptrace.readWord(tid, at: registers.sp)
+            record(tid, .thread, "pthread_create", "CLONE_THREAD", callerAddress: caller)
+        } else if !breakpoint.clockID || wallClocks[registers.arg0] != nil {
+            let detail = breakpoint.clockID ? wallClocks[registers.arg0] ?? "" : "wall clock (vDSO)"
+            // At a function's first instruction the return address is on top of the stack.
+            let caller = try Ptrace.readWord(tid, at: registers.sp)
+            record(tid, .wallClock, breakpoint.name, detail, callerAddress: caller)
+        }
+        // Step over the breakpoint with the original byte, then put the int3 back.
+        try Ptrace.removeBreakpoint(pid, at: address, original: breakpoint.original)
+        try Ptrace.setPC(tid, address)
+        try Ptrace.singleStep(tid)
+        _ = try Ptrace.wait(tid)
+        _ = try Ptrace.insertBreakpoint(pid, at: address)
+    }
+
+    // MARK: Naming the caller
+
+    private mutating func record(
+        _ tid: pid_t, _ kind: PrewarmHazard.Kind, _ syscall: String, _ detail: String,
+        callerAddress: UInt64? = nil
+    ) {
+        let maps = ProcessMaps.read(pid)
+        var frames = StackUnwinder.unwind(tid)
+        if let callerAddress { frames.insert(callerAddress, at: 0) }
+        // The first frame outside the C library, the loader and the vDSO made the call.
+        let runtime = ["/libc.so.6", "/ld-linux-x86-64.so.2", "/libpthread.so.0"]
+        let frame = frames.first { address in
+            guard let mapping = maps.first(where: { $0.start <= address && address < $0.end }) else { return false }
+            return !runtime.contains { mapping.path.hasSuffix($0) }
+        } ?? frames.first ?? 0
+        let (object, function) = name(frame, maps: maps)
+        let hazard = PrewarmHazard(kind: kind, syscall: syscall, detail: detail, object: object, function: function)
+        if !hazards.contains(hazard) { hazards.append(hazard) }
+    }
+
+    private mutating func name(_ address: UInt64, maps: [ProcessMaps.Mapping]) -> (object: String, function: String) {
+        guard let mapping = maps.first(where: { $0.start <= address && address < $0.end }) else {
+            return ("?", "0x" + String(address, radix: 16))
+        }
+        let object = mapping.path.split(separator: "/").last.map(String.init) ?? mapping.path
+        let base = maps.first { $0.path == mapping.path && $0.offset == 0 }?.start ?? mapping.start
+        let offset = address &- base
+        // A return address points after the call: look up the byte before it.
+        if let image = image(mapping.path) {
+            let address = image.kind == .executable || image.kind == .staticExecutable ? address : offset
+            if let found = image.functionName(containing: address &- 1) { return (object, found.name) }
+        }
+        return (object, "\(object)+0x" + String(offset, radix: 16))
+    }
+
+    private mutating func image(_ path: String) -> ELFImage? {
+        if let image = images[path] { return image }
+        let image = try? ELFImage.read(path: path)
+        images[path] = image
+        return image
+    }
+
+    // MARK: Reading the tracee
+
+    private func string(_ tid: pid_t, _ address: UInt64) -> String {
+        var bytes: [UInt8] = []
+        var at = address
+        while bytes.count < 4096, let chunk = try? Ptrace.read(tid, at: at, count: 64) {
+            if let end = chunk.firstIndex(of: 0) { return String(decoding: bytes + chunk[..<end], as: UTF8.self) }
+            bytes += chunk
+            at &+= 64
+        }
+        // A string near the end of a mapping: read it byte by byte.
+        while bytes.count < 4096, let byte = try? Ptrace.read(tid, at: at, count: 1), byte[0] != 0 {
+            bytes.append(byte[0])
+            at &+= 1
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func socketAddress(_ tid: pid_t, _ address: UInt64, length: UInt64) -> String {
+        guard let bytes = try? Ptrace.read(tid, at: address, count: Int(min(max(length, 2), 110))) else { return "?" }
+        let family = UInt16(bytes[0]) | UInt16(bytes[1]) << 8
+        switch family {
+        case 2 where bytes.count >= 8:  // AF_INET
+            let port = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
+            return "\(bytes[4]).\(bytes[5]).\(bytes[6]).\(bytes[7]):\(port)"
+        case 10 where bytes.count >= 24:  // AF_INET6
+            let port = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
+            let groups = stride(from: 8, to: 24, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+            return "[\(groups.joined(separator: ":"))]:\(port)"
+        case 1:  // AF_UNIX
+            let path = bytes.dropFirst(2)
+            if path.first == 0 { return "unix:@" + String(decoding: path.dropFirst().prefix { $0 != 0 }, as: UTF8.self) }
+            return "unix:" + String(decoding: path.prefix { $0 != 0 }, as: UTF8.self)
+        default:
+            return "family \(family)"
+        }
+    }
+
+    struct MapLine {
+        var start: UInt64
+        var end: UInt64
+        var offset: UInt64
+        var executable: Bool
+        var path: String
+    }
+
+    /// Every mapping with a name (files, `[vdso]`), with its permissions.
+    static func mapLines(_ pid: pid_t) -> [MapLine] {
+        guard let file = fopen("/proc/\(pid)/maps", "r") else { return [] }
+        defer { fclose(file) }
+        var lines: [MapLine] = []
+        var buffer = [CChar](repeating: 0, count: 4608)
+        while fgets(&buffer, Int32(buffer.count), file) != nil {
+            let fields = String(cString: buffer).split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+            guard fields.count == 6 else { continue }
+            let range = fields[0].split(separator: "-")
+            guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16),
+                let offset = UInt64(fields[2], radix: 16)
+            else { continue }
+            // The name is padded to a column: trim both ends.
+            var path = String(fields[5].drop { $0 == " " })
+            while path.last == "\n" || path.last == " " { path.removeLast() }
+            lines.append(MapLine(start: start, end: end, offset: offset, executable: fields[1].contains("x"), path: path))
+        }
+        return lines
+    }
+
+    /// Kills the scanned process and everything it started, and reaps them: nothing is left
+    /// stopped or traced.
+    mutating func killAll() {
+        for tracee in tracees { kill(tracee, SIGKILL) }
+        while !tracees.isEmpty {
+            guard let stop = try? Ptrace.wait() else { break }
+            if stop.kind != LP_WAIT_STOPPED {
+                tracees.remove(stop.pid)
+                lp_untrack_child(stop.pid)
+            } else {
+                _ = lp_ptrace(Int32(LP_PTRACE_CONT), stop.pid, 0, 0, nil)
+            }
+        }
+    }
+}
+
+extension Ptrace {
+    /// Resumes to the next system call (or signal, or breakpoint).
+    static func request(syscallRestart pid: pid_t, signal: Int32) throws(TracerError) {
+        let error = lp_ptrace(Int32(LP_PTRACE_SYSCALL), pid, 0, UInt(signal), nil)
+        guard error == 0 else { throw .ptrace(request: "SYSCALL", pid: pid, errno: error) }
+    }
+}

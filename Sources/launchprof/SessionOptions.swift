@@ -1,0 +1,115 @@
+import ArgumentParser
+import LaunchprofCore
+import LaunchprofReport
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The options `launchprof run` and `launchprof prewarm` share: runs, readiness, timeout, the
+/// child's environment and I/O, the report.
+struct SessionOptions: ParsableArguments {
+    @Option(name: [.short, .long], help: "Measured runs.")
+    var runs = 10
+
+    @Option(name: [.short, .long], help: "Runs before the measured ones, not recorded.")
+    var warmup = 0
+
+    @Flag(help: "Evict the closure's files from the page cache before each run (and drop caches as root); each run reports how much stayed resident.")
+    var cold = false
+
+    @Option(help: "When the launch is complete: exit, hook, listen, stdout:REGEX, stderr:REGEX. Default: the app's first-frame hook, else the exit.")
+    var ready: String?
+
+    @Option(help: "Seconds before a run that is not complete is ended and reported as a timeout.")
+    var timeout: Double = 10
+
+    @Option(help: "Seconds the program may keep running once its launch is complete before launchprof ends it.")
+    var linger: Double = 0
+
+    @Option(name: .customLong("env"), help: "KEY=VALUE added to the child's environment (repeatable).")
+    var environment: [String] = []
+
+    @Option(help: "The child's working directory.")
+    var cwd: String?
+
+    @Option(help: "The child's standard input: a file, or 'null' (the default).")
+    var input = "null"
+
+    @Option(help: "The child's stdout/stderr: 'null' (the default), 'inherit', or a file to append to.")
+    var output = "null"
+
+    @Option(help: "Write the LaunchReport JSON to this file (atomically).")
+    var json: String?
+
+    @Flag(help: "Exit 0 even when a run failed.")
+    var ignoreFailure = false
+
+    @Flag(help: "Do not pin the tracer and the child to one CPU before main.")
+    var noPin = false
+
+    func validate() throws {
+        guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
+        guard warmup >= 0 else { throw ValidationError("--warmup cannot be negative.") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
+        guard linger >= 0 else { throw ValidationError("--linger cannot be negative.") }
+        for pair in environment where !pair.contains("=") {
+            throw ValidationError("--env takes KEY=VALUE, not \"\(pair)\".")
+        }
+        if let ready { _ = try readiness(ready) }
+        // Files the child is given are checked here, so a typo is a usage error naming the
+        // option, not a failed spawn.
+        if input != "null", access(input, R_OK) != 0 {
+            throw ValidationError("--input \(input): \(String(cString: strerror(errno))).")
+        }
+        if let cwd {
+            var status = stat()
+            guard stat(cwd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+                throw ValidationError("--cwd \(cwd): not a directory.")
+            }
+        }
+    }
+
+    func makeConfiguration(command: [String]) throws -> RunConfiguration {
+        var configuration = RunConfiguration(program: command[0], arguments: Array(command.dropFirst()))
+        configuration.runs = runs
+        configuration.warmup = warmup
+        configuration.cold = cold
+        configuration.readiness = try ready.map(readiness) ?? .automatic
+        configuration.timeoutNs = UInt64(timeout * 1e9)
+        configuration.lingerNs = UInt64(linger * 1e9)
+        configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
+        for pair in environment {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            configuration.environment[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        configuration.workingDirectory = cwd
+        configuration.input = input == "null" ? .null : .file(input)
+        switch output {
+        case "null": configuration.output = .null
+        case "inherit": configuration.output = .inherit
+        default: configuration.output = .file(output)
+        }
+        configuration.pinCPU = !noPin
+        return configuration
+    }
+
+    func readiness(_ argument: String) throws -> LaunchReadiness {
+        do {
+            let value = try LaunchReadiness(argument: argument)
+            switch value {
+            case .stdout(let pattern), .stderr(let pattern):
+                _ = try Regex(pattern)
+            default: break
+            }
+            return value
+        } catch {
+            throw ValidationError("--ready \(argument): \(error)")
+        }
+    }
+}
