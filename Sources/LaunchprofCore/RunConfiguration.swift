@@ -38,6 +38,10 @@ public struct RunConfiguration: Sendable {
     public var output: Output = .null
     /// Pin the tracer and the child to one CPU until `main`.
     public var pinCPU = true
+    /// Which observer times the boundaries before `main`.
+    public var observer: ObserverChoice = .auto
+    /// Where sysfs is mounted (the uprobe PMU is looked up there; tests point it elsewhere).
+    public var sysfsRoot = "/sys"
 
     public init(program: String, arguments: [String]) {
         self.program = program

@@ -67,6 +67,8 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Do not pin the tracer and the child to one CPU before main.")
     var noPin = false
 
+    @OptionGroup var observerOptions: ObserverOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments.")
     var command: [String] = []
 
@@ -166,6 +168,7 @@ struct RunCommand: ParsableCommand {
         default: configuration.output = .file(output)
         }
         configuration.pinCPU = !noPin
+        observerOptions.apply(to: &configuration)
         return configuration
     }
 
@@ -186,7 +189,7 @@ struct RunCommand: ParsableCommand {
     static func exitStatus(for error: RunError) -> Int32 {
         switch error {
         case .programNotFound, .interpreterMissing: 66
-        case .notExecutable, .cannotReadProgram, .tracer: 69
+        case .notExecutable, .cannotReadProgram, .tracer, .observer: 69
         case .report: 73
         case .system: 70
         case .interrupted: 130
