@@ -64,7 +64,8 @@ public final class UprobeObserver: Sendable {
                 for cpu in cpus {
                     var fd: Int32 = -1
                     var id: UInt64 = 0
-                    let output = state.rings[cpu]?.fd ?? -1
+                    var output: Int32 = -1
+                    if let ring = state.rings[cpu] { output = ring.fd }
                     let error = lp_uprobe_open(-1, cpu, pmuType, target.path, target.offset, output, &fd, &id)
                     if error == ENODEV || error == EINVAL && state.rings[cpu] == nil && cpu > 0 { continue }  // offline CPU
                     guard error == 0 else {
