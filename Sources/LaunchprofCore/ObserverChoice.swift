@@ -23,7 +23,7 @@ struct ResolvedObserver {
         do throws(UprobeError) {
             let type = try UprobeSupport.pmuType(sysfsRoot: sysfsRoot).get()
             let calibration = try UprobeCalibration.measured(pmuType: type)
-            let request = UprobeRequest(observer: UprobeObserver(pmuType: type), calibration: calibration)
+            let request = UprobeRequest(observer: .shared(pmuType: type), calibration: calibration)
             let reason = choice == .uprobe
                 ? "--observer uprobe" : "auto: perf events permitted and the uprobe PMU present"
             return ResolvedObserver(uprobes: request, reason: reason)

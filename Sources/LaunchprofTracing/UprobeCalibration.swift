@@ -27,15 +27,17 @@ public struct UprobeCalibration: Sendable, Equatable {
     /// The host's figures, measured on first use.
     public static func measured(pmuType: UInt32) throws(UprobeError) -> UprobeCalibration {
         if let known = cached.withLock({ $0 }) { return known }
-        let emulated = try perHit(stepped: false, calls: 4000, pmuType: pmuType)
-        let stepped = try perHit(stepped: true, calls: 1000, pmuType: pmuType)
+        let emulated = try perHit(stepped: false, calls: 200, pmuType: pmuType)
+        let stepped = try perHit(stepped: true, calls: 50, pmuType: pmuType)
         let result = UprobeCalibration(emulatedHitNs: emulated, steppedHitNs: stepped)
         cached.withLock { $0 = result }
         return result
     }
 
-    /// (median of three probed loops − median of three bare ones) ÷ calls. The bare loops run
-    /// first: a disabled event would still trap, only a closed one does not.
+    /// Short loops, many of them: on a loaded machine a long loop is always preempted somewhere.
+    /// (fastest of 15 probed loops − fastest of 15 bare ones) ÷ calls: the fastest loop is
+    /// the one the rest of a loaded machine disturbed least. The bare loops run first: a
+    /// disabled event would still trap, only a closed one does not.
     private static func perHit(stepped: Bool, calls: Int32, pmuType: UInt32) throws(UprobeError) -> UInt64 {
         typealias Target = @convention(c) (UInt64) -> UInt64
         let target: Target = stepped ? lp_uprobe_calibration_stepped : lp_uprobe_calibration_emulated
@@ -44,11 +46,10 @@ public struct UprobeCalibration: Sendable, Equatable {
             throw .unavailable(reason: "launchprof's own code is not in a file mapping (/proc/self/maps)")
         }
         let offset = function - mapping.start + mapping.offset
-        func median(_ loop: () -> UInt64) -> UInt64 {
-            let times = (0..<3).map { _ in loop() }.sorted()
-            return times[1]
+        func fastest(_ loop: () -> UInt64) -> UInt64 {
+            (0..<15).map { _ in loop() }.min() ?? 0
         }
-        let bare = median { lp_uprobe_calibration_loop(stepped ? 1 : 0, calls) }
+        let bare = fastest { lp_uprobe_calibration_loop(stepped ? 1 : 0, calls) }
         var fd: Int32 = -1
         var id: UInt64 = 0
         let error = lp_uprobe_open(getpid(), -1, pmuType, mapping.path, offset, -1, &fd, &id)
@@ -59,7 +60,7 @@ public struct UprobeCalibration: Sendable, Equatable {
         var base: UnsafeMutableRawPointer?
         var length = 0
         _ = lp_perf_ring_map(fd, 16, &base, &length)
-        let probed = median { lp_uprobe_calibration_loop(stepped ? 1 : 0, calls) }
+        let probed = fastest { lp_uprobe_calibration_loop(stepped ? 1 : 0, calls) }
         if let base { lp_perf_ring_unmap(base, length) }
         var fds = [fd]
         lp_perf_release_in_background(&fds, 1)

@@ -14,7 +14,12 @@ import Glibc
 /// measured span. The price is system-wide: a CPU-wide uprobe is installed in every process that
 /// maps the file, so while a session runs any process starting on the machine takes a hit
 /// (~1.2 µs when emulated) at the loader's relocation start and at libc's first initializer;
-/// only samples of launchprof's own child are kept. `close()` removes every probe.
+/// only samples of launchprof's own child are kept.
+///
+/// One observer serves the whole launchprof process (`shared`): sessions add their probes and
+/// none is removed before the process exits, when a short-lived process releases them all.
+/// Releasing them earlier, while another session's ptrace observer runs, could pull an int3 from
+/// under a breakpoint word that observer had read (see `ProbePlacement`).
 public final class UprobeObserver: Sendable {
     /// One hit of one probe.
     public struct Sample: Sendable, Equatable {
@@ -42,6 +47,25 @@ public final class UprobeObserver: Sendable {
     private let state = Mutex(State())
     /// Data pages per CPU ring buffer: room for ~6,500 hits between two reads.
     private static let dataPages: Int32 = 64
+
+    private static let sharedObserver = Mutex<UprobeObserver?>(nil)
+
+    /// The process's observer; its probes are released when the process exits.
+    public static func shared(pmuType: UInt32) -> UprobeObserver {
+        sharedObserver.withLock { observer in
+            if let observer, observer.pmuType == pmuType { return observer }
+            let created = UprobeObserver(pmuType: pmuType)
+            if observer == nil { atexit { UprobeObserver.releaseShared() } }
+            observer?.close()
+            observer = created
+            return created
+        }
+    }
+
+    private static func releaseShared() {
+        let observer = sharedObserver.withLock { $0 }
+        observer?.close()
+    }
 
     public init(pmuType: UInt32) {
         self.pmuType = pmuType

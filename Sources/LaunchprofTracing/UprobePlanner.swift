@@ -11,8 +11,14 @@ enum UprobePlanner {
         var targets: [UprobeTarget] = []
         var unobservable: [(phase: String, reason: String)] = []
         func add(_ image: ELFImage, address: UInt64, _ action: UprobeTarget.Action) -> Bool {
+            var address = address
+            var code = image.bytes(atAddress: address, count: 64)
+            if let target = ProbePlacement.jumpTarget(code, at: address) {
+                address = target
+                code = image.bytes(atAddress: address, count: 64)
+            }
             guard let offset = image.fileOffset(ofAddress: address) else { return false }
-            let (delta, emulated) = ProbePlacement.place(image.bytes(atAddress: address, count: 64))
+            let (delta, emulated) = ProbePlacement.place(code)
             targets.append(UprobeTarget(path: image.path, offset: offset + delta, action: action, emulated: emulated))
             return true
         }

@@ -106,38 +106,36 @@ struct UprobeObserverTests {
     /// launchprof, within 2 µs. The truth: run-chain-app's libraries each stamp the entry of their
     /// only initializer (the function launchprof probes), so the program, run bare (no
     /// launchprof, no ptrace), reports the time from one library's initializer to the next one's:
-    /// its loader.init as the loader spends it. Bare and observed launches alternate in rounds,
-    /// and their medians are compared, so the machine's load is the same for both.
+    /// its loader.init as the loader spends it. The bare runs come first: launchprof's probes are
+    /// installed in every process that maps the file, bare ones included, until launchprof exits.
     @Test func smallLibraryInitializersCostWhatTheyCostBare() throws {
         let app = try ChainFixtures.app()
         var bare: [String: [UInt64]] = [:]
         var observed: [String: [UInt64]] = [:]
         var selfObserved: [String: [UInt64]] = [:]
-        for _ in 0..<3 {
-            let truthPath = FixtureTruth.temporaryPath()
-            defer { try? FileManager.default.removeItem(atPath: truthPath) }
-            for _ in 0..<9 {
-                let status = try ChildProcess.run(app, environment: ["LP_FIXTURE_TRUTH": truthPath])
-                try #require(status == .exited(0))
-            }
-            for entry in try FixtureTruth(contentsOf: truthPath).all("init") { bare[entry.name, default: []].append(entry.durationNs) }
-            let observedTruth = FixtureTruth.temporaryPath()
-            defer { try? FileManager.default.removeItem(atPath: observedTruth) }
-            let outcome = try RunHarness.run(app, runs: 9, environment: ["LP_FIXTURE_TRUTH": observedTruth]) {
-                $0.observer = .uprobe
-            }
-            for library in ["libchain3.so", "libchain2.so"] {
-                observed[library, default: []] += outcome.runs.compactMap { $0.phase("loader.init", object: library)?.durationNs }
-            }
-            for entry in try FixtureTruth(contentsOf: observedTruth).all("init") {
-                selfObserved[entry.name, default: []].append(entry.durationNs)
-            }
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        for _ in 0..<21 {
+            let status = try ChildProcess.run(app, environment: ["LP_FIXTURE_TRUTH": truthPath])
+            try #require(status == .exited(0))
+        }
+        for entry in try FixtureTruth(contentsOf: truthPath).all("init") { bare[entry.name, default: []].append(entry.durationNs) }
+        let observedTruth = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: observedTruth) }
+        let outcome = try RunHarness.run(app, runs: 21, environment: ["LP_FIXTURE_TRUTH": observedTruth]) {
+            $0.observer = .uprobe
+        }
+        for library in ["libchain3.so", "libchain2.so"] {
+            observed[library, default: []] += outcome.runs.compactMap { $0.phase("loader.init", object: library)?.durationNs }
+        }
+        for entry in try FixtureTruth(contentsOf: observedTruth).all("init") {
+            selfObserved[entry.name, default: []].append(entry.durationNs)
         }
         for library in ["libchain3.so", "libchain2.so"] {
             let truth = try #require(Self.median(bare[library] ?? []), "\(library): no bare truth")
             let measured = try #require(Self.median(observed[library] ?? []), "\(library): not observed")
             let difference = measured > truth ? measured - truth : truth - measured
-            #expect(difference <= 2_000, "\(library) loader.init: observed median \(measured) ns, bare \(truth) ns")
+            #expect(difference <= 2_000, "\(library) loader.init: observed median \(measured) ns, bare \(truth) ns; bare \(bare[library] ?? []), observed \(observed[library] ?? []), program's clock observed \(selfObserved[library] ?? [])")
             // And launchprof's figure agrees with the program's own clock in the same launches.
             let same = try #require(Self.median(selfObserved[library] ?? []))
             let agreement = measured > same ? measured - same : same - measured
@@ -207,8 +205,8 @@ struct UprobeObserverTests {
     // MARK: Accounting
 
     /// With uprobes a phase's `observerNs` is its hits times the measured cost of one, so every
-    /// library's loader.init carries at least the hit at its own start; the exec stop (ptrace
-    /// still controls the process) is in loader.map. With ptrace, the stops inside the phases
+    /// library's loader.init carries at least the hit at its own start, and never more than the
+    /// phase lasted (or the estimate would be wrong); the exec stop is in loader.map. With ptrace, the stops inside the phases
     /// add up to at most the run's `tracerPauseNs` (the stop at main follows main, in no span).
     @Test func observerCostIsCarriedByThePhaseItFellIn() throws {
         let app = try RunFixtures.app(libraries: ["alpha", "beta"])
@@ -218,10 +216,12 @@ struct UprobeObserverTests {
             let phase = try #require(uprobe.phase("loader.init", object: library))
             let cost = try #require(phase.observerNs)
             #expect(cost >= min(calibration.emulatedHitNs, calibration.steppedHitNs), "\(library): \(cost) ns")
-            #expect(cost <= phase.durationNs, "\(library): launchprof's part of the phase is inside it")
+            #expect(cost <= phase.durationNs, "\(library): launchprof's part (\(cost) ns) is inside the phase (\(phase.durationNs) ns); \(calibration)")
         }
+        // The exec stop (ptrace still controls the process) is loader.map's; later stops (the
+        // SIGTERM that ends the app) are in the run's pause too.
         let map = try #require(uprobe.phase("loader.map"))
-        #expect(map.observerNs ?? 0 >= uprobe.tracerPauseNs ?? 0, "the exec stop's pause is in loader.map")
+        #expect((map.observerNs ?? 0) > 0 && (map.observerNs ?? 0) <= (uprobe.tracerPauseNs ?? 0))
 
         let ptrace = try #require(try RunHarness.run(app, runs: 3) { $0.observer = .ptrace }.runs.last)
         let spans = ptrace.phases.filter { $0.durationNs > 0 && $0.endNs <= (ptrace.metrics.timeToMainNs ?? 0) }

@@ -27,12 +27,24 @@ struct UprobePlanTests {
     }
 
     @Test func probesGoOnTheFirstEmulatedInstructionOfAStraightPrologue() {
-        #expect(ProbePlacement.place([0x55, 0x48, 0x89, 0xe5]) == (0, true))  // push %rbp
+        // ld.so's _dl_relocate_object: push %rbp; mov %rsp,%rbp; push %r15; mov %rdi,%r15; push %r14
+        // → the push at 9, clear of the 8 bytes a ptrace breakpoint at the entry covers.
+        #expect(ProbePlacement.place([0x55, 0x48, 0x89, 0xe5, 0x41, 0x57, 0x49, 0x89, 0xff, 0x41, 0x56]) == (9, true))
+        // Nothing emulated past 8 bytes: the first emulated one after the entry, else the entry.
         #expect(ProbePlacement.place([0xf3, 0x0f, 0x1e, 0xfa, 0x41, 0x57]) == (4, true))  // endbr64; push %r15
+        #expect(ProbePlacement.place([0x55, 0xe8, 0, 0, 0, 0]) == (1, true))  // push %rbx; call
+        // Only the entry is emulated: the next instruction, stepped, rather than the entry.
+        #expect(ProbePlacement.place([0x55, 0x48, 0x89, 0xe5, 0x8b, 0x07]) == (1, false))
         // _init: sub $8,%rsp; mov disp(%rip),%rax; test %rax,%rax; je …
         #expect(ProbePlacement.place([0x48, 0x83, 0xec, 0x08, 0x48, 0x8b, 0x05, 1, 2, 3, 4, 0x48, 0x85, 0xc0, 0x74, 0x02]) == (14, true))
+        // libc's first initializer: push; mov; sub; cmpb $0,disp(%rip); je
+        #expect(ProbePlacement.place([0x53, 0x89, 0xfb, 0x48, 0x83, 0xec, 0x10, 0x80, 0x3d, 1, 2, 3, 4, 0, 0x74, 0x17]) == (14, true))
         // mov (%rdi),%eax: a memory operand ends the scan; the entry is probed and stepped.
         #expect(ProbePlacement.place([0x8b, 0x07, 0x55]) == (0, false))
+        // A function that starts with a jmp (frame_dummy) is followed to its target.
+        #expect(ProbePlacement.jumpTarget([0xeb, 0x10], at: 0x1000) == 0x1012)
+        #expect(ProbePlacement.jumpTarget([0xe9, 0xf0, 0xff, 0xff, 0xff], at: 0x1000) == 0xff5)
+        #expect(ProbePlacement.jumpTarget([0x55], at: 0x1000) == nil)
         #expect(ProbePlacement.place([]) == (0, false))
     }
 
@@ -50,6 +62,7 @@ struct UprobePlanTests {
         #expect(actions.contains(.main))
         #expect(plan.uprobeUnobservable.isEmpty)
         for target in plan.uprobes {
+            if ProcessInfo.processInfo.environment["LP_SHOW_PLAN"] != nil { print("PLAN \(target)") }
             let size = try #require(try? FileManager.default.attributesOfItem(atPath: target.path)[.size] as? Int)
             #expect(target.offset < UInt64(size), "\(target)")
         }
