@@ -8,10 +8,13 @@ extension ELFImage {
     }
 
     /// Up to `count` bytes of the file mapped at virtual address `address` (fewer at a
-    /// segment's end; empty when no segment maps it).
+    /// segment's end; empty when no segment maps it), read from the file itself (see
+    /// `ELFBacking.readBytes`): code bytes, as no uprobe has changed them.
     public func bytes(atAddress address: UInt64, count: Int) -> [UInt8] {
-        guard let view = try? segments.viewToSegmentEnd(in: backing.view, vaddr: address) else { return [] }
-        return Array(view.bytes.prefix(max(count, 0)))
+        guard let view = try? segments.viewToSegmentEnd(in: backing.view, vaddr: address),
+            let offset = segments.fileOffset(of: address)
+        else { return [] }
+        return backing.readBytes(offset: offset, count: min(max(count, 0), view.count))
     }
 
     /// The unrelocated address the pointer slot at `slot` (an entry of DT_INIT_ARRAY, say) holds
