@@ -86,3 +86,8 @@ for key in p:
     print(f"{key:34} {u[key]/1000:8.1f}µ {uc.get(key,0)/1000:8.1f}µ {p[key]/1000:8.1f}µ {pc.get(key,0)/1000:8.1f}µ {(p[key]-u[key])/1000:15.1f}µ")
 print(f"median tracerPauseNs: uprobe {upause/1000:.1f} µs (the exec stop), ptrace {ppause/1000:.1f} µs; median exitNs: uprobe {uexit/1000:.1f} µs, ptrace {pexit/1000:.1f} µs")
 PY
+
+# Where a ptrace stop's time goes (child's loss vs the tracer's handling; same CPU and cross
+# CPU), what restoring the CPU mask costs, and the reaping: see Programs/stop-costs.c.
+cc -O2 -o "$work/stop-costs" "$here/Programs/stop-costs.c"
+"$work/stop-costs"
