@@ -30,12 +30,17 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cc -O2 -g -o "$work/libc-only" "$here/Programs/libc-only.c"
 
+# launchprof's probes live until its exit, released by a process named lp-uprobe-free: bare runs
+# wait for it (a CPU-wide probe fires in every process, hyperfine's children too).
+settle() { for _ in $(seq 100); do pgrep -x lp-uprobe-free >/dev/null || return 0; sleep 0.1; done; }
 profiled() { # OBSERVER ROUND → median exitNs; keeps the report
+    settle
     "${pin[@]}" "$launchprof" run -r "$runs" -w 1 --observer "$1" --json "$work/$1-$2.json" "$work/libc-only" \
         >/dev/null 2>"$work/lp.err" || { echo "launchprof --observer $1 failed: $(tail -3 "$work/lp.err")" >&2; exit 2; }
     python3 -c 'import json,statistics,sys; print(int(statistics.median(r["metrics"]["exitNs"] for r in json.load(open(sys.argv[1]))["runs"])))' "$work/$1-$2.json"
 }
 bare() { # → median wall time in ns
+    settle
     "${pin[@]}" hyperfine -N -w 1 -r "$runs" --export-json "$work/hf.json" "$work/libc-only" >/dev/null 2>&1 \
         || { echo "hyperfine failed" >&2; exit 2; }
     python3 -c 'import json,statistics,sys; print(int(statistics.median(json.load(open(sys.argv[1]))["results"][0]["times"]) * 1e9))' "$work/hf.json"

@@ -11,6 +11,7 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -97,6 +98,8 @@ void lp_perf_release_in_background(const int *fds, int count) {
     pid_t child = fork();
     if (child == 0) {
         if (fork() == 0) {
+            // Named, so a benchmark can wait until the probes are really gone.
+            prctl(PR_SET_NAME, "lp-uprobe-free", 0, 0, 0);
             for (int i = 0; i < count; i++) close(fds[i]);
             _exit(0);
         }
