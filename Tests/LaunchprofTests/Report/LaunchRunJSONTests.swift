@@ -28,7 +28,7 @@ struct LaunchRunJSONTests {
             RunExit(signal: 9, killedBy: "timeout \(awkward)"),
         ]
         for (offset, exit) in exits.enumerated() {
-            let run = LaunchRun(
+            var run = LaunchRun(
                 index: offset, pid: Int32.max, exitStatus: exit,
                 phases: [
                     LaunchPhase(name: awkward, startNs: UInt64.max, durationNs: 0),
@@ -41,6 +41,8 @@ struct LaunchRunJSONTests {
                 warnings: TimelineWarning.Code.allCases.map { TimelineWarning($0, awkward) },
                 timedOut: offset == 3, residentBeforeBytes: offset == 1 ? 12_345 : nil,
                 closureBytes: offset == 1 ? 99_999 : nil)
+            // launchprof's own cost per phase, on some phases only.
+            if offset % 2 == 1 { run.phases[1].observerNs = UInt64(offset) * 1_234 }
             let fast = run.jsonBytes()
             let reference = try Self.foundation(run)
             #expect(fast == reference, "\(String(decoding: fast, as: UTF8.self))\n\(String(decoding: reference, as: UTF8.self))")
