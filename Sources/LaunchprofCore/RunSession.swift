@@ -166,9 +166,10 @@ public final class RunSession: @unchecked Sendable {
         request.standardError = io.childError
         request.hookDescriptor = channel.childEnd
         request.uprobes = observer.uprobes
-        // Pinned until main, unless the runtime sizes itself from its CPU mask before main (Go),
-        // or nothing stops it at main to unpin it (uprobes).
-        if request.plan?.readsAffinityBeforeMain == true || request.uprobes != nil {
+        // Pinned until main, unless the runtime sizes itself from its CPU mask before main (Go).
+        // With uprobes, pinned until the exec stop only (nothing stops it at main to unpin it),
+        // which is before any of the program's code, so Go's runtime sees its own mask.
+        if request.plan?.readsAffinityBeforeMain == true && request.uprobes == nil {
             request.unpinChild = pinnedCPU != nil
         } else {
             request.pinnedCPU = pinnedCPU

@@ -345,6 +345,8 @@ private struct TracedLaunch {
             for (phase, reason) in plan.uprobeUnobservable where !plan.unobservable.contains(where: { $0.phase == phase }) {
                 events.append(.unobservable(phase: phase, reason: reason))
             }
+            // Spawn → exec stop was a same-CPU switch; from here the child needs its own mask.
+            if image == 0, request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
             if !uprobes.observer.isArmed(plan.uprobes) {
                 do throws(UprobeError) {
                     try uprobes.observer.arm(plan.uprobes)
