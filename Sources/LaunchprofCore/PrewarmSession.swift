@@ -21,6 +21,10 @@ public final class PrewarmSession: @unchecked Sendable {
     public let runSession: RunSession
 
     public init(configuration: PrewarmConfiguration) throws(RunError) {
+        // The freeze is a ptrace stop at main: the ptrace observer's breakpoints hold it. (The
+        // uprobe observer never stops the child, so it has no place to freeze it.)
+        var configuration = configuration
+        configuration.run.observer = .ptrace
         self.configuration = configuration
         runSession = try RunSession(configuration: configuration.run)
     }

@@ -40,6 +40,10 @@ public struct RunConfiguration: Sendable {
     public var pinCPU = true
     /// `--resume-cycles K`: once active, send the app to the background and back K times.
     public var resumeCycles = 0
+    /// Which observer times the boundaries before `main`.
+    public var observer: ObserverChoice = .auto
+    /// Where sysfs is mounted (the uprobe PMU is looked up there; tests point it elsewhere).
+    public var sysfsRoot = "/sys"
 
     public init(program: String, arguments: [String]) {
         self.program = program

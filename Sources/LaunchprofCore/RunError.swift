@@ -13,6 +13,8 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
     case system(operation: String, errno: Int32)
     /// Ctrl-C (or SIGTERM/SIGHUP) arrived: the child was killed and no report was written.
     case interrupted(signal: Int32)
+    /// `--observer uprobe` cannot run here, or a probe could not be armed.
+    case observer(UprobeError)
 
     public var description: String {
         switch self {
@@ -29,6 +31,7 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
             "\(operation) failed: \(String(cString: strerror(errno)))"
         case .interrupted(let signal):
             "Interrupted by signal \(signal): the child was killed and no report was written."
+        case .observer(let error): error.description
         }
     }
 }

@@ -27,6 +27,8 @@ public final class RunSession: @unchecked Sendable {
     private let pattern: Regex<AnyRegexOutput>?
     /// The child's environment but launchprof's hook variable, sorted (`KEY=VALUE`).
     private let baseEnvironment: [String]
+    /// The observer of the boundaries before `main`, and why it was chosen.
+    let observer: ResolvedObserver
 
     /// Progress after each run: (runs done including warm-ups, total).
     public typealias Progress = @Sendable (Int, Int) -> Void
@@ -50,7 +52,15 @@ public final class RunSession: @unchecked Sendable {
         buildID = image.buildID
         closurePaths = closure.objects.map(\.path)
         plans = PlanCache(environment: environment)
-        plans.insert(ImagePlanner.plan(program: image, closure: closure), for: image.path)
+        let plan = ImagePlanner.plan(program: image, closure: closure)
+        plans.insert(plan, for: image.path)
+        observer = try ResolvedObserver.resolve(configuration.observer, sysfsRoot: configuration.sysfsRoot)
+        do throws(UprobeError) {
+            // Once per session, before any run: arming a uprobe waits for a grace period.
+            try observer.uprobes?.observer.arm(plan.uprobes)
+        } catch {
+            throw .observer(error)
+        }
         switch configuration.readiness {
         case .stdout(let text), .stderr(let text):
             do {
@@ -71,10 +81,16 @@ public final class RunSession: @unchecked Sendable {
     }
 
     public var mode: LaunchReport.Mode {
-        LaunchReport.Mode(
+        var mode = LaunchReport.Mode(
             runs: configuration.runs, warmup: configuration.warmup, cold: configuration.cold,
             readiness: configuration.readiness, timeoutNs: configuration.timeoutNs)
+        mode.observer = observer.name
+        mode.observerReason = observer.reason
+        return mode
     }
+
+    /// The observer that times the boundaries before `main`: "uprobe" or "ptrace".
+    public var observerName: String { observer.name }
 
     /// Runs the warm-ups and the measured runs, appending each measured run to `writer` (and
     /// handing it to `onRun`). Returns the last measured run (for the terminal's list of absent
@@ -157,8 +173,11 @@ public final class RunSession: @unchecked Sendable {
         request.standardOutput = io.childOutput
         request.standardError = io.childError
         request.hookDescriptor = channel.childEnd
+        request.uprobes = observer.uprobes
         // Pinned until main, unless the runtime sizes itself from its CPU mask before main (Go).
-        if request.plan?.readsAffinityBeforeMain == true {
+        // With uprobes, pinned until the exec stop only (nothing stops it at main to unpin it),
+        // which is before any of the program's code, so Go's runtime sees its own mask.
+        if request.plan?.readsAffinityBeforeMain == true && request.uprobes == nil {
             request.unpinChild = pinnedCPU != nil
         } else {
             request.pinnedCPU = pinnedCPU
@@ -191,6 +210,8 @@ public final class RunSession: @unchecked Sendable {
         var metNewImages = false
         for path in result.unplannedImages where plans.plan(for: path) == nil {
             metNewImages = plans.analyse(path) || metNewImages
+            // Between runs, so no run pays the registration.
+            if let plan = plans.plan(for: path) { try? observer.uprobes?.observer.arm(plan.uprobes) }
         }
 
         var timeline: PhaseTimeline
@@ -211,11 +232,19 @@ public final class RunSession: @unchecked Sendable {
             timeline.warnings.append(TimelineWarning(
                 .crashed, "crash stack: " + StackSymbolizer.describe(result.crashStack, mappings: result.crashMappings)))
         }
+        if result.lostSamples > 0 {
+            timeline.warnings.append(TimelineWarning(
+                .observerSamplesLost,
+                "\(result.lostSamples) probe hit(s) found the uprobe ring buffer full; boundaries may be missing"))
+        }
         var run = LaunchRun(
             index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
             residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes,
             tracerPauseNs: result.pauseNs)
         if configuration.resumeCycles > 0 { Self.addLifecycle(&run, observed, spawn: result.events.first) }
+        if case .spawned(let spawnedAt) = result.events.first {
+            run.phases = ObserverAccounting.assign(result.observerCosts, spawnedAtNs: spawnedAt, to: run.phases)
+        }
         return (run, metNewImages)
     }
 

@@ -64,6 +64,15 @@ final class ELFBacking: @unchecked Sendable {
         close(fd)
     }
 
+    /// Up to `count` bytes at file `offset`, read from the file, not through the mapping: while a
+    /// CPU-wide uprobe on this file is registered (launchprof's own uprobe observer), the kernel
+    /// writes its int3 into every private executable-capable mapping of the file, this one too.
+    func readBytes(offset: UInt64, count: Int) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: max(count, 0))
+        let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        return got > 0 ? Array(buffer[..<got]) : []
+    }
+
     /// Opens `path`, classifies failures (missing, directory, empty, not ELF, wrong class or
     /// machine) and maps the file through libelf.
     static func open(_ path: String) throws(ELFError) -> ELFBacking {

@@ -13,6 +13,9 @@ public struct LaunchPhase: Sendable, Equatable, Hashable, Codable {
     public var task: String?
     /// The image of an exec chain this phase belongs to; nil for image 0 (the program launched).
     public var image: Int?
+    /// launchprof's own cost inside this phase (already in `durationNs`): the ptrace stops that
+    /// fell in it, or its uprobe hits times the measured cost of one. Nil when not known.
+    public var observerNs: UInt64?
 
     public init(
         name: String, startNs: UInt64, durationNs: UInt64, object: String? = nil,

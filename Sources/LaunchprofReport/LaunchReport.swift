@@ -87,6 +87,10 @@ public struct LaunchReport: Sendable, Equatable, Codable {
         public var readiness: String
         /// `--timeout` per run, if any.
         public var timeoutNs: UInt64?
+        /// The observer that ran: "uprobe" or "ptrace".
+        public var observer: String?
+        /// Why that observer: asked for, or (`--observer auto`) what decided it.
+        public var observerReason: String?
 
         public init(
             runs: Int, warmup: Int = 0, cold: Bool = false,

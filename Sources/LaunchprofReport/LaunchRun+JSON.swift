@@ -42,6 +42,7 @@ extension LaunchRun {
                     if let image = phase.image { json.field("image", image) }
                     json.field("name", phase.name)
                     if let object = phase.object { json.field("object", object) }
+                    if let observerNs = phase.observerNs { json.field("observerNs", observerNs) }
                     json.field("startNs", phase.startNs)
                     if let task = phase.task { json.field("task", task) }
                 }

@@ -13,6 +13,7 @@ public struct LaunchSummaryBuilder: Sendable {
         var key: PhaseKey
         var start = StreamingStatistics()
         var duration = StreamingStatistics()
+        var observer = StreamingStatistics()
     }
 
     private var runs = 0
@@ -51,6 +52,7 @@ public struct LaunchSummaryBuilder: Sendable {
             }
             phases[slot].start.record(phase.startNs)
             phases[slot].duration.record(phase.durationNs)
+            if let cost = phase.observerNs { phases[slot].observer.record(cost) }
         }
     }
 
@@ -65,10 +67,12 @@ public struct LaunchSummaryBuilder: Sendable {
                     let duration = accumulator.duration.summary
                 else { return nil }
                 let key = accumulator.key
-                return PhaseSummary(
+                var phase = PhaseSummary(
                     name: key.name, object: key.object, task: key.task, image: key.image,
                     occurrence: key.occurrence == 0 ? nil : key.occurrence, startNs: start,
                     durationNs: duration)
+                phase.observerNs = accumulator.observer.summary
+                return phase
             }
             // Time order by median start (a phase first seen in a later run still lands where it
             // happens); ties keep first appearance.

@@ -9,6 +9,8 @@ public struct PhaseSummary: Sendable, Equatable, Codable {
     public var occurrence: Int?
     public var startNs: SummaryStatistics
     public var durationNs: SummaryStatistics
+    /// launchprof's own cost inside the phase (`LaunchPhase.observerNs`), where runs report it.
+    public var observerNs: SummaryStatistics?
 
     public init(
         name: String, object: String? = nil, task: String? = nil, image: Int? = nil,

@@ -26,12 +26,16 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         let warmup = report.mode.warmup > 0 ? ", \(report.mode.warmup) warm-up" : ""
         lines.append(
             "\(command): \(summary.runs) run\(summary.runs == 1 ? "" : "s")\(warmup), "
-                + "\(report.mode.cold ? "cold" : "warm"), ready at \(report.mode.readiness)")
+                + "\(report.mode.cold ? "cold" : "warm"), ready at \(report.mode.readiness)"
+                + (report.mode.observer.map { observer in
+                    ", observer \(observer)" + (report.mode.observerReason.map { " (\($0))" } ?? "")
+                } ?? ""))
         if summary.failedRuns > 0 {
             lines.append(paint("\(summary.failedRuns) of \(summary.runs) runs failed", code: "31"))
         }
 
         let firstFrame = summary.timeToFirstFrameNs?.median
+        let showsObserver = summary.phases.contains { $0.observerNs != nil }
         // Medians of starts and durations come from different runs: saturate, never trap.
         let phaseEnds = summary.phases.map {
             let (end, overflow) = $0.startNs.median.addingReportingOverflow($0.durationNs.median)
@@ -46,7 +50,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             lines.append("median per phase\(share), bars from spawn to \(Self.duration(scale)):")
             lines.append(
                 pad("phase", Self.labelWidth) + " " + leftPad("duration", 9) + " "
-                    + leftPad("share", 6))
+                    + leftPad("share", 6) + (showsObserver ? " " + leftPad("launchprof", 10) : ""))
         }
         let folded = foldedObjects(summary.phases, limit: Swift.max(maximumObjectRows, 2))
         for (index, phase) in summary.phases.enumerated() {
@@ -66,7 +70,8 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             let bar = self.bar(start: phase.startNs.median, duration: duration, scale: scale)
             lines.append(
                 label + " " + leftPad(duration == 0 ? "at " + Self.duration(phase.startNs.median)
-                    : Self.duration(duration), 9) + " " + share(duration, of: firstFrame) + "  "
+                    : Self.duration(duration), 9) + " " + share(duration, of: firstFrame)
+                    + (showsObserver ? " " + observerColumn(phase) : "") + "  "
                     + paint(bar, code: Self.colourCode(phase.name)))
         }
 
@@ -92,6 +97,11 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
                 text += "  (\(statistics.count) of \(summary.runs) runs)"
             }
             lines.append(text)
+        }
+        if showsObserver {
+            lines.append(
+                "launchprof: its own median cost inside each phase (stops or probe hits, already in the"
+                    + " duration); * at least half the phase")
         }
         if let pause = summary.tracerPauseNs {
             lines.append(
@@ -143,6 +153,13 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             if let first = folded.first { groups[first] = folded }
         }
         return (hidden, groups)
+    }
+
+    /// The observer's median cost in the phase, marked when it is half the phase or more.
+    private func observerColumn(_ phase: PhaseSummary) -> String {
+        guard let cost = phase.observerNs?.median, phase.durationNs.median > 0 else { return leftPad("", 10) }
+        let mark = cost * 2 >= phase.durationNs.median && cost > 0 ? "*" : " "
+        return leftPad(Self.duration(cost), 9) + mark
     }
 
     private func share(_ duration: UInt64, of firstFrame: UInt64?) -> String {

@@ -28,6 +28,8 @@ public struct TimelineWarning: Sendable, Equatable, Hashable, Codable {
         case processesLeftBehind
         /// The child died of a crash signal; the message holds its stack.
         case crashed
+        /// The uprobe observer's ring buffer overflowed: some probe hits were not recorded.
+        case observerSamplesLost
     }
 
     public var code: Code

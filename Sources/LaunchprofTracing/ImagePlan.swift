@@ -63,6 +63,10 @@ public struct ImagePlan: Sendable {
     public var initializers: [String: Initializers]
     /// Boundaries that cannot be observed for this program, with the reason.
     public var unobservable: [(phase: String, reason: String)]
+    /// The same boundaries as uprobes (file and offset), for the uprobe observer.
+    public var uprobes: [UprobeTarget] = []
+    /// Boundaries the uprobe observer cannot see that ptrace can (read at run time), and why.
+    public var uprobeUnobservable: [(phase: String, reason: String)] = []
 
     public init(
         programPath: String, isPositionIndependent: Bool, entry: UInt64, loader: Loader?,

@@ -75,6 +75,9 @@ public enum ImagePlanner {
             programInitializer: firstInitializer(of: program), main: main, libcStartMain: libcStartMain,
             initializers: initializers, unobservable: unobservable)
         plan.readsAffinityBeforeMain = goMain != nil
+        (plan.uprobes, plan.uprobeUnobservable) = UprobePlanner.targets(
+            program: program, closure: closure, plan: plan,
+            loaderImage: closure.objects.first { isLoader($0, of: program) })
         return plan
     }
 

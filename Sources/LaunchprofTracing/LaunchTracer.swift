@@ -32,6 +32,9 @@ public struct TraceRequest: Sendable {
     public var detectListen = false
     /// Prewarm: hold the child frozen at this point until `freeze.hold` returns.
     public var freeze: TraceFreeze?
+    /// Observe the boundaries with these uprobes instead of breakpoints (ptrace then only
+    /// controls the process: exec, forks, signals, crashes).
+    public var uprobes: UprobeRequest?
 
     public init(executable: String, arguments: [String], environment: [String], plan: ImagePlan?) {
         self.executable = executable
@@ -58,6 +61,21 @@ public struct TraceResult: Sendable {
     public var crashMappings: [ProcessMaps.Mapping]
     /// How long the child was held stopped while the tracer handled its stops, in all.
     public var pauseNs: UInt64
+    /// The observer's own costs, each at its time: every stop (its pause), every probe hit.
+    public var observerCosts: [ObserverCost] = []
+    /// Probe hits the ring buffers had no room for (uprobe observer).
+    public var lostSamples: UInt64 = 0
+}
+
+/// The uprobe observer of a session and what one hit costs on this host.
+public struct UprobeRequest: Sendable {
+    public var observer: UprobeObserver
+    public var calibration: UprobeCalibration
+
+    public init(observer: UprobeObserver, calibration: UprobeCalibration) {
+        self.observer = observer
+        self.calibration = calibration
+    }
 }
 
 /// Launches a program under ptrace and records its launch boundaries.
@@ -121,6 +139,9 @@ private struct TracedLaunch {
     var leftovers: [pid_t] = []
     /// Time the child spent stopped while the tracer worked (from each wait to the next CONT).
     var pauseNs: UInt64 = 0
+    var observerCosts: [ObserverCost] = []
+    /// The plan of each image, in exec order (uprobe observer).
+    var imagePlans: [ImagePlan?] = []
     /// Processes stopped at a listen(2) entry, resumed to its exit to read the result.
     var listening: Set<pid_t> = []
     var sawListen = false
@@ -133,8 +154,10 @@ private struct TracedLaunch {
             | LP_PTRACE_O_TRACEVFORK | LP_PTRACE_O_TRACECLONE)
 
     var options: Int32 {
-        request.detectListen
-            ? Self.options | Int32(LP_PTRACE_O_TRACESECCOMP | LP_PTRACE_O_TRACESYSGOOD) : Self.options
+        // With uprobes no thread can run into a breakpoint of launchprof's: threads go untraced.
+        let base = request.uprobes == nil ? Self.options : Self.options & ~Int32(LP_PTRACE_O_TRACECLONE)
+        return request.detectListen
+            ? base | Int32(LP_PTRACE_O_TRACESECCOMP | LP_PTRACE_O_TRACESYSGOOD) : base
     }
 
     static func spawn(
@@ -179,7 +202,11 @@ private struct TracedLaunch {
         var stopped = pid
         var stoppedAt = first.at_ns
         while true {
-            if stopped == pid { pauseNs += lp_now_ns() &- stoppedAt }
+            if stopped == pid {
+                let pause = lp_now_ns() &- stoppedAt
+                pauseNs += pause
+                observerCosts.append(ObserverCost(atNs: stoppedAt, costNs: pause))
+            }
             do {
                 if listening.contains(stopped) {
                     try Ptrace.syscall(stopped)  // run to the syscall's exit, then stop again
@@ -311,6 +338,7 @@ private struct TracedLaunch {
     /// Arms the first breakpoints of a freshly exec'd image.
     private mutating func startImage(plan: ImagePlan?, path: String) throws(TracerError) {
         self.plan = plan
+        imagePlans.append(plan)
         guard let plan else {
             unplannedImages.append(path)
             for phase in ["loader.map", "loader.relocate", "loader.init", "program.init", "main"] {
@@ -321,6 +349,23 @@ private struct TracedLaunch {
         }
         for (phase, reason) in plan.unobservable {
             events.append(.unobservable(phase: phase, reason: reason))
+        }
+        if let uprobes = request.uprobes {
+            // The probes were armed for the session; an image met for the first time gets them
+            // now, inside this launch (a registration waits for a grace period): that run shows it.
+            for (phase, reason) in plan.uprobeUnobservable where !plan.unobservable.contains(where: { $0.phase == phase }) {
+                events.append(.unobservable(phase: phase, reason: reason))
+            }
+            // Spawn → exec stop was a same-CPU switch; from here the child needs its own mask.
+            if image == 0, request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
+            if !uprobes.observer.isArmed(plan.uprobes) {
+                do throws(UprobeError) {
+                    try uprobes.observer.arm(plan.uprobes)
+                } catch {
+                    throw .unexpectedStop(pid: pid, detail: error.description)
+                }
+            }
+            return
         }
         // The exec stop's program counter is the first instruction of the new image: the
         // loader's entry point, or the program's for a static one. That gives the load address
@@ -595,10 +640,27 @@ private struct TracedLaunch {
     }
 
     func result() -> TraceResult {
-        TraceResult(
+        var events = self.events
+        var costs = observerCosts
+        var lost: UInt64 = 0
+        if let uprobes = request.uprobes {
+            // The child is gone: every hit it made is in the buffers.
+            let drained = uprobes.observer.drain(pid: pid)
+            lost = drained.lost
+            var starts: [UInt64] = []
+            for case .imageStarted(_, _, let time) in events { starts.append(time) }
+            let images = zip(starts, imagePlans).map { UprobeLaunchEvents.Image(startNs: $0, plan: $1) }
+            let observed = UprobeLaunchEvents(samples: drained.samples, images: images, calibration: uprobes.calibration)
+            events = UprobeLaunchEvents.merge(events, observed.events)
+            costs += observed.costs
+        }
+        var result = TraceResult(
             pid: pid, events: events,
             exitStatus: exitStatus ?? .killedByLaunchprof(signal: SIGKILL, reason: "tracer failed"),
             leftoverProcesses: leftovers, unplannedImages: unplannedImages,
             crashStack: crashStack, crashMappings: crashMappings, pauseNs: pauseNs &- min(pauseNs, heldNs))
+        result.observerCosts = costs.sorted { $0.atNs < $1.atNs }
+        result.lostSamples = lost
+        return result
     }
 }

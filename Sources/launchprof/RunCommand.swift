@@ -41,6 +41,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup(title: "Exports") var exports: ExportOptions
 
+    @OptionGroup var observerOptions: ObserverOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments.")
     var command: [String] = []
 
@@ -52,6 +54,7 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         var configuration = try options.makeConfiguration(command: command)
         lifecycle.apply(to: &configuration)
+        observerOptions.apply(to: &configuration)
         let session: RunSession
         do throws(RunError) {
             session = try RunSession(configuration: configuration)
@@ -107,7 +110,7 @@ struct RunCommand: ParsableCommand {
     static func exitStatus(for error: RunError) -> Int32 {
         switch error {
         case .programNotFound, .interpreterMissing: 66
-        case .notExecutable, .cannotReadProgram, .tracer: 69
+        case .notExecutable, .cannotReadProgram, .tracer, .observer: 69
         case .report: 73
         case .system: 70
         case .interrupted: 130

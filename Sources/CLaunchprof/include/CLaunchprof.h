@@ -209,5 +209,40 @@ typedef struct lp_syscall_stop {
 
 /// PTRACE_GET_SYSCALL_INFO for a tracee in a syscall stop. Returns 0 or errno.
 int lp_syscall_info(pid_t pid, lp_syscall_stop *_Nonnull stop);
+// MARK: Uprobe perf events (perf_uprobe.c)
+
+/// One uprobe hit read from a ring buffer (PERF_SAMPLE_IDENTIFIER | IP | TID | TIME).
+typedef struct lp_perf_sample {
+    /// The event's id (PERF_EVENT_IOC_ID), which tells the probes sharing one buffer apart.
+    uint64_t id;
+    uint64_t ip;
+    uint32_t pid, tid;
+    /// CLOCK_MONOTONIC ns (use_clockid).
+    uint64_t time_ns;
+} lp_perf_sample;
+
+/// Opens a uprobe on `path` at file `offset`, for the process `pid` (cpu -1: the breakpoint is
+/// installed in its memory only), or for every process on `cpu` (pid -1: installed in every
+/// process that maps the file), one sample per hit, timestamps in CLOCK_MONOTONIC. With `output_fd` >= 0 its samples go to that event's ring buffer
+/// (PERF_EVENT_IOC_SET_OUTPUT). `*id` is its PERF_EVENT_IOC_ID. The event is enabled at once.
+/// Returns 0 or errno. The corresponding C function is perf_event_open(2).
+int lp_uprobe_open(pid_t pid, int cpu, uint32_t pmu_type, const char *_Nonnull path, uint64_t offset,
+                   int output_fd, int *_Nonnull fd, uint64_t *_Nonnull id);
+/// Maps the ring buffer of event `fd`: one header page and `data_pages` (a power of two) pages.
+int lp_perf_ring_map(int fd, int data_pages, void *_Nullable *_Nonnull base, size_t *_Nonnull length);
+void lp_perf_ring_unmap(void *_Nonnull base, size_t length);
+/// Reads every record written so far: up to `capacity` samples into `samples` (`*count`), and
+/// adds the samples the kernel or the capacity dropped to `*lost`. Consumes what it reads.
+int lp_perf_ring_read(void *_Nonnull base, size_t length, lp_perf_sample *_Nonnull samples,
+                      int capacity, int *_Nonnull count, uint64_t *_Nonnull lost);
+/// Closes perf event descriptors without waiting for the kernel's release of their uprobes
+/// (grace periods): a grandchild process holds the last references and closes them.
+void lp_perf_release_in_background(const int *_Nonnull fds, int count);
+/// Functions launchprof probes in its own process to measure what one uprobe hit costs: one
+/// whose first instruction the kernel emulates, one it single-steps.
+uint64_t lp_uprobe_calibration_emulated(uint64_t x);
+uint64_t lp_uprobe_calibration_stepped(uint64_t x);
+/// Calls one of them `count` times; returns the elapsed CLOCK_MONOTONIC ns.
+uint64_t lp_uprobe_calibration_loop(int stepped, int count);
 
 #endif

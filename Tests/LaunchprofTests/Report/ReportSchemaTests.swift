@@ -44,6 +44,7 @@ struct ReportSchemaTests {
         run.absent = [AbsentPhase(phase: "loader.map", reason: "stripped loader", image: 1)]
         run.warnings = [TimelineWarning(.duplicateFirstFrame, "twice")]
         run.phases.append(.init(name: "loader.map", startNs: 5, durationNs: 6, image: 1))
+        run.phases[run.phases.count - 1].observerNs = 3
         var killed = ExportSamples.run(index: 1, firstFrameMs: 20, resumeMs: 4)
         killed.exitStatus = RunExit(signal: 9, coreDumped: false, killedBy: "timeout")
         killed.timedOut = true
@@ -65,6 +66,8 @@ struct ReportSchemaTests {
             prewarmSafe: false, hazardScanError: "scan failed", frozenCPURuns: 0,
             pool: .init(size: 2, launches: 3, hits: 2, expired: 1, heldPSSBytes: statistics, refillNs: statistics, ttlNs: 9))
         report.mode = .init(runs: 2, warmup: 1, cold: true, readiness: .stdout(pattern: "ready"), timeoutNs: 5_000_000_000)
+        report.mode.observer = "uprobe"
+        report.mode.observerReason = "auto: perf events permitted and the uprobe PMU present"
         return report
     }
 

@@ -39,12 +39,17 @@ struct RunFaultTests {
             (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
         }
         let program = try RunFixtures.program("server")
-        _ = try RunHarness.run("/bin/true")  // a first session may open lasting things (caches)
-        let before = openDescriptors()
-        let outcome = try RunHarness.run(program, runs: 20) {
-            $0.readiness = .stdout(pattern: "listening")
-            $0.lingerNs = 0
+        func run(_ runs: Int) throws -> RunHarness.Outcome {
+            try RunHarness.run(program, runs: runs) {
+                $0.readiness = .stdout(pattern: "listening")
+                $0.lingerNs = 0
+            }
         }
+        // A first session may open lasting things: caches, the uprobes of the program's
+        // boundaries (one set per launchprof process, kept until it exits).
+        _ = try run(1)
+        let before = openDescriptors()
+        let outcome = try run(20)
         #expect(outcome.runs.count == 20)
         #expect(openDescriptors() == before)
     }

@@ -67,6 +67,7 @@ struct LearnedLayoutTests {
         var configuration = RunConfiguration(program: program, arguments: arguments)
         configuration.runs = runs
         configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
+        configuration.observer = .ptrace  // what is learned is the breakpoint observer's
         let session = try RunSession(configuration: configuration)
         let writer = try LaunchReportWriter(
             output: InMemoryReportOutput(), target: session.target,

@@ -1,0 +1,135 @@
+// Uprobe perf events: a breakpoint the kernel handles itself, with a timestamp written to a ring
+// buffer, so the observed process is never stopped. perf_event_open has no glibc wrapper and the
+// ring buffer is raw memory: both stay here.
+#define _GNU_SOURCE
+#include "CLaunchprof.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+int lp_uprobe_open(pid_t pid, int cpu, uint32_t pmu_type, const char *path, uint64_t offset,
+                   int output_fd, int *fd, uint64_t *id) {
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = pmu_type;
+    attr.config = 0;  // entry probe (bit 0 would make it a return probe)
+    attr.config1 = (uint64_t)(uintptr_t)path;
+    attr.config2 = offset;
+    attr.sample_period = 1;
+    attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    int result = (int)syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (result < 0) return errno;
+    if (output_fd >= 0 && ioctl(result, PERF_EVENT_IOC_SET_OUTPUT, output_fd) < 0) {
+        int error = errno;
+        close(result);
+        return error;
+    }
+    if (ioctl(result, PERF_EVENT_IOC_ID, id) < 0) {
+        int error = errno;
+        close(result);
+        return error;
+    }
+    *fd = result;
+    return 0;
+}
+
+int lp_perf_ring_map(int fd, int data_pages, void **base, size_t *length) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = page * (size_t)(1 + data_pages);
+    void *mapped = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mapped == MAP_FAILED) return errno;
+    *base = mapped;
+    *length = size;
+    return 0;
+}
+
+void lp_perf_ring_unmap(void *base, size_t length) { munmap(base, length); }
+
+int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int capacity,
+                      int *count, uint64_t *lost) {
+    struct perf_event_mmap_page *header = base;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const uint8_t *data = (const uint8_t *)base + page;
+    uint64_t size = length - page;
+    uint64_t head = __atomic_load_n(&header->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = header->data_tail;
+    int stored = 0;
+    while (tail + sizeof(struct perf_event_header) <= head) {
+        struct perf_event_header record;
+        uint8_t bytes[64];
+        for (size_t i = 0; i < sizeof record; i++) ((uint8_t *)&record)[i] = data[(tail + i) % size];
+        if (record.size < sizeof record || tail + record.size > head) break;
+        if (record.type == PERF_RECORD_SAMPLE && record.size >= sizeof record + 32 && stored < capacity) {
+            for (size_t i = 0; i < 32; i++) bytes[i] = data[(tail + sizeof record + i) % size];
+            lp_perf_sample *sample = &samples[stored++];
+            memcpy(&sample->id, bytes, 8);
+            memcpy(&sample->ip, bytes + 8, 8);
+            memcpy(&sample->pid, bytes + 16, 4);
+            memcpy(&sample->tid, bytes + 20, 4);
+            memcpy(&sample->time_ns, bytes + 24, 8);
+        } else if (record.type == PERF_RECORD_LOST && record.size >= sizeof record + 16) {
+            uint64_t dropped;
+            for (size_t i = 0; i < 8; i++) ((uint8_t *)&dropped)[i] = data[(tail + sizeof record + 8 + i) % size];
+            *lost += dropped;
+        } else if (record.type == PERF_RECORD_SAMPLE) {
+            *lost += 1;  // no room in `samples`
+        }
+        tail += record.size;
+    }
+    __atomic_store_n(&header->data_tail, tail, __ATOMIC_RELEASE);
+    *count = stored;
+    return 0;
+}
+
+void lp_perf_release_in_background(const int *fds, int count) {
+    // Releasing a uprobe event waits for RCU grace periods (~90 ms each here): a short-lived
+    // grandchild holds the last references and pays that, so launchprof need not wait.
+    pid_t child = fork();
+    if (child == 0) {
+        if (fork() == 0) {
+            // Named, so a benchmark can wait until the probes are really gone.
+            prctl(PR_SET_NAME, "lp-uprobe-free", 0, 0, 0);
+            for (int i = 0; i < count; i++) close(fds[i]);
+            _exit(0);
+        }
+        _exit(0);
+    }
+    for (int i = 0; i < count; i++) close(fds[i]);
+    if (child > 0) {
+        int status;
+        while (waitpid(child, &status, __WALL) < 0 && errno == EINTR) {}
+    }
+}
+
+uint64_t lp_uprobe_calibration_loop(int stepped, int count) {
+    uint64_t (*volatile target)(uint64_t) =
+        stepped ? lp_uprobe_calibration_stepped : lp_uprobe_calibration_emulated;
+    uint64_t x = 0;
+    uint64_t start = lp_now_ns();
+    for (int i = 0; i < count; i++) x = target(x);
+    uint64_t elapsed = lp_now_ns() - start;
+    __asm__ volatile("" : : "r"(x));
+    return elapsed;
+}
+
+// Not inlined, not optimised away: launchprof probes it in its own process to measure what one
+// uprobe hit costs on this host (see UprobeCalibration).
+// The first starts with a push (the kernel emulates it), the second with a lea (single-stepped
+// out of line): the two costs a probe can have.
+__attribute__((naked, noinline, used)) uint64_t lp_uprobe_calibration_emulated(uint64_t x) {
+    __asm__ volatile("push %rbp\n\tpop %rbp\n\tlea 1(%rdi), %rax\n\tret");
+}
+__attribute__((naked, noinline, used)) uint64_t lp_uprobe_calibration_stepped(uint64_t x) {
+    __asm__ volatile("lea 1(%rdi), %rax\n\tret");
+}

@@ -1,0 +1,69 @@
+import CLaunchprof
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one uprobe hit costs the probed process on this host, measured: a function is called in
+/// a loop with and without a probe on it, and the difference divided by the calls. Two functions:
+/// one whose probed instruction the kernel emulates, one it must single-step (see
+/// `ProbePlacement`). Measured once per launchprof process, in launchprof's own process.
+public struct UprobeCalibration: Sendable, Equatable {
+    /// ns per hit on an emulated instruction (push, nop, call, jmp).
+    public var emulatedHitNs: UInt64
+    /// ns per hit on a single-stepped one.
+    public var steppedHitNs: UInt64
+
+    public init(emulatedHitNs: UInt64, steppedHitNs: UInt64) {
+        self.emulatedHitNs = emulatedHitNs
+        self.steppedHitNs = steppedHitNs
+    }
+
+    public func hitNs(emulated: Bool) -> UInt64 { emulated ? emulatedHitNs : steppedHitNs }
+
+    private static let cached = Mutex<UprobeCalibration?>(nil)
+
+    /// The host's figures, measured on first use.
+    public static func measured(pmuType: UInt32) throws(UprobeError) -> UprobeCalibration {
+        if let known = cached.withLock({ $0 }) { return known }
+        let emulated = try perHit(stepped: false, calls: 200, pmuType: pmuType)
+        let stepped = try perHit(stepped: true, calls: 50, pmuType: pmuType)
+        let result = UprobeCalibration(emulatedHitNs: emulated, steppedHitNs: stepped)
+        cached.withLock { $0 = result }
+        return result
+    }
+
+    /// Short loops, many of them: on a loaded machine a long loop is always preempted somewhere.
+    /// (fastest of 15 probed loops − fastest of 15 bare ones) ÷ calls: the fastest loop is
+    /// the one the rest of a loaded machine disturbed least. The bare loops run first: a
+    /// disabled event would still trap, only a closed one does not.
+    private static func perHit(stepped: Bool, calls: Int32, pmuType: UInt32) throws(UprobeError) -> UInt64 {
+        typealias Target = @convention(c) (UInt64) -> UInt64
+        let target: Target = stepped ? lp_uprobe_calibration_stepped : lp_uprobe_calibration_emulated
+        let function = UInt64(UInt(bitPattern: unsafeBitCast(target, to: UnsafeRawPointer.self)))
+        guard let mapping = ProcessMaps.read(getpid()).first(where: { function >= $0.start && function < $0.end }) else {
+            throw .unavailable(reason: "launchprof's own code is not in a file mapping (/proc/self/maps)")
+        }
+        let offset = function - mapping.start + mapping.offset
+        func fastest(_ loop: () -> UInt64) -> UInt64 {
+            (0..<15).map { _ in loop() }.min() ?? 0
+        }
+        let bare = fastest { lp_uprobe_calibration_loop(stepped ? 1 : 0, calls) }
+        var fd: Int32 = -1
+        var id: UInt64 = 0
+        let error = lp_uprobe_open(getpid(), -1, pmuType, mapping.path, offset, -1, &fd, &id)
+        guard error == 0 else {
+            throw .perf(operation: "uprobe open", subject: "\(mapping.path)+0x\(String(offset, radix: 16))", errno: error)
+        }
+        // Each hit writes its sample, as in a launch.
+        var base: UnsafeMutableRawPointer?
+        var length = 0
+        _ = lp_perf_ring_map(fd, 16, &base, &length)
+        let probed = fastest { lp_uprobe_calibration_loop(stepped ? 1 : 0, calls) }
+        if let base { lp_perf_ring_unmap(base, length) }
+        var fds = [fd]
+        lp_perf_release_in_background(&fds, 1)
+        return (probed &- min(bare, probed)) / UInt64(calls)
+    }
+}

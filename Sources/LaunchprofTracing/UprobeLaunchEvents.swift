@@ -1,0 +1,103 @@
+import LaunchprofReport
+
+/// launchprof's own cost at one moment of a launch: a stop (ptrace) or a probe hit (uprobe).
+public struct ObserverCost: Sendable, Equatable {
+    public var atNs: UInt64
+    public var costNs: UInt64
+
+    public init(atNs: UInt64, costNs: UInt64) {
+        self.atNs = atNs
+        self.costNs = costNs
+    }
+}
+
+/// The uprobe observer's side of one launch: the probe hits of the child turned into the same
+/// boundary events the ptrace observer records, with the same rules (the first hit of each
+/// boundary counts; relocation ends at the first initializer the loader calls; nothing counts
+/// after `main`), and each hit's cost.
+public struct UprobeLaunchEvents {
+    /// An image of the launch: when its exec completed and its plan.
+    public struct Image {
+        public var startNs: UInt64
+        public var plan: ImagePlan?
+
+        public init(startNs: UInt64, plan: ImagePlan?) {
+            self.startNs = startNs
+            self.plan = plan
+        }
+    }
+
+    public var events: [LaunchEvent] = []
+    public var costs: [ObserverCost] = []
+
+    /// - Parameter samples: the child's hits, oldest first.
+    public init(samples: [UprobeObserver.Sample], images: [Image], calibration: UprobeCalibration) {
+        var index = 0
+        for (number, image) in images.enumerated() {
+            let end = number + 1 < images.count ? images[number + 1].startNs : UInt64.max
+            var actions: [UprobeTarget.Key: [UprobeTarget]] = [:]
+            for target in image.plan?.uprobes ?? [] { actions[target.key, default: []].append(target) }
+            var seen: Set<UprobeTarget.Action> = []
+            var awaitingRelocationEnd = false
+            var reachedMain = false
+            while index < samples.count, samples[index].timeNs < end {
+                let sample = samples[index]
+                index += 1
+                guard sample.timeNs >= image.startNs, let targets = actions[sample.key] else { continue }
+                costs.append(ObserverCost(
+                    atNs: sample.timeNs, costNs: calibration.hitNs(emulated: targets[0].emulated)))
+                guard !reachedMain else { continue }
+                for target in targets where seen.insert(target.action).inserted {
+                    let time = sample.timeNs
+                    if awaitingRelocationEnd, target.action != .relocationStart {
+                        awaitingRelocationEnd = false
+                        events.append(.relocationFinished(atNs: time))
+                    }
+                    switch target.action {
+                    case .relocationStart:
+                        events.append(.relocationStarted(atNs: time))
+                        awaitingRelocationEnd = true
+                    case .objectInit(let path): events.append(.objectInitStarted(path: path, atNs: time))
+                    case .entry: events.append(.entryReached(atNs: time))
+                    case .programInit: events.append(.programInitStarted(atNs: time))
+                    case .main:
+                        events.append(.mainReached(atNs: time))
+                        reachedMain = true
+                    }
+                }
+            }
+        }
+    }
+
+    /// `traced` (the process control's events, in order) with `observed` placed by time among
+    /// them; events without a time keep their place after the event before them.
+    public static func merge(_ traced: [LaunchEvent], _ observed: [LaunchEvent]) -> [LaunchEvent] {
+        var result: [LaunchEvent] = []
+        result.reserveCapacity(traced.count + observed.count)
+        var pending = observed[...]
+        for event in traced {
+            if let time = event.time {
+                while let next = pending.first, let nextTime = next.time, nextTime < time {
+                    result.append(next)
+                    pending.removeFirst()
+                }
+            }
+            result.append(event)
+        }
+        result += pending
+        return result
+    }
+}
+
+extension LaunchEvent {
+    fileprivate var time: UInt64? {
+        switch self {
+        case .spawned(let t), .imageStarted(_, _, let t), .relocationStarted(let t),
+            .relocationFinished(let t), .objectInitStarted(_, let t), .entryReached(let t),
+            .programInitStarted(let t), .mainReached(let t), .ready(_, let t), .exited(_, let t):
+            t
+        case .hook(let hook): hook.atNs
+        case .unobservable: nil
+        }
+    }
+}

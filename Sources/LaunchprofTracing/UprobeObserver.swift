@@ -1,0 +1,147 @@
+import CLaunchprof
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Observes launch boundaries with uprobe perf events: the kernel notes the time of each hit in a
+/// ring buffer and the process runs on, never stopped and never read.
+///
+/// Probes are armed once per session, one event per probe and CPU, not per launch: on this kind
+/// of host registering a uprobe waits for an RCU grace period (8–28 ms measured) and releasing
+/// one ~90 ms, far more than a launch, so per-launch arming would put milliseconds inside every
+/// measured span. The price is system-wide: a CPU-wide uprobe is installed in every process that
+/// maps the file, so while a session runs any process starting on the machine takes a hit
+/// (~1.2 µs when emulated) at the loader's relocation start and at libc's first initializer;
+/// only samples of launchprof's own child are kept.
+///
+/// One observer serves the whole launchprof process (`shared`): sessions add their probes and
+/// none is removed before the process exits, when a short-lived process releases them all.
+/// Releasing them earlier, while another session's ptrace observer runs, could pull an int3 from
+/// under a breakpoint word that observer had read (see `ProbePlacement`).
+public final class UprobeObserver: Sendable {
+    /// One hit of one probe.
+    public struct Sample: Sendable, Equatable {
+        public var key: UprobeTarget.Key
+        public var pid: Int32
+        public var timeNs: UInt64
+    }
+
+    private struct Ring {
+        var fd: Int32
+        var base: UnsafeMutableRawPointer
+        var length: Int
+    }
+
+    private struct State {
+        var rings: [Int32: Ring] = [:]
+        var fds: [Int32] = []
+        var keyByID: [UInt64: UprobeTarget.Key] = [:]
+        var armed: Set<UprobeTarget.Key> = []
+        var closed = false
+    }
+
+    private let pmuType: UInt32
+    private let cpus: [Int32]
+    private let state = Mutex(State())
+    /// Data pages per CPU ring buffer: room for ~6,500 hits between two reads.
+    private static let dataPages: Int32 = 64
+
+    private static let sharedObserver = Mutex<UprobeObserver?>(nil)
+
+    /// The process's observer; its probes are released when the process exits.
+    public static func shared(pmuType: UInt32) -> UprobeObserver {
+        sharedObserver.withLock { observer in
+            if let observer, observer.pmuType == pmuType { return observer }
+            let created = UprobeObserver(pmuType: pmuType)
+            if observer == nil { atexit { UprobeObserver.releaseShared() } }
+            observer?.close()
+            observer = created
+            return created
+        }
+    }
+
+    private static func releaseShared() {
+        let observer = sharedObserver.withLock { $0 }
+        observer?.close()
+    }
+
+    public init(pmuType: UInt32) {
+        self.pmuType = pmuType
+        let count = max(Int32(sysconf(Int32(_SC_NPROCESSORS_CONF))), 1)
+        cpus = Array(0..<count)
+    }
+
+    deinit { close() }
+
+    /// Whether every target has its probe.
+    public func isArmed(_ targets: [UprobeTarget]) -> Bool {
+        state.withLock { state in targets.allSatisfy { state.armed.contains($0.key) } }
+    }
+
+    /// Opens the probes of `targets` not armed yet, on every CPU.
+    public func arm(_ targets: [UprobeTarget]) throws(UprobeError) {
+        try state.withLock { (state) throws(UprobeError) in
+            guard !state.closed else { return }
+            for target in targets where !state.armed.contains(target.key) {
+                for cpu in cpus {
+                    var fd: Int32 = -1
+                    var id: UInt64 = 0
+                    var output: Int32 = -1
+                    if let ring = state.rings[cpu] { output = ring.fd }
+                    let error = lp_uprobe_open(-1, cpu, pmuType, target.path, target.offset, output, &fd, &id)
+                    if error == ENODEV || error == EINVAL && state.rings[cpu] == nil && cpu > 0 { continue }  // offline CPU
+                    guard error == 0 else {
+                        throw .perf(operation: "uprobe open", subject: "\(target.path)+0x\(String(target.offset, radix: 16))", errno: error)
+                    }
+                    state.fds.append(fd)
+                    state.keyByID[id] = target.key
+                    if state.rings[cpu] == nil {
+                        var base: UnsafeMutableRawPointer?
+                        var length = 0
+                        let mapError = lp_perf_ring_map(fd, Self.dataPages, &base, &length)
+                        guard mapError == 0, let base else {
+                            throw .perf(operation: "ring buffer mmap", subject: "CPU \(cpu)", errno: mapError)
+                        }
+                        state.rings[cpu] = Ring(fd: fd, base: base, length: length)
+                    }
+                }
+                state.armed.insert(target.key)
+            }
+        }
+    }
+
+    /// Every hit recorded since the last call, of `pid` only (other processes' hits are
+    /// dropped), oldest first, and how many hits the buffers had no room for.
+    public func drain(pid: Int32) -> (samples: [Sample], lost: UInt64) {
+        state.withLock { state in
+            var samples: [Sample] = []
+            var lost: UInt64 = 0
+            var buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
+            for ring in state.rings.values {
+                var count: Int32 = 0
+                _ = lp_perf_ring_read(ring.base, ring.length, &buffer, Int32(buffer.count), &count, &lost)
+                for sample in buffer[..<Int(count)] where Int32(bitPattern: sample.pid) == pid {
+                    guard let key = state.keyByID[sample.id] else { continue }
+                    samples.append(Sample(key: key, pid: pid, timeNs: sample.time_ns))
+                }
+            }
+            samples.sort { $0.timeNs < $1.timeNs }
+            return (samples, lost)
+        }
+    }
+
+    /// Removes every probe. The kernel's release of them is left to a short-lived process, so
+    /// launchprof does not wait the grace periods.
+    public func close() {
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.closed = true
+            for ring in state.rings.values { lp_perf_ring_unmap(ring.base, ring.length) }
+            state.rings = [:]
+            if !state.fds.isEmpty { lp_perf_release_in_background(state.fds, Int32(state.fds.count)) }
+            state.fds = []
+        }
+    }
+}

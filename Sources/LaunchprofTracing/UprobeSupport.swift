@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whether this host lets launchprof observe launches with uprobe perf events, and why not.
+public enum UprobeSupport {
+    /// The uprobe PMU's perf event type, or why uprobes cannot be used.
+    ///
+    /// - Parameter sysfsRoot: where sysfs is mounted (tests point it elsewhere).
+    public static func pmuType(sysfsRoot: String = "/sys") -> Result<UInt32, UprobeError> {
+        guard hasPerfPrivilege() else {
+            return .failure(.unavailable(
+                reason: "uprobe perf events need root, CAP_PERFMON or CAP_SYS_ADMIN (launchprof has none)"))
+        }
+        let path = "\(sysfsRoot)/bus/event_source/devices/uprobe/type"
+        guard let text = readSmallFile(path) else {
+            return .failure(.unavailable(
+                reason: "the kernel has no uprobe PMU (\(path) is missing: CONFIG_UPROBE_EVENTS)"))
+        }
+        guard let type = UInt32(trimmed(Substring(text))) else {
+            return .failure(.unavailable(reason: "\(path) does not hold a PMU type number"))
+        }
+        return .success(type)
+    }
+
+    /// Root, or CAP_PERFMON (38) or CAP_SYS_ADMIN (21) in the effective set.
+    static func hasPerfPrivilege() -> Bool {
+        if geteuid() == 0 { return true }
+        guard let status = readSmallFile("/proc/self/status") else { return false }
+        for line in status.split(separator: "\n") where line.hasPrefix("CapEff:") {
+            let hex = trimmed(line.dropFirst("CapEff:".count))
+            guard let mask = UInt64(hex, radix: 16) else { return false }
+            return mask & (1 << 38) != 0 || mask & (1 << 21) != 0
+        }
+        return false
+    }
+
+    private static func trimmed(_ text: Substring) -> Substring {
+        text.drop { $0 == " " || $0 == "\t" || $0 == "\n" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\n" }
+            .reversed().reduce(into: Substring()) { $0.append($1) }
+    }
+
+    static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 8192)
+        let count = read(fd, &bytes, bytes.count)
+        guard count >= 0 else { return nil }
+        return String(decoding: bytes[..<count], as: UTF8.self)
+    }
+}
+
+/// Why the uprobe observer cannot run or failed. Each case names its subject.
+public enum UprobeError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// This host or user cannot use uprobe perf events.
+    case unavailable(reason: String)
+    /// A perf request failed on a probe.
+    case perf(operation: String, subject: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .unavailable(let reason):
+            "The uprobe observer is not available: \(reason). Use --observer ptrace (or auto)."
+        case .perf(let operation, let subject, let errno):
+            "perf \(operation) for \(subject) failed: \(errnoDescription(errno))"
+                + (errno == EACCES || errno == EPERM ? " (needs root or CAP_PERFMON; kernel.perf_event_paranoid)" : "")
+        }
+    }
+}
+

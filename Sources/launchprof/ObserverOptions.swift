@@ -1,0 +1,18 @@
+import ArgumentParser
+import LaunchprofCore
+
+extension ObserverChoice: ExpressibleByArgument {}
+
+/// `run --observer`: how the boundaries before `main` are observed.
+struct ObserverOptions: ParsableArguments {
+    @Option(help: """
+        How launch boundaries before main are observed: auto (uprobes where permitted: root or \
+        CAP_PERFMON and the uprobe PMU; else ptrace), uprobe (perf events, the child never \
+        stops), ptrace (breakpoints).
+        """)
+    var observer: ObserverChoice = .auto
+
+    func apply(to configuration: inout RunConfiguration) {
+        configuration.observer = observer
+    }
+}
