@@ -102,13 +102,15 @@ private struct SuiteReader {
     }
 
     mutating func suite(_ value: JSONValue) throws(BenchError) -> BenchSuite {
-        let top = try object(value, at: "", allowed: ["confidence", "launches", "minEffectNs", "minEffectPercent", "version"])
+        // `$schema` lets an editor find Reports/schema/bench-suite.schema.json; it is not read.
+        let top = try object(value, at: "", allowed: ["$schema", "confidence", "launches", "minEffectNs", "minEffectPercent", "version"])
         guard let version = try integer(top["version"], at: "version", minimum: 0) else {
             throw fail("", "missing 'version' (this launchprof reads version \(BenchSuite.currentVersion))")
         }
         guard version == BenchSuite.currentVersion else {
             throw fail("version", "version \(version) is not known to this launchprof, which reads version \(BenchSuite.currentVersion)")
         }
+        _ = try string(top["$schema"], at: "$schema")
         var settings = ComparisonSettings()
         if let confidence = try number(top["confidence"], at: "confidence") {
             guard confidence > 0.5, confidence < 1 else { throw fail("confidence", "expected a level between 0.5 and 1, e.g. 0.95") }

@@ -1,5 +1,5 @@
 /// What a comparison concluded, worst first when several are combined.
-public enum ComparisonVerdict: String, Sendable, Equatable, Codable, Comparable {
+public enum ComparisonVerdict: String, Sendable, Equatable, Codable, Comparable, CaseIterable {
     /// Nothing changed beyond the minimum effect.
     case unchanged
     /// Something got faster (or smaller), nothing got slower.

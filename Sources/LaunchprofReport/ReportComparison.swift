@@ -76,7 +76,7 @@ public struct ReportComparison: Sendable, Equatable, Codable {
             self.reason = reason
         }
 
-        public enum Verdict: String, Sendable, Equatable, Codable {
+        public enum Verdict: String, Sendable, Equatable, Codable, CaseIterable {
             case unchanged, improvement, regression
             /// Only in the new report / only in the base (not a verdict on speed).
             case added, removed

@@ -37,6 +37,16 @@ struct BenchCommandTests {
         """
     }
 
+    /// A bench folder's `suite.json` and every report it names, against their schemas.
+    static func expectValidFolder(_ folder: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let path = folder + "/suite.json"
+        try SchemaValidator.expectValid(file: path, against: .benchSummary, sourceLocation: sourceLocation)
+        let summary = try BenchSummary.decode(try ReportFiles.read(path), path: path)
+        for report in summary.entries.compactMap(\.report) {
+            try SchemaValidator.expectValid(file: folder + "/" + report, against: .launchReport, sourceLocation: sourceLocation)
+        }
+    }
+
     private func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("lp-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -51,6 +61,8 @@ struct BenchCommandTests {
         let slow = directory.appendingPathComponent("suite-slow.json").path
         try suite(app: app, slowdown: 0).write(toFile: quiet, atomically: true, encoding: .utf8)
         try suite(app: app, slowdown: 200).write(toFile: slow, atomically: true, encoding: .utf8)
+        try SchemaValidator.expectValid(file: quiet, against: .benchSuite)
+        try SchemaValidator.expectValid(file: slow, against: .benchSuite)
         let base = directory.appendingPathComponent("base").path
 
         // The baseline: a folder with a report per launch and suite.json with inspect's counts.
@@ -58,6 +70,7 @@ struct BenchCommandTests {
         #expect(first.status == 0, "\(first.stderr)\(first.stdout)")
         let files = try FileManager.default.contentsOfDirectory(atPath: base).sorted()
         #expect(files == ["app-cold.json", "app.json", "suite.json", "true.json"])
+        try Self.expectValidFolder(base)
         let summary = try BenchSummary.decode(try ReportFiles.read(base + "/suite.json"), path: "suite.json")
         #expect(summary.entries.map(\.name) == ["app", "app-cold", "true"])
         #expect(summary.entries.map(\.mode) == ["warm", "cold", "warm"])
@@ -77,8 +90,12 @@ struct BenchCommandTests {
         let metrickit = directory.appendingPathComponent("metrickit").path
         let rerun = try launchprof([
             "bench", quiet, "--output", again, "--baseline", base, "--markdown", quietMarkdown, "--metrickit", metrickit,
+            "--format", "json",
         ])
         #expect(rerun.status == 0, "\(rerun.stdout)")
+        try Self.expectValidFolder(again)
+        try SchemaValidator.expectValid(Array(rerun.stdout.utf8), against: .comparison, "bench --format json")
+        #expect(try JSONDecoder().decode(SuiteComparison.self, from: Data(rerun.stdout.utf8)).entries.count == 3)
         // --metrickit: each launch's payloads in its own folder, every run in a bucket.
         for (name, runs) in [("app", 5), ("app-cold", 3)] {
             let metrics = metrickit + "/\(name)/metrics.json"
@@ -94,6 +111,7 @@ struct BenchCommandTests {
         let slowMarkdown = directory.appendingPathComponent("slow.md").path
         let regressed = try launchprof(["bench", slow, "--output", slower, "--baseline", base, "--markdown", slowMarkdown])
         #expect(regressed.status == 2, "\(regressed.stdout)")
+        try Self.expectValidFolder(slower)
         #expect(regressed.stdout.contains("app (warm, 5 vs 5 runs): regression"), "\(regressed.stdout)")
         #expect(regressed.stdout.contains("app-cold (cold, 3 vs 3 runs): unchanged"), "\(regressed.stdout)")
         let markdown = try String(contentsOfFile: slowMarkdown, encoding: .utf8)
@@ -103,6 +121,7 @@ struct BenchCommandTests {
         // compare on the folders agrees, in every format; reversed it is an improvement (4).
         let json = try launchprof(["compare", "--format", "json", base, slower])
         #expect(json.status == 2)
+        try SchemaValidator.expectValid(Array(json.stdout.utf8), against: .comparison, "compare --format json")
         let comparison = try JSONDecoder().decode(SuiteComparison.self, from: Data(json.stdout.utf8))
         let phase = comparison.entries.first { $0.name == "app" }?.changes.first { $0.key == "phase:didFinishLaunching" }
         #expect(phase?.verdict == .regression)
@@ -118,6 +137,7 @@ struct BenchCommandTests {
         let merged = directory.appendingPathComponent("merged.json").path
         let merging = try launchprof(["merge", base + "/app.json", again + "/app.json", "-o", merged])
         #expect(merging.status == 0, "\(merging.stderr)")
+        try SchemaValidator.expectValid(file: merged, against: .launchReport)
         let mergedReport = try ReportFiles.readReport(merged)
         #expect(mergedReport.summary.runs == 10 && mergedReport.runs.map(\.index) == Array(0..<10))
         // Different environment, same program and arguments: merge is about the build, not the knob.
@@ -139,6 +159,7 @@ struct BenchCommandTests {
         let suite = directory.appendingPathComponent("suite.json").path
         try #"{"version": 1, "launches": [{"name": "fails", "program": "/bin/false", "runs": 1, "warmup": 0}, {"name": "missing", "program": "/nonexistent/app", "runs": 1}, {"name": "ok", "program": "/bin/true", "runs": 1, "warmup": 0}]}"#
             .write(toFile: suite, atomically: true, encoding: .utf8)
+        try SchemaValidator.expectValid(file: suite, against: .benchSuite)
         let output = directory.appendingPathComponent("out").path
         let failed = try launchprof(["bench", suite, "-o", output])
         #expect(failed.status == 1, "\(failed.stderr)")
@@ -146,12 +167,17 @@ struct BenchCommandTests {
         #expect(failed.stderr.contains("missing:"))
         #expect(FileManager.default.fileExists(atPath: output + "/ok.json"))
         #expect(!FileManager.default.fileExists(atPath: output + "/missing.json"))
+        // The failed launches are in suite.json too, with why.
+        try Self.expectValidFolder(output)
+        let summary = try BenchSummary.decode(try ReportFiles.read(output + "/suite.json"), path: "suite.json")
+        #expect(summary.entries.first { $0.name == "missing" }.map { $0.report == nil && $0.error != nil } == true)
 
         // A suite mistake is a usage error naming the key.
         try #"{"version": 1, "launches": [{"name": "x", "program": "/bin/true", "mode": "prewarm"}]}"#
             .write(toFile: suite, atomically: true, encoding: .utf8)
         let prewarm = try launchprof(["bench", suite, "-o", output])
         #expect(prewarm.status == 64)
+        #expect(try SchemaValidator.problems(Array(try ReportFiles.read(suite)), against: .benchSuite) != nil, "the schema refuses it too")
         #expect(prewarm.stderr.contains("launches[0].mode") && prewarm.stderr.contains("prewarm"), "\(prewarm.stderr)")
 
         // A report of a schema version launchprof does not know is refused by compare and merge.
@@ -160,6 +186,7 @@ struct BenchCommandTests {
         let text = try String(contentsOfFile: report, encoding: .utf8)
             .replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":7")
         try text.write(toFile: future, atomically: true, encoding: .utf8)
+        #expect(try SchemaValidator.problems(Array(text.utf8), against: .launchReport) != nil, "schema version 7 is not this schema's")
         for arguments in [["compare", report, future], ["merge", report, future, "-o", output + "/m.json"], ["export", "--openmetrics", future]] {
             let refused = try launchprof(arguments)
             #expect(refused.status == 66, "\(arguments)")
@@ -187,9 +214,11 @@ extension BenchCommandTests {
         }
         try #"{"version": 1, "minEffectPercent": 50, "minEffectNs": 15000000, "launches": [\#(launch("base", 0)), \#(launch("new", 200))]}"#
             .write(toFile: suite, atomically: true, encoding: .utf8)
+        try SchemaValidator.expectValid(file: suite, against: .benchSuite)
         let output = directory.appendingPathComponent("out").path
         let outcome = try launchprof(["bench", suite, "--rounds", "4", "-o", output])
         #expect(outcome.status == 0, "\(outcome.stderr)")
+        try Self.expectValidFolder(output)
         let order = try String(contentsOfFile: truth, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ")[1] }
         // Warm-ups run in the first round: base ×2, new ×2, then one each per round.
         #expect(order == ["base", "base", "new", "new", "base", "new", "base", "new", "base", "new"], "\(order)")

@@ -18,17 +18,40 @@ struct BenchSuiteTests {
         }
     }
 
+    /// A suite that sets every key there is (BenchSchemaTests holds the schema to the same keys).
+    static let everyKey = """
+        {"$schema": "../Reports/schema/bench-suite.schema.json", "version": 1, "confidence": 0.9, "minEffectPercent": 8,
+         "minEffectNs": 250000,
+         "launches": [
+           {"name": "app", "program": "bin/app", "arguments": ["--fast"], "environment": {"A": "1"},
+            "cwd": "work", "ready": "hook", "mode": "cold", "runs": 7, "warmup": 2, "timeout": 2.5,
+            "minEffectPercent": 200, "minEffectNs": 5000000,
+            "thresholds": {"timeToFirstFrameNs": {"maxMedianNs": 50000000, "maxRegressionPercent": 10},
+                           "phase:didFinishLaunching": {"maxRegressionPercent": 20}}},
+           {"name": "tool", "program": "true"}]}
+        """
+
+    /// What each mistake's error says; BenchSchemaTests checks the schema refuses them too.
+    static let mistakes: [(String, String)] = [
+        (#"{"launches": []}"#, "missing 'version'"),
+        (#"{"version": 2, "launches": []}"#, "version 2 is not known"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "run": 3}]}"#, "at launches[0]: unknown key 'run'"),
+        (#"{"version": 1, "lanches": []}"#, "unknown key 'lanches'"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "mode": "prewarm"}]}"#, "no `prewarm` yet"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "mode": "hot"}]}"#, "the modes are warm and cold"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "runs": 0}]}"#, "launches[0].runs"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "runs": "5"}]}"#, "expected a number, not a string"),
+        (#"{"version": 1, "launches": [{"name": "a/b", "program": "true"}]}"#, "it names a file"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true"}, {"name": "a", "program": "false"}]}"#, "names two launches"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "thresholds": {"timeToMain": {}}}]}"#, "is not a metric"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "thresholds": {"exitNs": {"maxMedian": 1}}}]}"#, "unknown key 'maxMedian'"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "ready": "soon"}]}"#, "launches[0].ready"),
+        (#"{"version": 1, "$schema": 3, "launches": [{"name": "a", "program": "true"}]}"#, "$schema"),
+        ("{\"version\": 1,", "it is not JSON"),
+    ]
+
     @Test func everyKeyIsRead() throws {
-        let suite = try parse("""
-            {"version": 1, "confidence": 0.9, "minEffectPercent": 8, "minEffectNs": 250000,
-             "launches": [
-               {"name": "app", "program": "bin/app", "arguments": ["--fast"], "environment": {"A": "1"},
-                "cwd": "work", "ready": "hook", "mode": "cold", "runs": 7, "warmup": 2, "timeout": 2.5,
-                "minEffectPercent": 200, "minEffectNs": 5000000,
-                "thresholds": {"timeToFirstFrameNs": {"maxMedianNs": 50000000, "maxRegressionPercent": 10},
-                               "phase:didFinishLaunching": {"maxRegressionPercent": 20}}},
-               {"name": "tool", "program": "true"}]}
-            """)
+        let suite = try parse(Self.everyKey)
         #expect(suite.settings.confidence == 0.9)
         #expect(suite.settings.minEffectPercent == 8)
         #expect(suite.settings.minEffectNs == 250_000)
@@ -52,23 +75,7 @@ struct BenchSuiteTests {
     }
 
     @Test func mistakesAreNamedWithTheirPlace() {
-        let cases: [(String, String)] = [
-            (#"{"launches": []}"#, "missing 'version'"),
-            (#"{"version": 2, "launches": []}"#, "version 2 is not known"),
-            (#"{"version": 1, "launches": [{"name": "a", "program": "true", "run": 3}]}"#, "at launches[0]: unknown key 'run'"),
-            (#"{"version": 1, "lanches": []}"#, "unknown key 'lanches'"),
-            (#"{"version": 1, "launches": [{"name": "a", "program": "true", "mode": "prewarm"}]}"#, "no `prewarm` yet"),
-            (#"{"version": 1, "launches": [{"name": "a", "program": "true", "mode": "hot"}]}"#, "the modes are warm and cold"),
-            (#"{"version": 1, "launches": [{"name": "a", "program": "true", "runs": 0}]}"#, "launches[0].runs"),
-            (#"{"version": 1, "launches": [{"name": "a", "program": "true", "runs": "5"}]}"#, "expected a number, not a string"),
-            (#"{"version": 1, "launches": [{"name": "a/b", "program": "true"}]}"#, "it names a file"),
-            (#"{"version": 1, "launches": [{"name": "a", "program": "true"}, {"name": "a", "program": "false"}]}"#, "names two launches"),
-            (#"{"version": 1, "launches": [{"name": "a", "program": "true", "thresholds": {"timeToMain": {}}}]}"#, "is not a metric"),
-            (#"{"version": 1, "launches": [{"name": "a", "program": "true", "thresholds": {"exitNs": {"maxMedian": 1}}}]}"#, "unknown key 'maxMedian'"),
-            (#"{"version": 1, "launches": [{"name": "a", "program": "true", "ready": "soon"}]}"#, "launches[0].ready"),
-            ("{\"version\": 1,", "it is not JSON"),
-        ]
-        for (text, expected) in cases {
+        for (text, expected) in Self.mistakes {
             let message = error(text)
             #expect(message.contains(expected), "\(text): \(message)")
             #expect(message.contains("/ci/suite.json") || message.contains("Mode"), "\(text): \(message)")

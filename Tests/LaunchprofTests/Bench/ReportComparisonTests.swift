@@ -120,6 +120,7 @@ struct ReportComparisonTests {
         #expect(markdown.contains("### app\\|x"))
         #expect(markdown.contains("| `phase:didFinishLaunching` |"))
         let json = try ComparisonJSONRenderer().render(suite)
+        try SchemaValidator.expectValid(Array(json.utf8), against: .comparison, "rendered comparison")
         let decoded = try JSONDecoder().decode(SuiteComparison.self, from: Data(json.utf8))
         #expect(decoded == suite)
     }

@@ -32,6 +32,7 @@ struct ReportMergerTests {
         #expect(merged.summary.timeToFirstFrameNs?.median != medians[1])
         // It survives the writer and the decoder.
         let bytes = try LaunchReportWriter.encode(merged)
+        try SchemaValidator.expectValid(bytes, against: .launchReport, "merged report")
         #expect(try LaunchReportDecoder.decode(bytes, path: "merged.json") == merged)
     }
 

@@ -9,6 +9,9 @@ enum JSONSchemaName: String, CaseIterable {
     case metricKitMetrics = "metrickit-metrics"
     case metricKitDiagnostics = "metrickit-diagnostics"
     case trace
+    case benchSuite = "bench-suite"
+    case benchSummary = "bench-summary"
+    case comparison
 
     var fileName: String { rawValue + ".schema.json" }
 }
