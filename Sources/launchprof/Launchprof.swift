@@ -9,7 +9,7 @@ struct Launchprof: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "launchprof",
         abstract: "A launch-performance profiler for Linux programs.",
-        subcommands: [InspectCommand.self, RunCommand.self])
+        subcommands: [InspectCommand.self, RunCommand.self, CalibrateCommand.self])
 
     /// `launchprof inspect [--json] PROGRAM` goes straight to the command: the argument
     /// parser reflects over every subcommand's options first, which was a third of inspect's
