@@ -29,7 +29,7 @@ swift build -c release --package-path "$work/DateApp" >&2
 dateapp="$(swift build -c release --package-path "$work/DateApp" --show-bin-path)/DateApp"
 
 mkdir -p "$reports"
-"$launchprof" calibrate --runs 10 \
+"$launchprof" calibrate --check-runs 10 \
   --check "$(command -v gdb) --version" \
   --check "$(command -v git) --version" \
   --check "$(command -v node) --version" \

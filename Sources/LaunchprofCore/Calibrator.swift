@@ -29,7 +29,7 @@ public struct Calibrator: Sendable {
     public var warmup = 1
     /// The probes are measured in turn, a share of their runs per round, so that a busy spell
     /// of a shared machine falls on all of them alike instead of on one.
-    public var rounds = 2
+    public var rounds = 4
     /// The environment the probes run in (launchprof's own, less what it runs under).
     public var environment: [String: String]
 
@@ -62,6 +62,10 @@ public struct Calibrator: Sendable {
             ("/usr/bin/python3", ["-c", "0"]), ("/usr/bin/curl", ["--version"]), ("/usr/bin/ssh", ["-V"]),
             ("/usr/bin/objdump", ["--version"]), ("/usr/bin/hyperfine", ["--version"]), ("/usr/bin/tar", ["--version"]),
             ("/usr/bin/go", ["version"]), ("/usr/bin/vim.basic", ["--version"]),
+            // Larger closures (30-70 objects) where the desktop stack is installed.
+            ("/usr/bin/perf", ["--version"]), ("/usr/bin/systemd-analyze", ["--version"]),
+            ("/usr/bin/appstreamcli", ["--version"]), ("/usr/bin/memusagestat", ["--version"]),
+            ("/usr/bin/gtk-launch", ["--version"]),
         ]
         return candidates.filter { access($0.0, X_OK) == 0 }.map { path, arguments in
             Probe(name: path.split(separator: "/").last.map(String.init) ?? path, path: path, arguments: arguments)

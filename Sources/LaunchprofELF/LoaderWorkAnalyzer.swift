@@ -12,9 +12,11 @@ public enum LoaderWorkAnalyzer {
     public static func analyze(_ closure: Closure) -> [LoaderWork] {
         let entries = closure.entries
         let scope = entries.enumerated().map { index, entry in ScopeMember(image: entry.image, isProgram: index == 0) }
-        return entries.indices.map { index in
-            var scan = Scan(scope: scope, index: index)
+        var touched = scope.map { [Bool](repeating: false, count: $0.pageCount) }
+        var result = entries.indices.map { index in
+            var scan = Scan(scope: scope, index: index, touched: touched)
             var work = scan.run(entries[index].image)
+            touched = scan.touched
             let source = entries[index].source
             if index > 0 && source != .interpreter {
                 work.mappedObjects = 1
@@ -23,6 +25,11 @@ public enum LoaderWorkAnalyzer {
             work.versionChecks = versionRequirements(entries[index].image)
             return work
         }
+        // Pages are the searched object's: counted once, however many lookups read them.
+        for index in result.indices {
+            result[index].symbolTablePages = touched[index].reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        return result
     }
 
     /// Number of Vernaux entries under DT_VERNEED (each is checked against its definer).
@@ -54,9 +61,13 @@ public enum LoaderWorkAnalyzer {
         var pages: [Bool] = []
         var pageBase: UInt64 = 0
 
-        init(scope: [ScopeMember], index: Int) {
+        /// Per scope member, the file pages lookups have read so far.
+        var touched: [[Bool]]
+
+        init(scope: [ScopeMember], index: Int, touched: [[Bool]]) {
             self.scope = scope
             self.index = index
+            self.touched = touched
         }
 
         mutating func run(_ image: ELFImage) -> LoaderWork {
@@ -179,13 +190,13 @@ public enum LoaderWorkAnalyzer {
             let hash = ScopeMember.gnuHash(name)
             let plt = lookupClass == 1
             // DT_SYMBOLIC: the object's own definitions first.
-            if member.isSymbolic, member.defines(name, gnuHash: hash, plt: plt) {
+            if member.isSymbolic, member.defines(name, gnuHash: hash, plt: plt, touched: &touched[index]) {
                 work.scopeSteps += 1
                 return
             }
             for (position, candidate) in scope.enumerated() {
                 if lookupClass == 2 && candidate.isProgram { continue }
-                if candidate.defines(name, gnuHash: hash, plt: plt) {
+                if candidate.defines(name, gnuHash: hash, plt: plt, touched: &touched[position]) {
                     work.scopeSteps += position + 1
                     return
                 }

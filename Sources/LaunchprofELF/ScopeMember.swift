@@ -16,12 +16,21 @@ struct ScopeMember {
     let isProgram: Bool
     /// DT_SYMBOLIC: its own definitions come before the global scope's.
     let isSymbolic: Bool
+    /// The mapped file, to tell which of its pages a lookup reads.
+    private let fileBase: UnsafeRawPointer?
+    /// 4 KiB pages of the file: a lookup's first touch of a page of the Bloom filter, buckets,
+    /// chains, symbols or names costs a page fault (and TLB misses) the loader's other work
+    /// does not, which is what makes lookups in large tables (a 100 MB node) dear.
+    let pageCount: Int
+    static let pageShift = 12
 
     init(image: ELFImage, isProgram: Bool) {
         self.isProgram = isProgram
         isSymbolic = image.dynamic.symbolic
         let table = image.backing.dynamicSymbols
         let bytes = image.backing.bytes
+        fileBase = bytes.baseAddress
+        pageCount = (bytes.count >> Self.pageShift) + 1
         func slice(_ range: Range<Int>?) -> UnsafeRawBufferPointer? {
             guard let range, range.lowerBound >= 0, range.upperBound <= bytes.count else { return nil }
             return UnsafeRawBufferPointer(rebasing: bytes[range])
@@ -50,20 +59,24 @@ struct ScopeMember {
 
     /// Whether the object defines `name` for a lookup of class `plt` (jump slots and TLS:
     /// an undefined symbol with a value, a canonical PLT entry, does not count).
-    func defines(_ name: UnsafeRawBufferPointer, gnuHash: UInt32, plt: Bool) -> Bool {
+    /// `touched` (one flag per file page) records the pages the search reads.
+    func defines(_ name: UnsafeRawBufferPointer, gnuHash: UInt32, plt: Bool, touched: inout [Bool]) -> Bool {
         if let gnu {
             let bloomOffset = 16 + Int((gnuHash / 64) % UInt32(bloomWords)) * 8
+            mark(gnu, bloomOffset, &touched)
             let word = gnu.load64(bloomOffset)
             let mask = (UInt64(1) << UInt64(gnuHash % 64)) | (UInt64(1) << UInt64((gnuHash >> bloomShift) % 64))
             guard word & mask == mask else { return false }
             let buckets = 16 + bloomWords * 8
             let chains = buckets + bucketCount * 4
             let bucketOffset = buckets + Int(gnuHash % UInt32(bucketCount)) * 4
+            mark(gnu, bucketOffset, &touched)
             var index = Int(gnu.load32(bucketOffset))
             guard index >= symbolOffset, index != 0 else { return false }
             while index < symbolCount, chains + (index - symbolOffset) * 4 + 4 <= gnu.count {
+                mark(gnu, chains + (index - symbolOffset) * 4, &touched)
                 let chainHash = gnu.load32(chains + (index - symbolOffset) * 4)
-                if chainHash | 1 == gnuHash | 1, matches(index, name, plt: plt) { return true }
+                if chainHash | 1 == gnuHash | 1, matches(index, name, plt: plt, touched: &touched) { return true }
                 if chainHash & 1 != 0 { return false }
                 index += 1
             }
@@ -77,7 +90,7 @@ struct ScopeMember {
             while index != 0, index < symbolCount, steps <= symbolCount,
                 8 + buckets * 4 + index * 4 + 4 <= sysv.count
             {
-                if matches(index, name, plt: plt) { return true }
+                if matches(index, name, plt: plt, touched: &touched) { return true }
                 index = Int(sysv.load32(8 + buckets * 4 + index * 4))
                 steps += 1
             }
@@ -86,9 +99,10 @@ struct ScopeMember {
     }
 
     /// glibc's `check_match` without versions: defined, of a type lookups accept, same name.
-    private func matches(_ index: Int, _ name: UnsafeRawBufferPointer, plt: Bool) -> Bool {
+    private func matches(_ index: Int, _ name: UnsafeRawBufferPointer, plt: Bool, touched: inout [Bool]) -> Bool {
         let entry = index * SymbolTable.entrySize
         guard entry + SymbolTable.entrySize <= symbols.count else { return false }
+        mark(symbols, entry, &touched)
         let info = symbols[entry + 4]
         let section = symbols.load16(entry + 6)
         let value = symbols.load64(entry + 8)
@@ -97,7 +111,15 @@ struct ScopeMember {
         if plt && section == 0 { return false }
         // NOTYPE, OBJECT, FUNC, COMMON, TLS, GNU_IFUNC.
         guard (1 << UInt32(type)) & 0b100_0110_0111 != 0 else { return false }
-        return nameEquals(Int(symbols.load32(entry)), name)
+        let nameOffset = Int(symbols.load32(entry))
+        if nameOffset < strings.count { mark(strings, nameOffset, &touched) }
+        return nameEquals(nameOffset, name)
+    }
+
+    private func mark(_ table: UnsafeRawBufferPointer, _ offset: Int, _ touched: inout [Bool]) {
+        guard let fileBase, let base = table.baseAddress else { return }
+        let page = (base - fileBase + offset) >> Self.pageShift
+        if page >= 0, page < touched.count { touched[page] = true }
     }
 
     private func nameEquals(_ offset: Int, _ name: UnsafeRawBufferPointer) -> Bool {

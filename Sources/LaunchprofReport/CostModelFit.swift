@@ -86,7 +86,7 @@ public struct CostModelFit: Sendable {
 
     /// Which term to give up first when the points cannot tell terms apart (`termNames` indices):
     /// those the others approximate best go first.
-    static let dropOrder = [2, 7, 6, 5, 1, 3, 4, 0]
+    static let dropOrder = [2, 7, 8, 6, 5, 1, 3, 4, 0]
 
     /// The estimates and quality of given coefficients on `points`.
     public func result(_ points: [Point], coefficientsPs: [Int]) -> Result {

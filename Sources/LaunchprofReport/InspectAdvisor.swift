@@ -115,9 +115,11 @@ public struct InspectAdvisor: Sendable {
             + LaunchCostModel.ns(work.versionChecks, costModel.perVersionCheckPs)
     }
 
-    /// The cost of an object's symbol lookups (their fixed part and their walk through the scope), in ns.
+    /// The cost of the symbol lookups an object makes (their fixed part and their walk through
+    /// the scope) and of the pages of its own tables lookups read, in ns.
     private func lookupNs(_ work: LoaderWork) -> Int {
         LaunchCostModel.ns(work.lookups, costModel.perLookupPs) + LaunchCostModel.ns(work.scopeSteps, costModel.perScopeStepPs)
+            + LaunchCostModel.ns(work.symbolTablePages, costModel.perSymbolTablePagePs)
     }
 
     /// Symbol lookups: imported symbols × scope depth, and the link options that shorten them.

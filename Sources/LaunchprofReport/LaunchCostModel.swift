@@ -22,6 +22,8 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     public var perPageTouchedPs: Int
     /// A version requirement checked at start-up.
     public var perVersionCheckPs: Int
+    /// A page of hash or symbol tables first read by a lookup.
+    public var perSymbolTablePagePs: Int
     /// Calling one initializer, excluding its own work. Not part of the estimate (initializers
     /// run after `loader.relocate`); it prices the initializer advice.
     public var perInitializerPs: Int
@@ -53,8 +55,9 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     public init(
         perLaunchPs: Int, perObjectPs: Int, perSegmentPs: Int, perRelativeRelocationPs: Int, perLookupPs: Int,
         perScopeStepPs: Int, perPageTouchedPs: Int, perVersionCheckPs: Int,
-        perInitializerPs: Int, source: String, calibration: Calibration? = nil
+        perSymbolTablePagePs: Int, perInitializerPs: Int, source: String, calibration: Calibration? = nil
     ) {
+        self.perSymbolTablePagePs = perSymbolTablePagePs
         self.perLaunchPs = perLaunchPs
         self.perObjectPs = perObjectPs
         self.perSegmentPs = perSegmentPs
@@ -74,12 +77,12 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     /// loader.relocate 12.0), 8.6 ns per relative relocation, 33.1 ns per symbolic relocation
     /// (each a lookup: consecutive entries named different symbols), 27.6 ns per trivial
     /// initializer. The study varied one count at a time on tiny libraries, so it has no
-    /// figure for segments, scope depth, pages or versions: those terms are 0 here, and real
+    /// figure for segments, scope depth, pages, versions or symbol-table pages: those terms are 0 here, and real
     /// closures cost several times this estimate. `launchprof calibrate` measures them all.
     public static let standard = LaunchCostModel(
         perLaunchPs: 0, perObjectPs: 38_500_000, perSegmentPs: 0, perRelativeRelocationPs: 8_600,
         perLookupPs: 33_100, perScopeStepPs: 0, perPageTouchedPs: 0, perVersionCheckPs: 0,
-        perInitializerPs: 27_600,
+        perSymbolTablePagePs: 0, perInitializerPs: 27_600,
         source: "built-in defaults from Reports/scaling.json (launchprof-scaling, 2026-11-22): 1-200 libraries, "
             + "1k-1M relative and symbolic relocations, 0-1,000 constructors; glibc 2.36, 2 vCPU x86-64, warm cache; "
             + "uncalibrated: run `launchprof calibrate`")
@@ -87,13 +90,14 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     /// The terms of the model, in the order of `coefficientsPs` and `features(_:)`.
     public static let termNames = [
         "launch", "mappedObjects", "segments", "relative", "lookups", "scopeSteps", "pagesTouched", "versionChecks",
+        "symbolTablePages",
     ]
 
     /// The coefficients in `termNames` order.
     public var coefficientsPs: [Int] {
         [
             perLaunchPs, perObjectPs, perSegmentPs, perRelativeRelocationPs, perLookupPs, perScopeStepPs,
-            perPageTouchedPs, perVersionCheckPs,
+            perPageTouchedPs, perVersionCheckPs, perSymbolTablePagePs,
         ]
     }
 
@@ -104,7 +108,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
             perLaunchPs: coefficients[0], perObjectPs: coefficients[1], perSegmentPs: coefficients[2],
             perRelativeRelocationPs: coefficients[3], perLookupPs: coefficients[4], perScopeStepPs: coefficients[5],
             perPageTouchedPs: coefficients[6], perVersionCheckPs: coefficients[7],
-            perInitializerPs: perInitializerPs,
+            perSymbolTablePagePs: coefficients[8], perInitializerPs: perInitializerPs,
             source: source, calibration: calibration)
     }
 
@@ -112,7 +116,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     public static func features(_ work: LoaderWork) -> [Double] {
         [
             1, Double(work.mappedObjects), Double(work.segments), Double(work.relative), Double(work.lookups),
-            Double(work.scopeSteps), Double(work.pagesTouched), Double(work.versionChecks),
+            Double(work.scopeSteps), Double(work.pagesTouched), Double(work.versionChecks), Double(work.symbolTablePages),
         ]
     }
 

@@ -22,11 +22,15 @@ public struct LoaderWork: Codable, Sendable, Equatable {
     public var pagesTouched: Int
     /// Version requirements (Vernaux entries) ld.so checks against their definers.
     public var versionChecks: Int
+    /// 4 KiB pages of this object's hash and symbol tables that lookups read (a page fault
+    /// each on first touch).
+    public var symbolTablePages: Int
 
     public init(
         mappedObjects: Int = 0, segments: Int = 0, relative: Int = 0, lookups: Int = 0, scopeSteps: Int = 0,
-        pagesTouched: Int = 0, versionChecks: Int = 0
+        pagesTouched: Int = 0, versionChecks: Int = 0, symbolTablePages: Int = 0
     ) {
+        self.symbolTablePages = symbolTablePages
         self.mappedObjects = mappedObjects
         self.segments = segments
         self.relative = relative
@@ -44,6 +48,7 @@ public struct LoaderWork: Codable, Sendable, Equatable {
             mappedObjects: lhs.mappedObjects + rhs.mappedObjects, segments: lhs.segments + rhs.segments,
             relative: lhs.relative + rhs.relative, lookups: lhs.lookups + rhs.lookups,
             scopeSteps: lhs.scopeSteps + rhs.scopeSteps, pagesTouched: lhs.pagesTouched + rhs.pagesTouched,
-            versionChecks: lhs.versionChecks + rhs.versionChecks)
+            versionChecks: lhs.versionChecks + rhs.versionChecks,
+            symbolTablePages: lhs.symbolTablePages + rhs.symbolTablePages)
     }
 }

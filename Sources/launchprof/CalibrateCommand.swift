@@ -23,13 +23,16 @@ struct CalibrateCommand: ParsableCommand {
             other programs; --report writes that comparison as Markdown and SVG.
             """)
 
-    @Option(name: .shortAndLong, help: "Measured launches per program.")
-    var runs = 10
+    @Option(name: .shortAndLong, help: "Measured launches per program (in 4 interleaved rounds; --check programs: in a row).")
+    var runs = 20
 
     @Option(
         name: .long,
         help: ArgumentHelp("A program to check the fitted model on, with its arguments (repeatable).", valueName: "'PROGRAM ARGS'"))
     var check: [String] = []
+
+    @Option(name: .long, help: "Launches per --check program (their median, as `launchprof run` reports it).")
+    var checkRuns = 10
 
     @Option(name: .long, help: ArgumentHelp("Write DIR/calibration.md and DIR/calibration.svg (needs --check).", valueName: "DIR"))
     var report: String?
@@ -38,7 +41,8 @@ struct CalibrateCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        guard runs >= 3 else { throw ValidationError("--runs must be at least 3 (the median of fewer is noise)") }
+        guard runs >= 4 else { throw ValidationError("--runs must be at least 4 (one per round)") }
+        guard checkRuns >= 3 else { throw ValidationError("--check-runs must be at least 3 (the median of fewer is noise)") }
         if report != nil && check.isEmpty { throw ValidationError("--report needs at least one --check program") }
     }
 
@@ -70,6 +74,8 @@ struct CalibrateCommand: ParsableCommand {
         } catch {
             throw Terminal.fail(error.description, status: Self.exitStatus(error))
         }
+        var checker = calibrator
+        checker.runs = checkRuns
         var checks: [CalibrationCheck.Row] = []
         for text in check {
             let words = text.split(separator: " ").map(String.init)
@@ -78,10 +84,10 @@ struct CalibrateCommand: ParsableCommand {
                 .joined(separator: " ")
             let probe = Calibrator.Probe(name: name, path: program, arguments: Array(words.dropFirst()))
             do {
-                let work = try calibrator.work(of: probe)
-                let measured = try calibrator.measure(probe)
+                let work = try checker.work(of: probe)
+                let measured = try checker.measure(probe)
                 checks.append(.init(
-                    name: name, work: work, measuredNs: measured, runs: runs,
+                    name: name, work: work, measuredNs: measured, runs: checkRuns,
                     uncalibratedNs: LaunchCostModel.standard.estimateNs(work),
                     calibratedNs: calibration.model.estimateNs(work)))
             } catch {

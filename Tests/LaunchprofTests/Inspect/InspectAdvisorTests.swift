@@ -20,7 +20,7 @@ struct InspectAdvisorTests {
 
     let model = LaunchCostModel(
         perLaunchPs: 0, perObjectPs: 7_000_000, perSegmentPs: 0, perRelativeRelocationPs: 3_000, perLookupPs: 90_000,
-        perScopeStepPs: 0, perPageTouchedPs: 0, perVersionCheckPs: 0, perInitializerPs: 500_000,
+        perScopeStepPs: 0, perPageTouchedPs: 0, perVersionCheckPs: 0, perSymbolTablePagePs: 0, perInitializerPs: 500_000,
         source: "test")
 
     @Test("quiet for a small, well-linked closure")
