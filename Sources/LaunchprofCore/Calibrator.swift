@@ -151,13 +151,7 @@ public struct Calibrator: Sendable {
         _ probes: [Probe], progress: (CostModelFit.Point) -> Void = { _ in }
     ) throws(CalibrationError) -> [CostModelFit.Point] {
         let works = try probes.map { (probe) throws(CalibrationError) in try work(of: probe) }
-        var pooled = [[Int]](repeating: [], count: probes.count)
-        let perRound = max(1, (runs + rounds - 1) / max(rounds, 1))
-        for _ in 0..<max(rounds, 1) {
-            for (index, probe) in probes.enumerated() {
-                pooled[index] += try samples(probe, runs: perRound)
-            }
-        }
+        let pooled = try interleavedSamples(probes)
         var points: [CostModelFit.Point] = []
         for (index, probe) in probes.enumerated() {
             let point = CostModelFit.Point(
@@ -167,6 +161,24 @@ public struct Calibrator: Sendable {
             progress(point)
         }
         return points
+    }
+
+    /// The median of `loader.map` + `loader.relocate` of each probe over `runs` launches, measured
+    /// in interleaved rounds (as `points`), in ns.
+    public func medians(_ probes: [Probe]) throws(CalibrationError) -> [Int] {
+        try interleavedSamples(probes).map { Self.quantile($0, 0.5) }
+    }
+
+    /// `runs` samples per probe, taken a round at a time over all probes.
+    private func interleavedSamples(_ probes: [Probe]) throws(CalibrationError) -> [[Int]] {
+        var pooled = [[Int]](repeating: [], count: probes.count)
+        let perRound = max(1, (runs + rounds - 1) / max(rounds, 1))
+        for _ in 0..<max(rounds, 1) {
+            for (index, probe) in probes.enumerated() {
+                pooled[index] += try samples(probe, runs: perRound)
+            }
+        }
+        return pooled
     }
 
     /// The `fraction` quantile of `values` (linear between neighbours), 0 for none.

@@ -31,7 +31,7 @@ struct CalibrateCommand: ParsableCommand {
         help: ArgumentHelp("A program to check the fitted model on, with its arguments (repeatable).", valueName: "'PROGRAM ARGS'"))
     var check: [String] = []
 
-    @Option(name: .long, help: "Launches per --check program (their median, as `launchprof run` reports it).")
+    @Option(name: .long, help: "Launches per --check program, in 2 interleaved rounds (their median, as `launchprof run` reports it).")
     var checkRuns = 10
 
     @Option(name: .long, help: ArgumentHelp("Write DIR/calibration.md and DIR/calibration.svg (needs --check).", valueName: "DIR"))
@@ -76,23 +76,25 @@ struct CalibrateCommand: ParsableCommand {
         }
         var checker = calibrator
         checker.runs = checkRuns
-        var checks: [CalibrationCheck.Row] = []
-        for text in check {
+        checker.rounds = 2
+        let probes: [Calibrator.Probe] = check.compactMap { text in
             let words = text.split(separator: " ").map(String.init)
-            guard let program = words.first else { continue }
+            guard let program = words.first else { return nil }
             let name = ([program.split(separator: "/").last.map(String.init) ?? program] + words.dropFirst())
                 .joined(separator: " ")
-            let probe = Calibrator.Probe(name: name, path: program, arguments: Array(words.dropFirst()))
-            do {
-                let work = try checker.work(of: probe)
-                let measured = try checker.measure(probe)
+            return Calibrator.Probe(name: name, path: program, arguments: Array(words.dropFirst()))
+        }
+        var checks: [CalibrationCheck.Row] = []
+        do {
+            let works = try probes.map { (probe) throws(CalibrationError) in try checker.work(of: probe) }
+            for (probe, (work, measured)) in zip(probes, zip(works, try checker.medians(probes))) {
                 checks.append(.init(
-                    name: name, work: work, measuredNs: measured, runs: checkRuns,
+                    name: probe.name, work: work, measuredNs: measured, runs: checkRuns,
                     uncalibratedNs: LaunchCostModel.standard.estimateNs(work),
                     calibratedNs: calibration.model.estimateNs(work)))
-            } catch {
-                throw Terminal.fail(error.description, status: Self.exitStatus(error))
             }
+        } catch {
+            throw Terminal.fail(error.description, status: Self.exitStatus(error))
         }
         let comparison = CalibrationCheck(calibration: calibration, rows: checks)
         if let report {
