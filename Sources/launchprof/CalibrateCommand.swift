@@ -66,7 +66,9 @@ struct CalibrateCommand: ParsableCommand {
         do {
             let generator = try ProgramGenerator(directory: store.directory + "/programs")
             Terminal.write(2, "launchprof: building the synthetic programs in \(generator.directory)\n")
-            let probes = try Calibrator.syntheticProbes(generator) + Calibrator.systemProbes()
+            // A system program whose closure cannot be loaded here (a missing library) is left out.
+            let system = Calibrator.systemProbes().filter { (try? calibrator.work(of: $0)) != nil }
+            let probes = try Calibrator.syntheticProbes(generator) + system
             calibration = try calibrator.calibrate(probes) { point in
                 Terminal.write(2, "launchprof: measured \(point.name): \(Self.duration(point.measuredNs))\n")
             }
