@@ -6,7 +6,8 @@
 /// while its best value would be negative (a unit cost cannot be negative; a negative one
 /// would only buy fit on the calibration set with nonsense elsewhere). Rows are weighted by
 /// 1 ÷ measured, so the fit minimises relative error: a 0.3 ms program counts as much as an
-/// 18 ms one.
+/// 18 ms one. A few reweighted passes (Huber weights beyond 10% relative error) keep one
+/// closure that a busy spell of the machine slowed from pulling every coefficient.
 public struct CostModelFit: Sendable {
     /// One measured closure.
     public struct Point: Codable, Sendable, Equatable {
@@ -52,6 +53,26 @@ public struct CostModelFit: Sendable {
     /// being fitted. With fewer points than terms, or terms the points cannot tell apart, the
     /// least essential terms are pinned to 0 (`dropOrder`). Nil for fewer than 3 points.
     public func fit(_ points: [Point], fixed: [Int: Int] = [:]) -> Result? {
+        guard points.count >= 3 else { return nil }
+        var robust = [Double](repeating: 1, count: points.count)
+        var coefficients: [Int]?
+        for _ in 0..<6 {
+            guard let next = fit(points, fixed: fixed, robust: robust) else { return nil }
+            coefficients = next
+            let model = LaunchCostModel.standard.with(coefficientsPs: next, source: "", calibration: nil)
+            robust = points.map { point in
+                let error = abs(Double(model.estimateNs(point.work) - point.measuredNs)) / Double(max(point.measuredNs, 1))
+                return error <= Self.huberThreshold ? 1 : Self.huberThreshold / error
+            }
+        }
+        return coefficients.map { result(points, coefficients: $0) }
+    }
+
+    /// Relative error beyond which a point's weight shrinks (Huber).
+    static let huberThreshold = 0.1
+
+    /// One non-negative weighted least-squares fit with extra per-point weights `robust`.
+    private func fit(_ points: [Point], fixed: [Int: Int], robust: [Double]) -> [Int]? {
         let terms = LaunchCostModel.termNames.count
         var pinned = fixed.mapValues(Double.init)
         var free = (0..<terms).filter { pinned[$0] == nil }
@@ -60,9 +81,8 @@ public struct CostModelFit: Sendable {
             pinned[term] = 0
         }
         free = (0..<terms).filter { pinned[$0] == nil }
-        guard points.count >= 3 else { return nil }
         while true {
-            let solution = points.count >= free.count ? solve(points, free: free, pinned: pinned) : nil
+            let solution = points.count >= free.count ? solve(points, free: free, pinned: pinned, robust: robust) : nil
             guard let solution else {
                 // Collinear terms (every object with the same number of segments, say): the
                 // least essential free term is pinned to 0 and the rest refitted.
@@ -80,7 +100,7 @@ public struct CostModelFit: Sendable {
             var coefficients = [Double](repeating: 0, count: terms)
             for (position, term) in free.enumerated() { coefficients[term] = solution[position] }
             for (term, value) in pinned { coefficients[term] = value }
-            return result(points, coefficients: coefficients.map { Int($0.rounded()) })
+            return coefficients.map { Int($0.rounded()) }
         }
     }
 
@@ -112,13 +132,14 @@ public struct CostModelFit: Sendable {
     }
 
     /// Weighted least squares for the `free` terms, the `pinned` ones moved to the right side.
-    private func solve(_ points: [Point], free: [Int], pinned: [Int: Double]) -> [Double]? {
+    private func solve(_ points: [Point], free: [Int], pinned: [Int: Double], robust: [Double]) -> [Double]? {
         let size = free.count
         guard size > 0 else { return [] }
         var matrix = [[Double]](repeating: [Double](repeating: 0, count: size + 1), count: size)
-        for point in points where point.measuredNs > 0 {
+        for (point, robustness) in zip(points, robust) where point.measuredNs > 0 {
             let features = LaunchCostModel.features(point.work)
-            let weight = 1 / Double(point.measuredNs)
+            // Weights multiply both sides of a row: the squared error is weighted by their square.
+            let weight = robustness.squareRoot() / Double(point.measuredNs)
             // Target in ps, less what the pinned terms already explain.
             var target = Double(point.measuredNs) * 1_000
             for (term, value) in pinned { target -= value * features[term] }

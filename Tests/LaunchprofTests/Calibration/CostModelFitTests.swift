@@ -45,6 +45,19 @@ struct CostModelFitTests {
         #expect(result.worstRelativeError < 0.001)
     }
 
+    @Test("one closure slowed 3x by a busy machine barely moves the fit")
+    func robustToOneOutlier() throws {
+        var points = Self.points(30, coefficients: Self.truth)
+        points[7].measuredNs *= 3
+        let result = try #require(CostModelFit().fit(points))
+        let model = LaunchCostModel.standard.with(coefficientsPs: result.coefficientsPs, source: "test", calibration: nil)
+        for (index, point) in points.enumerated() where index != 7 {
+            let truth = LaunchCostModel.standard.with(coefficientsPs: Self.truth, source: "", calibration: nil)
+                .estimateNs(point.work)
+            #expect(abs(model.estimateNs(point.work) - truth) <= truth / 20, "\(point.name)")
+        }
+    }
+
     @Test("a unit cost is never negative: a term that would be is pinned to 0 and the rest refitted")
     func nonNegative() throws {
         var points = Self.points(30, coefficients: Self.truth)
