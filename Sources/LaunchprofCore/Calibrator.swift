@@ -144,9 +144,10 @@ public struct Calibrator: Sendable {
     }
 
     /// Counts and measures every probe, calling `progress` after each with its point. A
-    /// point's time is the lower quartile of its launches: other processes only ever add time,
-    /// and on a busy 2-core machine the median can land on a preempted launch while the lower
-    /// quartile stays put (on a quiet machine the two are within a few percent).
+    /// point's time is the median of its launches, what `launchprof run` reports and the
+    /// estimate is compared with. (The lower quartile was steadier on a busy machine but sat
+    /// 20-30% below the medians `run` then measures; `CostModelFit`'s reweighting keeps a probe
+    /// a busy spell slowed from pulling the fit instead.)
     public func points(
         _ probes: [Probe], progress: (CostModelFit.Point) -> Void = { _ in }
     ) throws(CalibrationError) -> [CostModelFit.Point] {
@@ -155,7 +156,7 @@ public struct Calibrator: Sendable {
         var points: [CostModelFit.Point] = []
         for (index, probe) in probes.enumerated() {
             let point = CostModelFit.Point(
-                name: probe.name, work: works[index], measuredNs: Self.quantile(pooled[index], 0.25),
+                name: probe.name, work: works[index], measuredNs: Self.quantile(pooled[index], 0.5),
                 runs: pooled[index].count)
             points.append(point)
             progress(point)

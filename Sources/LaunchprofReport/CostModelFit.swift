@@ -14,8 +14,7 @@ public struct CostModelFit: Sendable {
         /// What was measured (a program, or a synthetic closure's name).
         public var name: String
         public var work: LoaderWork
-        /// loader.map + loader.relocate over `runs` launches: their lower quartile for a
-        /// calibration's points (see `Calibrator.points`).
+        /// The median of loader.map + loader.relocate over `runs` launches.
         public var measuredNs: Int
         public var runs: Int
         /// The fitted model's estimate (filled in by `fit`).

@@ -23,7 +23,7 @@ struct CalibrateCommand: ParsableCommand {
             other programs; --report writes that comparison as Markdown and SVG.
             """)
 
-    @Option(name: .shortAndLong, help: "Measured launches per calibration program, in 4 interleaved rounds (the fit uses their lower quartile).")
+    @Option(name: .shortAndLong, help: "Measured launches per calibration program, in 4 interleaved rounds (the fit uses their median).")
     var runs = 20
 
     @Option(
