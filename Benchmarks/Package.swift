@@ -50,6 +50,8 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
 
         // The scaling study: generates, builds and measures programs, writes Reports/scaling.*.
-        .executableTarget(name: "launchprof-scaling"),
+        .executableTarget(
+            name: "launchprof-scaling",
+            dependencies: [.product(name: "LaunchprofCore", package: "launchprof")]),
     ]
 )

@@ -7,7 +7,8 @@ struct InspectReportBuilder {
 
     func report(closure: Closure, script: InspectReport.Script?) -> InspectReport {
         let entries = closure.entries
-        let objects = entries.map { entry in object(entry, in: entries) }
+        let work = LoaderWorkAnalyzer.analyze(closure)
+        let objects = zip(entries, work).map { entry, work in object(entry, work: work, in: entries) }
         let programImage = entries[0].image
         let program = InspectReport.Program(
             path: programImage.path, type: programImage.kind.rawValue, elfClass: programImage.elfClass,
@@ -17,19 +18,15 @@ struct InspectReportBuilder {
 
         let relocations = objects.reduce(InspectReport.Relocations()) { $0 + $1.relocations }
         let initializers = objects.reduce(0) { $0 + $1.initializers.total }
-        let boundNow = objects.filter { $0.binding == "now" }.reduce(0) { $0 + $1.relocations.jumpSlot }
-        let estimate =
-            program.usesLoader
-            ? costModel.estimateNs(
-                sharedObjects: objects.count - 1, relative: relocations.relative, symbolic: relocations.symbolic,
-                jumpSlotsBoundNow: boundNow, initializers: initializers)
-            : 0
+        let totalWork = work.reduce(LoaderWork(), +)
+        let estimate = program.usesLoader ? costModel.estimateNs(totalWork) : 0
         let totals = InspectReport.Totals(
             objects: objects.count, missing: closure.missing.count,
             sizeBytes: objects.reduce(0) { $0 + $1.sizeBytes }, relocations: relocations,
             initializers: initializers, finalizers: objects.reduce(0) { $0 + $1.finalizers.total },
             importedSymbols: objects.reduce(0) { $0 + $1.symbols.imported },
-            exportedSymbols: objects.reduce(0) { $0 + $1.symbols.exported }, estimatedLoaderNs: estimate)
+            exportedSymbols: objects.reduce(0) { $0 + $1.symbols.exported }, estimatedLoaderNs: estimate,
+            loaderWork: totalWork)
         let order = closure.initializerOrder().filter { entries[$0].image.initializerCount > 0 }
             .map { entries[$0].image.path }
         let advice = program.usesLoader ? InspectAdvisor(costModel: costModel).advice(for: objects) : []
@@ -39,7 +36,7 @@ struct InspectReportBuilder {
             initializerOrder: order, totals: totals, advice: advice, costModel: costModel)
     }
 
-    private func object(_ entry: Closure.Entry, in entries: [Closure.Entry]) -> InspectReport.Object {
+    private func object(_ entry: Closure.Entry, work: LoaderWork, in entries: [Closure.Entry]) -> InspectReport.Object {
         let image = entry.image
         let counts = image.relocations
         let dynamic = image.dynamic
@@ -56,7 +53,7 @@ struct InspectReportBuilder {
                 initFunction: dynamic.initAddress == nil ? 0 : 1, initArray: dynamic.initArray?.count ?? 0,
                 preinitArray: dynamic.preinitArray?.count ?? 0),
             finalizers: .init(finiFunction: dynamic.finiAddress == nil ? 0 : 1, finiArray: dynamic.finiArray?.count ?? 0),
-            symbols: .init(imported: image.importedSymbolCount, exported: image.exportedSymbolCount))
+            symbols: .init(imported: image.importedSymbolCount, exported: image.exportedSymbolCount), loaderWork: work)
     }
 
     private func binding(_ image: ELFImage) -> String {

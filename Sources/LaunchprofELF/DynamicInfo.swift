@@ -27,6 +27,8 @@ public struct DynamicInfo: Sendable, Equatable {
     public var initArray: AddressArray?
     public var preinitArray: AddressArray?
     public var finiArray: AddressArray?
+    /// DT_SYMBOLIC or DF_SYMBOLIC: the object's own definitions come first in its lookups.
+    public var symbolic = false
     /// DT_PLTGOT: the object's GOT.
     public var pltGOT: UInt64?
     /// DT_RELACOUNT + DT_RELCOUNT: the leading relative entries of DT_RELA and DT_REL (what
@@ -53,6 +55,11 @@ public struct DynamicInfo: Sendable, Equatable {
     var relrent: UInt64 = 8
     var jmprel: UInt64?
     var pltrelsz: UInt64 = 0
+    /// DT_VERNEED / DT_VERNEEDNUM: the version requirements the loader checks at start-up.
+    var verneed: UInt64?
+    var verneedNum: UInt64 = 0
+    /// DT_VERSYM: one version index per .dynsym entry.
+    var versym: UInt64?
     /// DT_PLTREL: DT_RELA (7) or DT_REL (17).
     var pltrel: UInt64 = 7
 

@@ -59,10 +59,15 @@ enum DynamicSectionParser {
             case 0x6fff_fff9: info.relaCount = value  // DT_RELACOUNT
             case 0x6fff_fffa: info.relCount = value  // DT_RELCOUNT
             case 0x6fff_fffb: info.flags1 = value
+            case 16: info.symbolic = true  // DT_SYMBOLIC
+            case 0x6fff_fffe: info.verneed = value  // DT_VERNEED
+            case 0x6fff_ffff: info.verneedNum = value  // DT_VERNEEDNUM
+            case 0x6fff_fff0: info.versym = value  // DT_VERSYM
             default: break
             }
         }
         if info.flags & 0x8 != 0 || info.flags1 & 0x1 != 0 { info.bindNow = true }
+        if info.flags & 0x2 != 0 { info.symbolic = true }  // DF_SYMBOLIC
         info.hasGNUHash = info.gnuHash != nil
         info.hasSysVHash = info.sysvHash != nil
         info.initArray = array(initArrayAddress, initArraySize)

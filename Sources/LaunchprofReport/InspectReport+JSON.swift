@@ -48,13 +48,48 @@ extension InspectReport.Advice {
 extension LaunchCostModel {
     func write(to json: inout InspectJSONText) {
         json.object { json in
-            json.member("perInitializerNs", perInitializerNs)
-            json.member("perJumpSlotNs", perJumpSlotNs)
-            json.member("perObjectNs", perObjectNs)
-            json.member("perRelativeRelocationNs", perRelativeRelocationNs)
-            json.member("perSymbolicRelocationNs", perSymbolicRelocationNs)
-            json.member("provisional", provisional)
+            if let calibration {
+                json.key("calibration")
+                calibration.write(to: &json)
+            }
+            json.member("perInitializerPs", perInitializerPs)
+            json.member("perLaunchPs", perLaunchPs)
+            json.member("perLookupPs", perLookupPs)
+            json.member("perObjectPs", perObjectPs)
+            json.member("perPageTouchedPs", perPageTouchedPs)
+            json.member("perRelativeRelocationPs", perRelativeRelocationPs)
+            json.member("perScopeStepPs", perScopeStepPs)
+            json.member("perSegmentPs", perSegmentPs)
+            json.member("perSymbolTablePagePs", perSymbolTablePagePs)
+            json.member("perVersionCheckPs", perVersionCheckPs)
             json.member("source", source)
+        }
+    }
+}
+
+extension LaunchCostModel.Calibration {
+    func write(to json: inout InspectJSONText) {
+        json.object { json in
+            json.member("cpu", cpu)
+            json.member("kernel", kernel)
+            json.member("measuredAt", measuredAt)
+            json.member("rSquaredPermille", rSquaredPermille)
+            json.member("worstErrorPercent", worstErrorPercent)
+        }
+    }
+}
+
+extension LoaderWork {
+    func write(to json: inout InspectJSONText) {
+        json.object { json in
+            json.member("lookups", lookups)
+            json.member("mappedObjects", mappedObjects)
+            json.member("pagesTouched", pagesTouched)
+            json.member("relative", relative)
+            json.member("scopeSteps", scopeSteps)
+            json.member("segments", segments)
+            json.member("symbolTablePages", symbolTablePages)
+            json.member("versionChecks", versionChecks)
         }
     }
 }
@@ -81,6 +116,8 @@ extension InspectReport.Object {
             json.key("initializers")
             initializers.write(to: &json)
             json.member("loadedAs", loadedAs)
+            json.key("loaderWork")
+            loaderWork.write(to: &json)
             json.member("needed", needed)
             json.member("neededBy", neededBy)
             json.member("path", path)
@@ -180,6 +217,8 @@ extension InspectReport.Totals {
             json.member("finalizers", finalizers)
             json.member("importedSymbols", importedSymbols)
             json.member("initializers", initializers)
+            json.key("loaderWork")
+            loaderWork.write(to: &json)
             json.member("missing", missing)
             json.member("objects", objects)
             json.key("relocations")

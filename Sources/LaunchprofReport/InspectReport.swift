@@ -6,7 +6,9 @@
 /// order (objects in load order, advice in a fixed order).
 public struct InspectReport: Codable, Sendable, Equatable {
     /// Bump when a key changes meaning or disappears; adding keys keeps the version.
-    public static let currentSchemaVersion = 1
+    /// 2: the cost model's coefficients are the calibrated terms in picoseconds, objects and
+    /// totals carry `loaderWork`.
+    public static let currentSchemaVersion = 2
 
     public var schemaVersion: Int
     /// Set when the argument was a `#!` script: the program inspected is its interpreter.
@@ -190,13 +192,16 @@ public struct InspectReport: Codable, Sendable, Equatable {
         public var initializers: Initializers
         public var finalizers: Finalizers
         public var symbols: Symbols
+        /// What the loader does for this object (segments, lookups and their scope depth, pages).
+        public var loaderWork: LoaderWork
 
         public init(
             path: String, loadedAs: String, foundVia: String, type: String, soname: String?, buildID: String?,
             sizeBytes: UInt64, needed: [String], neededBy: [String], rpath: String?, runpath: String?,
             binding: String, hashStyles: [String], tlsSizeBytes: UInt64, relocations: Relocations,
-            initializers: Initializers, finalizers: Finalizers, symbols: Symbols
+            initializers: Initializers, finalizers: Finalizers, symbols: Symbols, loaderWork: LoaderWork = LoaderWork()
         ) {
+            self.loaderWork = loaderWork
             self.path = path
             self.loadedAs = loadedAs
             self.foundVia = foundVia
@@ -243,11 +248,15 @@ public struct InspectReport: Codable, Sendable, Equatable {
         public var exportedSymbols: Int
         /// The cost model's estimate of the loader's work before `main` (0 without a loader).
         public var estimatedLoaderNs: Int
+        /// The objects' `loaderWork` summed: what the estimate prices.
+        public var loaderWork: LoaderWork
 
         public init(
             objects: Int, missing: Int, sizeBytes: UInt64, relocations: Relocations, initializers: Int,
-            finalizers: Int, importedSymbols: Int, exportedSymbols: Int, estimatedLoaderNs: Int
+            finalizers: Int, importedSymbols: Int, exportedSymbols: Int, estimatedLoaderNs: Int,
+            loaderWork: LoaderWork = LoaderWork()
         ) {
+            self.loaderWork = loaderWork
             self.objects = objects
             self.missing = missing
             self.sizeBytes = sizeBytes
@@ -262,7 +271,8 @@ public struct InspectReport: Codable, Sendable, Equatable {
 
     /// One piece of advice, tied to the numbers that triggered it.
     public struct Advice: Codable, Sendable, Equatable {
-        /// Stable identifier: many-objects, no-relr, no-gnu-hash, bind-now, many-initializers.
+        /// Stable identifier: many-objects, no-relr, no-gnu-hash, bind-now, many-initializers,
+        /// symbol-lookups, swift-runtime.
         public var kind: String
         public var message: String
         /// The objects it is about (paths), largest contribution first.
@@ -274,12 +284,19 @@ public struct InspectReport: Codable, Sendable, Equatable {
         public var estimatedNs: Int
 
         public init(kind: String, message: String, objects: [String], count: Int, costPerUnitNs: Int) {
+            self.init(
+                kind: kind, message: message, objects: objects, count: count, costPerUnitNs: costPerUnitNs,
+                estimatedNs: count * costPerUnitNs)
+        }
+
+        /// Advice whose estimate is not `count` × a unit price (a lookup costs by its scope depth).
+        public init(kind: String, message: String, objects: [String], count: Int, costPerUnitNs: Int, estimatedNs: Int) {
             self.kind = kind
             self.message = message
             self.objects = objects
             self.count = count
             self.costPerUnitNs = costPerUnitNs
-            self.estimatedNs = count * costPerUnitNs
+            self.estimatedNs = estimatedNs
         }
     }
 }

@@ -20,6 +20,9 @@ public struct InspectTextRenderer: Sendable {
             lines.append("hash         \(program.hashStyles.isEmpty ? "none" : program.hashStyles.joined(separator: ", "))")
         }
         lines.append("tls          \(program.tlsSizeBytes) bytes")
+        if program.usesLoader {
+            lines.append("cost model   \(costModelLine(report.costModel))")
+        }
 
         if report.objects.count > 1 || !report.missing.isEmpty {
             lines.append("")
@@ -58,8 +61,13 @@ public struct InspectTextRenderer: Sendable {
         lines.append("  symbols      \(totals.importedSymbols) imported, \(totals.exportedSymbols) exported")
         lines.append("  initializers \(totals.initializers), finalizers \(totals.finalizers)")
         if program.usesLoader {
-            let mark = report.costModel.provisional ? " (provisional cost model)" : ""
-            lines.append("  loader work  ~\(microseconds(totals.estimatedLoaderNs)) estimated\(mark)")
+            let mark = report.costModel.calibration == nil ? " (uncalibrated)" : ""
+            let work = totals.loaderWork
+            lines.append("  loader work  ~\(microseconds(totals.estimatedLoaderNs)) estimated\(mark) for loader.map + loader.relocate:")
+            lines.append(
+                "               \(work.mappedObjects) objects mapped (\(work.segments) segments), \(work.relative) address adjustments, "
+                    + "\(work.lookups) lookups searching \(work.scopeSteps) objects, \(work.pagesTouched) pages written, "
+                    + "\(work.versionChecks) version checks, \(work.symbolTablePages) symbol-table pages read")
         } else {
             lines.append("  loader work  none: statically linked, no dynamic loader runs")
         }
@@ -73,6 +81,18 @@ public struct InspectTextRenderer: Sendable {
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Which cost model the estimates use: the host's calibration, or the built-in defaults.
+    private func costModelLine(_ model: LaunchCostModel) -> String {
+        guard let calibration = model.calibration else {
+            return "uncalibrated: built-in defaults from Reports/scaling.json (run `launchprof calibrate` for this host)"
+        }
+        let permille = calibration.rSquaredPermille
+        let fraction = String(abs(permille) % 1000)
+        let rSquared = (permille < 0 ? "-" : "") + "\(abs(permille) / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+        return "calibrated on this host (\(calibration.cpu), kernel \(calibration.kernel)) at \(calibration.measuredAt), "
+            + "R² \(rSquared)"
     }
 
     private func table(header: [String], rows: [[String]], rightAligned: Set<Int>) -> [String] {

@@ -58,7 +58,8 @@ struct InspectCommand: ParsableCommand {
     static func execute(_ request: Request) throws {
         let json = request.json
         let environment = InspectCommand.environment()
-        let session = InspectSession(configuration: .init(program: request.program, environment: environment))
+        let session = InspectSession(
+            configuration: .init(program: request.program, environment: environment, costModel: costModel(environment)))
         let outcome: InspectOutcome
         do {
             outcome = try session.inspect()
@@ -107,11 +108,23 @@ struct InspectCommand: ParsableCommand {
         }
     }
 
+    /// This host's calibration (`launchprof calibrate`) when there is one, else the built-in
+    /// defaults; a stored file that cannot be used is reported and skipped.
+    static func costModel(_ environment: [String: String]) -> LaunchCostModel {
+        guard let store = CalibrationStore.user(environment: environment) else { return .standard }
+        do {
+            return try store.load(host: HostInfo.current())?.model ?? .standard
+        } catch {
+            Terminal.write(2, "launchprof: \(error.description); using the built-in cost model\n")
+            return .standard
+        }
+    }
+
     /// The variables that change what `inspect` resolves (the loader's and the shell's
     /// search paths), read with getenv: building the whole environment costs more.
     static func environment() -> [String: String] {
         var result: [String: String] = [:]
-        for name in ["PATH", "LD_LIBRARY_PATH", "LD_PRELOAD"] {
+        for name in ["PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "XDG_CACHE_HOME", "HOME"] {
             if let value = getenv(name) { result[name] = String(cString: value) }
         }
         return result

@@ -12,7 +12,7 @@ struct Launchprof: ParsableCommand {
         abstract: "A launch-performance profiler for Linux programs.",
         version: LaunchprofVersion.description,
         subcommands: [InspectCommand.self, RunCommand.self, PrewarmCommand.self, ReportCommand.self]
-            + [BenchCommand.self, CompareCommand.self, MergeCommand.self, ExportCommand.self])
+            + [BenchCommand.self, CompareCommand.self, MergeCommand.self, ExportCommand.self, CalibrateCommand.self])
 
     /// `launchprof inspect [--json] PROGRAM` goes straight to the command: the argument
     /// parser reflects over every subcommand's options first, which was a third of inspect's

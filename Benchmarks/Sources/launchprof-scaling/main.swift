@@ -7,6 +7,7 @@
 // constructors), builds them with cc, measures each with `launchprof run -r N --json`, and writes
 // DIR/scaling.json and DIR/scaling.svg (DIR: the checkout's Reports/).
 import Foundation
+import LaunchprofCore
 
 #if canImport(Glibc)
 import Glibc

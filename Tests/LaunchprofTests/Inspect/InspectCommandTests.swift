@@ -175,7 +175,7 @@ struct InspectCommandTests {
         #expect(output.status == 0)
         try SchemaValidator.expectValid(output.stdout.utf8, against: .inspectReport, "inspect --json /usr/bin/gdb")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any])
-        #expect(report["schemaVersion"] as? Int == 1)
+        #expect(report["schemaVersion"] as? Int == 2)
         let objects = try #require(report["objects"] as? [[String: Any]])
         let truth = try InspectTruth.ldd("/usr/bin/gdb")
         #expect(objects.dropFirst().compactMap { $0["path"] as? String } == truth.objects)

@@ -20,6 +20,8 @@ enum InspectTruth {
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
         var merged = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LD_") }
+        // launchprof reads a host calibration from the cache directory: never the user's.
+        merged["XDG_CACHE_HOME"] = FixtureBuilder.outputRoot.appendingPathComponent("empty-cache").path
         merged.merge(environment) { $1 }
         process.environment = merged
         let out = Pipe()

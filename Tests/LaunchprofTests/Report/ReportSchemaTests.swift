@@ -155,6 +155,14 @@ struct ReportSchemaTests {
         try Self.expectNamed(report.advice[0], in: schema, "Advice")
         try Self.expectNamed(report.missing[0], in: schema, "Missing")
         try Self.expectNamed(report.costModel, in: schema, "LaunchCostModel")
+        try Self.expectNamed(LoaderWork(lookups: 3), in: schema, "LoaderWork")
+        let calibration = LaunchCostModel.Calibration(
+            cpu: "AMD EPYC", kernel: "6.18", measuredAt: "2026-11-23T18:07:44Z", rSquaredPermille: 999, worstErrorPercent: 7)
+        try Self.expectNamed(calibration, in: schema, "Calibration")
         try SchemaValidator.expectValid(try report.jsonBytes(), against: .inspectReport, "constructed inspect report")
+        var calibrated = report
+        calibrated.costModel.calibration = calibration
+        calibrated.totals.loaderWork = LoaderWork(mappedObjects: 1, segments: 4, relative: 9, lookups: 3)
+        try SchemaValidator.expectValid(try calibrated.jsonBytes(), against: .inspectReport, "calibrated inspect report")
     }
 }

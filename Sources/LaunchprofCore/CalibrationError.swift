@@ -1,0 +1,30 @@
+/// Why `launchprof calibrate` could not calibrate, or a stored calibration cannot be used.
+/// Each case names its subject and says what to do.
+public enum CalibrationError: Error, CustomStringConvertible, Sendable {
+    case unreadable(path: String, reason: String)
+    case cannotWrite(path: String, reason: String)
+    case buildFailed(command: String, status: Int32, output: String)
+    case compilerMissing(path: String)
+    case measurementFailed(program: String, reason: String)
+    case fitFailed(points: Int)
+    case noCacheDirectory
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason):
+            "the calibration \(path) cannot be read (\(reason)): run `launchprof calibrate` again, or delete it"
+        case .cannotWrite(let path, let reason):
+            "cannot write \(path): \(reason)"
+        case .buildFailed(let command, let status, let output):
+            "building a calibration program failed (\(command), status \(status)): \(output.suffix(400))"
+        case .compilerMissing(let path):
+            "no C compiler at \(path): calibrate builds its programs from source (install gcc)"
+        case .measurementFailed(let program, let reason):
+            "measuring \(program) failed: \(reason)"
+        case .fitFailed(let points):
+            "the \(points) measurements do not determine a cost model (too few, or too alike)"
+        case .noCacheDirectory:
+            "neither XDG_CACHE_HOME nor HOME is set: set one so the calibration can be stored"
+        }
+    }
+}

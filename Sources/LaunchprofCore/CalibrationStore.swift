@@ -1,0 +1,110 @@
+import LaunchprofReport
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where host calibrations live: `$XDG_CACHE_HOME/launchprof/` (default `~/.cache/launchprof/`),
+/// one file per host, named after its CPU model and kernel release, since unit costs change
+/// with either.
+public struct CalibrationStore: Sendable {
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// The user's store, from `XDG_CACHE_HOME` or `HOME`; nil when neither is set.
+    public static func user(environment: [String: String]) -> CalibrationStore? {
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") {
+            return CalibrationStore(directory: cache + "/launchprof")
+        }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return CalibrationStore(directory: home + "/.cache/launchprof")
+    }
+
+    /// The calibration file for `host`.
+    public func path(for host: LaunchReport.Host) -> String {
+        directory + "/calibration-" + Self.key(host) + ".json"
+    }
+
+    /// "AMD EPYC 7B13 … / 6.18.0-1-amd64" as a file-name-safe key.
+    static func key(_ host: LaunchReport.Host) -> String {
+        var key = ""
+        for character in (host.cpu + "-" + host.kernel).unicodeScalars {
+            let safe = character.properties.isAlphabetic || ("0"..."9").contains(character) || character == "." || character == "_"
+            if safe, character.isASCII {
+                key.unicodeScalars.append(character)
+            } else if !key.hasSuffix("-") {
+                key += "-"
+            }
+        }
+        return key
+    }
+
+    /// The calibration stored for `host`; nil when there is none. A file that cannot be read
+    /// or decoded throws (the caller says so and falls back to the defaults).
+    public func load(host: LaunchReport.Host) throws(CalibrationError) -> HostCalibration? {
+        let file = path(for: host)
+        let fd = open(file, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw .unreadable(path: file, reason: String(cString: strerror(errno)))
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while bytes.count < 16 << 20 {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        do {
+            let calibration = try JSONDecoder().decode(HostCalibration.self, from: Data(bytes))
+            guard calibration.schemaVersion == HostCalibration.currentSchemaVersion else {
+                throw CalibrationError.unreadable(
+                    path: file, reason: "schema version \(calibration.schemaVersion), expected \(HostCalibration.currentSchemaVersion)")
+            }
+            return calibration
+        } catch let error as CalibrationError {
+            throw error
+        } catch {
+            throw .unreadable(path: file, reason: "\(error)")
+        }
+    }
+
+    /// Writes `calibration` atomically (whole or absent) and returns its path.
+    @discardableResult
+    public func save(_ calibration: HostCalibration) throws(CalibrationError) -> String {
+        var made = ""
+        for component in directory.split(separator: "/") {
+            made += "/" + component
+            if mkdir(made, 0o755) != 0, errno != EEXIST {
+                throw .cannotWrite(path: made, reason: String(cString: strerror(errno)))
+            }
+        }
+        let file = path(for: calibration.host)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data: Data
+        do {
+            data = try encoder.encode(calibration)
+        } catch {
+            throw .cannotWrite(path: file, reason: "\(error)")
+        }
+        do throws(LaunchReportError) {
+            let output = try AtomicReportFile(path: file)
+            try output.write(Array(data) + [UInt8(ascii: "\n")])
+            try output.commit()
+        } catch {
+            throw .cannotWrite(path: file, reason: error.description)
+        }
+        return file
+    }
+}

@@ -1,0 +1,225 @@
+import LaunchprofELF
+import LaunchprofReport
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `launchprof calibrate`: measures what loader work costs on this host. Each probe (a
+/// synthetic closure built from source, or a system program) is counted from its ELF files
+/// (`LoaderWorkAnalyzer`) and launched under the tracer as `launchprof run` does; the median of
+/// `loader.map` + `loader.relocate` per probe feeds `CostModelFit`.
+public struct Calibrator: Sendable {
+    /// A program to measure.
+    public struct Probe: Sendable, Equatable {
+        public var name: String
+        public var path: String
+        public var arguments: [String]
+
+        public init(name: String, path: String, arguments: [String] = []) {
+            self.name = name
+            self.path = path
+            self.arguments = arguments
+        }
+    }
+
+    /// Measured launches per probe (after `warmup` unrecorded ones per round).
+    public var runs = 10
+    public var warmup = 1
+    /// The probes are measured in turn, a share of their runs per round, so that a busy spell
+    /// of a shared machine falls on all of them alike instead of on one.
+    public var rounds = 4
+    /// The environment the probes run in (launchprof's own, less what it runs under).
+    public var environment: [String: String]
+
+    public init(environment: [String: String]) {
+        self.environment = environment
+    }
+
+    /// Synthetic closures, each varying one kind of work: libraries (objects, segments),
+    /// relative relocations packed and spread over pages, lookups shallow and deep. (The linker
+    /// sorts symbolic relocations by symbol, so 12k relocations against 1,024 symbols cost 1,024
+    /// lookups and 11k answers from glibc's cache.)
+    public static func syntheticProbes(_ generator: ProgramGenerator) throws(CalibrationError) -> [Probe] {
+        [
+            Probe(name: "synthetic: 1 library", path: try generator.libraries(1)),
+            Probe(name: "synthetic: 16 libraries", path: try generator.libraries(16)),
+            Probe(name: "synthetic: 48 libraries", path: try generator.libraries(48)),
+            Probe(name: "synthetic: 60k relative relocations", path: try generator.relocations(60_000, symbolic: false)),
+            Probe(name: "synthetic: 2k relocated pages", path: try generator.spreadPages(2_000)),
+            Probe(name: "synthetic: 1k symbols, shallow", path: try generator.scopeWalk(lookups: 12_000, fillers: 0)),
+            Probe(name: "synthetic: 1k symbols, 40 deeper", path: try generator.scopeWalk(lookups: 6_000, fillers: 40)),
+        ]
+    }
+
+    /// Programs Debian installs (most by `Scripts/setup.sh`), with arguments that make them
+    /// exit at once; those missing on this host are left out. The programs the README checks the
+    /// estimate on (gdb, git, node) are not among them, so that check is not a refit.
+    public static func systemProbes() -> [Probe] {
+        let candidates: [(String, [String])] = [
+            ("/usr/bin/true", []), ("/usr/bin/ls", ["/"]), ("/usr/bin/perl", ["-e", "1"]),
+            ("/usr/bin/python3", ["-c", "0"]), ("/usr/bin/curl", ["--version"]), ("/usr/bin/ssh", ["-V"]),
+            ("/usr/bin/objdump", ["--version"]), ("/usr/bin/hyperfine", ["--version"]), ("/usr/bin/tar", ["--version"]),
+            ("/usr/bin/go", ["version"]), ("/usr/bin/vim.basic", ["--version"]),
+            // Larger closures (30-70 objects) where the desktop stack is installed.
+            ("/usr/bin/perf", ["--version"]), ("/usr/bin/systemd-analyze", ["--version"]),
+            ("/usr/bin/appstreamcli", ["--version"]), ("/usr/bin/memusagestat", ["--version"]),
+            ("/usr/bin/gtk-launch", ["--version"]),
+        ]
+        return candidates.filter { access($0.0, X_OK) == 0 }.map { path, arguments in
+            Probe(name: path.split(separator: "/").last.map(String.init) ?? path, path: path, arguments: arguments)
+        }
+    }
+
+    /// The loader work of `probe`'s closure, counted from its files.
+    public func work(of probe: Probe) throws(CalibrationError) -> LoaderWork {
+        let session = InspectSession(configuration: .init(program: probe.path, environment: environment))
+        do {
+            let report = try session.run()
+            guard report.program.usesLoader else {
+                throw CalibrationError.measurementFailed(program: probe.path, reason: "it is statically linked: no loader runs")
+            }
+            guard report.missing.isEmpty else {
+                throw CalibrationError.measurementFailed(
+                    program: probe.path, reason: "libraries are missing: \(report.missing.map(\.name).joined(separator: ", "))")
+            }
+            return report.totals.loaderWork
+        } catch let error as CalibrationError {
+            throw error
+        } catch {
+            throw .measurementFailed(program: probe.path, reason: "\(error)")
+        }
+    }
+
+    /// The median of `loader.map` + `loader.relocate` over `runs` launches of `probe`, in ns
+    /// (what `launchprof run` reports).
+    public func measure(_ probe: Probe) throws(CalibrationError) -> Int {
+        Self.quantile(try samples(probe, runs: runs), 0.5)
+    }
+
+    /// `loader.map` + `loader.relocate` of each of `runs` launches of `probe`, in ns.
+    public func samples(_ probe: Probe, runs: Int) throws(CalibrationError) -> [Int] {
+        var configuration = RunConfiguration(program: probe.path, arguments: probe.arguments)
+        configuration.runs = runs
+        configuration.warmup = warmup
+        configuration.inheritedEnvironment = environment
+        configuration.readiness = .exit
+        let session: RunSession
+        do {
+            session = try RunSession(configuration: configuration)
+        } catch {
+            throw .measurementFailed(program: probe.path, reason: error.description)
+        }
+        let samples = Mutex<[Int]>([])
+        let missing = Mutex<String?>(nil)
+        let writer: LaunchReportWriter
+        do {
+            writer = try LaunchReportWriter(
+                output: DiscardingReportOutput(), target: session.target, host: HostInfo.current(), mode: session.mode)
+        } catch {
+            throw .measurementFailed(program: probe.path, reason: error.description)
+        }
+        defer { writer.cancel() }
+        do {
+            _ = try session.run(into: writer, onRun: { run in
+                let map = run.phases.first { $0.name == "loader.map" }
+                let relocate = run.phases.first { $0.name == "loader.relocate" }
+                guard let map, let relocate else {
+                    let reasons = run.absent.map { "\($0.phase): \($0.reason)" }.joined(separator: "; ")
+                    missing.withLock { $0 = reasons.isEmpty ? "no loader phases" : reasons }
+                    return
+                }
+                samples.withLock { $0.append(Int(map.durationNs + relocate.durationNs)) }
+            })
+        } catch {
+            throw .measurementFailed(program: probe.path, reason: error.description)
+        }
+        if let reason = missing.withLock({ $0 }) {
+            throw .measurementFailed(program: probe.path, reason: "loader.map or loader.relocate was not observed (\(reason))")
+        }
+        let measured = samples.withLock { $0 }
+        guard !measured.isEmpty else { throw .measurementFailed(program: probe.path, reason: "no run was measured") }
+        return measured
+    }
+
+    /// Counts and measures every probe, calling `progress` after each with its point. A
+    /// point's time is the median of its launches, what `launchprof run` reports and the
+    /// estimate is compared with. (The lower quartile was steadier on a busy machine but sat
+    /// 20-30% below the medians `run` then measures; `CostModelFit`'s reweighting keeps a probe
+    /// a busy spell slowed from pulling the fit instead.)
+    public func points(
+        _ probes: [Probe], progress: (CostModelFit.Point) -> Void = { _ in }
+    ) throws(CalibrationError) -> [CostModelFit.Point] {
+        let works = try probes.map { (probe) throws(CalibrationError) in try work(of: probe) }
+        let pooled = try interleavedSamples(probes)
+        var points: [CostModelFit.Point] = []
+        for (index, probe) in probes.enumerated() {
+            let point = CostModelFit.Point(
+                name: probe.name, work: works[index], measuredNs: Self.quantile(pooled[index], 0.5),
+                runs: pooled[index].count)
+            points.append(point)
+            progress(point)
+        }
+        return points
+    }
+
+    /// The median of `loader.map` + `loader.relocate` of each probe over `runs` launches, measured
+    /// in interleaved rounds (as `points`), in ns.
+    public func medians(_ probes: [Probe]) throws(CalibrationError) -> [Int] {
+        try interleavedSamples(probes).map { Self.quantile($0, 0.5) }
+    }
+
+    /// `runs` samples per probe, taken a round at a time over all probes.
+    private func interleavedSamples(_ probes: [Probe]) throws(CalibrationError) -> [[Int]] {
+        var pooled = [[Int]](repeating: [], count: probes.count)
+        let perRound = max(1, (runs + rounds - 1) / max(rounds, 1))
+        for _ in 0..<max(rounds, 1) {
+            for (index, probe) in probes.enumerated() {
+                pooled[index] += try samples(probe, runs: perRound)
+            }
+        }
+        return pooled
+    }
+
+    /// The `fraction` quantile of `values` (linear between neighbours), 0 for none.
+    static func quantile(_ values: [Int], _ fraction: Double) -> Int {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        let position = fraction * Double(sorted.count - 1)
+        let low = Int(position.rounded(.down))
+        let high = min(low + 1, sorted.count - 1)
+        let weight = position - Double(low)
+        return Int((Double(sorted[low]) * (1 - weight) + Double(sorted[high]) * weight).rounded())
+    }
+
+    /// Measures `probes` and fits the host's cost model.
+    public func calibrate(
+        _ probes: [Probe], progress: (CostModelFit.Point) -> Void = { _ in }
+    ) throws(CalibrationError) -> HostCalibration {
+        let started = Self.monotonicNs()
+        let measured = try points(probes, progress: progress)
+        guard
+            let calibration = HostCalibration.fitted(
+                measured, host: HostInfo.current(), measuredAt: Self.utcTimestamp(), runsPerPoint: runs,
+                durationNs: Self.monotonicNs() - started)
+        else { throw .fitFailed(points: measured.count) }
+        return calibration
+    }
+
+    static func monotonicNs() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int(now.tv_sec) * 1_000_000_000 + Int(now.tv_nsec)
+    }
+
+    /// Now as "2026-11-23T17:50:00Z".
+    public static func utcTimestamp() -> String {
+        var seconds = time(nil)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+}

@@ -1,0 +1,207 @@
+import LaunchprofReport
+
+/// Counts, per object of a closure, the work glibc 2.36's ld.so does before the initializers:
+/// the segments it maps, the relocations it applies, the symbol lookups they cost and how far
+/// each walks the global scope, the pages they write, the version requirements it checks.
+///
+/// It replays each object's relocation tables in the loader's order (DT_RELR, DT_RELA/DT_REL,
+/// then DT_JMPREL) with the loader's one-entry lookup cache, and resolves every lookup against
+/// the closure in load order (the global scope) through each object's own hash table.
+public enum LoaderWorkAnalyzer {
+    /// One `LoaderWork` per entry of `closure`, in the same order.
+    public static func analyze(_ closure: Closure) -> [LoaderWork] {
+        let entries = closure.entries
+        let scope = entries.enumerated().map { index, entry in ScopeMember(image: entry.image, isProgram: index == 0) }
+        var touched = scope.map { [Bool](repeating: false, count: $0.pageCount) }
+        var result = entries.indices.map { index in
+            var scan = Scan(scope: scope, index: index, touched: touched)
+            var work = scan.run(entries[index].image)
+            touched = scan.touched
+            let source = entries[index].source
+            if index > 0 && source != .interpreter {
+                work.mappedObjects = 1
+                work.segments = entries[index].image.segments.segments.count
+            }
+            work.versionChecks = versionRequirements(entries[index].image)
+            return work
+        }
+        // Pages are the searched object's: counted once, however many lookups read them.
+        for index in result.indices {
+            result[index].symbolTablePages = touched[index].reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        return result
+    }
+
+    /// Number of Vernaux entries under DT_VERNEED (each is checked against its definer).
+    static func versionRequirements(_ image: ELFImage) -> Int {
+        let dynamic = image.dynamic
+        guard let address = dynamic.verneed, dynamic.verneedNum > 0,
+            let view = try? image.segments.viewToSegmentEnd(in: image.backing.view, vaddr: address)
+        else { return 0 }
+        var total = 0
+        var offset = 0
+        for _ in 0..<min(Int(clamping: dynamic.verneedNum), 4_096) {
+            guard let count = try? view.u16(offset + 2), let next = try? view.u32(offset + 12) else { break }
+            total += Int(count)
+            guard next != 0 else { break }
+            offset += Int(next)
+        }
+        return total
+    }
+
+    /// The walk over one object's relocation tables.
+    private struct Scan {
+        let scope: [ScopeMember]
+        let index: Int
+        var work = LoaderWork()
+        /// glibc's `l_lookup_cache`: the last symbol looked up and its lookup class.
+        var cachedSymbol = -1
+        var cachedClass = -1
+        /// Pages written, as a bitmap over the object's address span.
+        var pages: [Bool] = []
+        var pageBase: UInt64 = 0
+
+        /// Per scope member, the file pages lookups have read so far.
+        var touched: [[Bool]]
+
+        init(scope: [ScopeMember], index: Int, touched: [[Bool]]) {
+            self.scope = scope
+            self.index = index
+            self.touched = touched
+        }
+
+        mutating func run(_ image: ELFImage) -> LoaderWork {
+            let segments = image.segments.segments
+            guard image.isDynamic, let low = segments.map(\.vaddr).min(),
+                let high = segments.map({ $0.vaddr &+ $0.memorySize }).max(), high > low
+            else { return work }
+            pageBase = low & ~0xfff
+            let span = (high - pageBase + 0xfff) >> 12
+            // A corrupt header could claim a huge span: such an object's pages go uncounted.
+            if span < 1 << 22 { pages = [Bool](repeating: false, count: Int(span)) }
+
+            let dynamic = image.dynamic
+            let view = image.backing.view
+            if let relr = dynamic.relr, dynamic.relrsz > 0,
+                let table = try? image.segments.view(in: view, vaddr: relr, length: dynamic.relrsz)
+            {
+                scanRELR(table.bytes)
+            }
+            let plt = dynamic.jmprel.map { $0..<($0 &+ dynamic.pltrelsz) }
+            for (address, size, entrySize) in [
+                (dynamic.rela, dynamic.relasz, Int(dynamic.relaent)), (dynamic.rel, dynamic.relsz, Int(dynamic.relent)),
+            ] {
+                guard let address, size > 0, entrySize >= 16,
+                    let table = try? image.segments.view(in: view, vaddr: address, length: size)
+                else { continue }
+                // DT_RELASZ may cover the PLT relocations too: those are scanned from DT_JMPREL.
+                var end = table.count
+                if let plt, plt.lowerBound >= address, plt.lowerBound < address &+ size {
+                    end = Int(plt.lowerBound - address)
+                }
+                scan(UnsafeRawBufferPointer(rebasing: table.bytes[..<end]), entrySize: entrySize, jumpSlots: false,
+                     bindNow: dynamic.bindNow)
+            }
+            if let jmprel = dynamic.jmprel, dynamic.pltrelsz > 0,
+                let table = try? image.segments.view(in: view, vaddr: jmprel, length: dynamic.pltrelsz)
+            {
+                scan(table.bytes, entrySize: dynamic.pltrel == 17 ? 16 : 24, jumpSlots: true, bindNow: dynamic.bindNow)
+            }
+            work.pagesTouched = pages.reduce(0) { $0 + ($1 ? 1 : 0) }
+            return work
+        }
+
+        private mutating func touch(_ address: UInt64) {
+            guard address >= pageBase else { return }
+            let page = Int(truncatingIfNeeded: (address - pageBase) >> 12)
+            if page < pages.count { pages[page] = true }
+        }
+
+        private mutating func scanRELR(_ table: UnsafeRawBufferPointer) {
+            var base: UInt64 = 0
+            var offset = 0
+            while offset + 8 <= table.count {
+                let word = table.load64(offset)
+                offset += 8
+                if word & 1 == 0 {
+                    touch(word)
+                    work.relative += 1
+                    base = word &+ 8
+                } else {
+                    var bits = word >> 1
+                    var address = base
+                    while bits != 0 {
+                        if bits & 1 != 0 {
+                            touch(address)
+                            work.relative += 1
+                        }
+                        bits >>= 1
+                        address &+= 8
+                    }
+                    base &+= 63 * 8
+                }
+            }
+        }
+
+        private mutating func scan(_ table: UnsafeRawBufferPointer, entrySize: Int, jumpSlots: Bool, bindNow: Bool) {
+            var offset = 0
+            while offset + entrySize <= table.count {
+                let target = table.load64(offset)
+                let info = table.load64(offset + 8)
+                offset += entrySize
+                let type = UInt32(truncatingIfNeeded: info)
+                let symbol = Int(info >> 32)
+                switch type {
+                case 0:  // R_X86_64_NONE
+                    continue
+                case 8, 38, 37:  // RELATIVE, RELATIVE64, IRELATIVE
+                    work.relative += 1
+                case 7 where !bindNow:  // a lazy jump slot: the loader only adds the load address
+                    work.relative += 1
+                default:
+                    if symbol != 0 {
+                        // JUMP_SLOT and the TLS types look up PLT-class symbols, COPY copy-class.
+                        let lookupClass: Int
+                        switch type {
+                        case 7, 16, 17, 18, 36: lookupClass = 1
+                        case 5: lookupClass = 2
+                        default: lookupClass = 0
+                        }
+                        lookup(symbol, lookupClass: lookupClass)
+                    }
+                }
+                touch(target)
+            }
+        }
+
+        private mutating func lookup(_ symbol: Int, lookupClass: Int) {
+            let member = scope[index]
+            let entry = symbol * SymbolTable.entrySize
+            guard entry + SymbolTable.entrySize <= member.symbols.count else { return }
+            let info = member.symbols[entry + 4]
+            let visibility = member.symbols[entry + 5] & 3
+            // Local symbols and non-default visibility bind to the object itself: no lookup.
+            guard info >> 4 != 0, visibility == 0 else { return }
+            guard symbol != cachedSymbol || lookupClass != cachedClass else { return }
+            cachedSymbol = symbol
+            cachedClass = lookupClass
+            guard let name = member.name(at: Int(member.symbols.load32(entry))) else { return }
+            work.lookups += 1
+            let hash = ScopeMember.gnuHash(name)
+            let plt = lookupClass == 1
+            // DT_SYMBOLIC: the object's own definitions first.
+            if member.isSymbolic, member.defines(name, gnuHash: hash, plt: plt, touched: &touched[index]) {
+                work.scopeSteps += 1
+                return
+            }
+            for (position, candidate) in scope.enumerated() {
+                if lookupClass == 2 && candidate.isProgram { continue }
+                if candidate.defines(name, gnuHash: hash, plt: plt, touched: &touched[position]) {
+                    work.scopeSteps += position + 1
+                    return
+                }
+            }
+            work.scopeSteps += scope.count  // an undefined weak symbol: every object searched
+        }
+    }
+}

@@ -1,0 +1,171 @@
+/// One object of the loader's lookup scope: its .dynsym with the hash table ld.so searches,
+/// answering "does this object define NAME?" the way glibc 2.36's `do_lookup_x` does.
+///
+/// Reads go through bounds checks that answer "no" instead of throwing: a damaged table makes
+/// the object define nothing, which only deepens the counted scope, never crashes inspect.
+struct ScopeMember {
+    let symbols: UnsafeRawBufferPointer
+    let strings: UnsafeRawBufferPointer
+    private let gnu: UnsafeRawBufferPointer?
+    private let sysv: UnsafeRawBufferPointer?
+    private let bucketCount: Int
+    private let symbolOffset: Int
+    private let bloomWords: Int
+    private let bloomShift: UInt32
+    /// The program: copy relocations skip it (its copy is the target, not the source).
+    let isProgram: Bool
+    /// DT_SYMBOLIC: its own definitions come before the global scope's.
+    let isSymbolic: Bool
+    /// The mapped file, to tell which of its pages a lookup reads.
+    private let fileBase: UnsafeRawPointer?
+    /// 4 KiB pages of the file: a lookup's first touch of a page of the Bloom filter, buckets,
+    /// chains, symbols or names costs a page fault (and TLB misses) the loader's other work
+    /// does not, which is what makes lookups in large tables (a 100 MB node) dear.
+    let pageCount: Int
+    static let pageShift = 12
+
+    init(image: ELFImage, isProgram: Bool) {
+        self.isProgram = isProgram
+        isSymbolic = image.dynamic.symbolic
+        let table = image.backing.dynamicSymbols
+        let bytes = image.backing.bytes
+        fileBase = bytes.baseAddress
+        pageCount = (bytes.count >> Self.pageShift) + 1
+        func slice(_ range: Range<Int>?) -> UnsafeRawBufferPointer? {
+            guard let range, range.lowerBound >= 0, range.upperBound <= bytes.count else { return nil }
+            return UnsafeRawBufferPointer(rebasing: bytes[range])
+        }
+        symbols = slice(table?.symbols) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        strings = slice(table?.strings) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        let gnu = slice(table?.gnuHash)
+        if let gnu, gnu.count >= 16 {
+            bucketCount = Int(gnu.load32(0))
+            symbolOffset = Int(gnu.load32(4))
+            bloomWords = Int(gnu.load32(8))
+            bloomShift = gnu.load32(12)
+            self.gnu = bucketCount > 0 && bloomWords > 0 && 16 + bloomWords * 8 + bucketCount * 4 <= gnu.count ? gnu : nil
+        } else {
+            bucketCount = 0
+            symbolOffset = 0
+            bloomWords = 0
+            bloomShift = 0
+            self.gnu = nil
+        }
+        let sysv = slice(table?.sysvHash)
+        self.sysv = sysv.flatMap { $0.count >= 8 ? $0 : nil }
+    }
+
+    var symbolCount: Int { symbols.count / SymbolTable.entrySize }
+
+    /// Whether the object defines `name` for a lookup of class `plt` (jump slots and TLS:
+    /// an undefined symbol with a value, a canonical PLT entry, does not count).
+    /// `touched` (one flag per file page) records the pages the search reads.
+    func defines(_ name: UnsafeRawBufferPointer, gnuHash: UInt32, plt: Bool, touched: inout [Bool]) -> Bool {
+        if let gnu {
+            let bloomOffset = 16 + Int((gnuHash / 64) % UInt32(bloomWords)) * 8
+            mark(gnu, bloomOffset, &touched)
+            let word = gnu.load64(bloomOffset)
+            let mask = (UInt64(1) << UInt64(gnuHash % 64)) | (UInt64(1) << UInt64((gnuHash >> bloomShift) % 64))
+            guard word & mask == mask else { return false }
+            let buckets = 16 + bloomWords * 8
+            let chains = buckets + bucketCount * 4
+            let bucketOffset = buckets + Int(gnuHash % UInt32(bucketCount)) * 4
+            mark(gnu, bucketOffset, &touched)
+            var index = Int(gnu.load32(bucketOffset))
+            guard index >= symbolOffset, index != 0 else { return false }
+            while index < symbolCount, chains + (index - symbolOffset) * 4 + 4 <= gnu.count {
+                mark(gnu, chains + (index - symbolOffset) * 4, &touched)
+                let chainHash = gnu.load32(chains + (index - symbolOffset) * 4)
+                if chainHash | 1 == gnuHash | 1, matches(index, name, plt: plt, touched: &touched) { return true }
+                if chainHash & 1 != 0 { return false }
+                index += 1
+            }
+            return false
+        }
+        if let sysv {
+            let buckets = Int(sysv.load32(0))
+            guard buckets > 0, 8 + buckets * 4 <= sysv.count else { return false }
+            var index = Int(sysv.load32(8 + Int(Self.sysvHash(name) % UInt32(buckets)) * 4))
+            var steps = 0
+            while index != 0, index < symbolCount, steps <= symbolCount,
+                8 + buckets * 4 + index * 4 + 4 <= sysv.count
+            {
+                if matches(index, name, plt: plt, touched: &touched) { return true }
+                index = Int(sysv.load32(8 + buckets * 4 + index * 4))
+                steps += 1
+            }
+        }
+        return false
+    }
+
+    /// glibc's `check_match` without versions: defined, of a type lookups accept, same name.
+    private func matches(_ index: Int, _ name: UnsafeRawBufferPointer, plt: Bool, touched: inout [Bool]) -> Bool {
+        let entry = index * SymbolTable.entrySize
+        guard entry + SymbolTable.entrySize <= symbols.count else { return false }
+        mark(symbols, entry, &touched)
+        let info = symbols[entry + 4]
+        let section = symbols.load16(entry + 6)
+        let value = symbols.load64(entry + 8)
+        let type = info & 0xf
+        if value == 0 && section != 0xfff1 && type != 6 { return false }  // SHN_ABS, STT_TLS
+        if plt && section == 0 { return false }
+        // NOTYPE, OBJECT, FUNC, COMMON, TLS, GNU_IFUNC.
+        guard (1 << UInt32(type)) & 0b100_0110_0111 != 0 else { return false }
+        let nameOffset = Int(symbols.load32(entry))
+        if nameOffset < strings.count { mark(strings, nameOffset, &touched) }
+        return nameEquals(nameOffset, name)
+    }
+
+    private func mark(_ table: UnsafeRawBufferPointer, _ offset: Int, _ touched: inout [Bool]) {
+        guard let fileBase, let base = table.baseAddress else { return }
+        let page = (base - fileBase + offset) >> Self.pageShift
+        if page >= 0, page < touched.count { touched[page] = true }
+    }
+
+    private func nameEquals(_ offset: Int, _ name: UnsafeRawBufferPointer) -> Bool {
+        guard offset >= 0, offset + name.count < strings.count else { return false }
+        for index in 0..<name.count where strings[offset + index] != name[index] { return false }
+        return strings[offset + name.count] == 0
+    }
+
+    /// The NUL-terminated name at `offset` of the string table, without its NUL.
+    func name(at offset: Int) -> UnsafeRawBufferPointer? {
+        guard offset >= 0, offset < strings.count else { return nil }
+        var end = offset
+        while end < strings.count, strings[end] != 0 { end += 1 }
+        guard end < strings.count else { return nil }
+        return UnsafeRawBufferPointer(rebasing: strings[offset..<end])
+    }
+
+    static func gnuHash(_ name: UnsafeRawBufferPointer) -> UInt32 {
+        var hash: UInt32 = 5381
+        for byte in name { hash = hash &* 33 &+ UInt32(byte) }
+        return hash
+    }
+
+    static func sysvHash(_ name: UnsafeRawBufferPointer) -> UInt32 {
+        var hash: UInt32 = 0
+        for byte in name {
+            hash = (hash << 4) &+ UInt32(byte)
+            let high = hash & 0xf000_0000
+            if high != 0 { hash ^= high >> 24 }
+            hash &= ~high
+        }
+        return hash
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Little-endian loads the callers have bounds-checked (for the loader-work scan).
+    func load16(_ offset: Int) -> UInt16 {
+        UInt16(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+    }
+
+    func load32(_ offset: Int) -> UInt32 {
+        UInt32(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    func load64(_ offset: Int) -> UInt64 {
+        UInt64(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+}

@@ -1,0 +1,138 @@
+import ArgumentParser
+import LaunchprofCore
+import LaunchprofReport
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `launchprof calibrate`: measures this host's loader unit costs and stores them for `inspect`.
+struct CalibrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calibrate",
+        abstract: "Measure what loader work costs on this host, for inspect's estimates.",
+        discussion: """
+            Builds small synthetic programs with the system C compiler, launches them and some \
+            system programs under the tracer, fits the cost model by least squares and stores it \
+            in $XDG_CACHE_HOME/launchprof (default ~/.cache/launchprof), keyed by CPU model and \
+            kernel. --check compares the new estimate (and the built-in one) with measurements of \
+            other programs; --report writes that comparison as Markdown and SVG.
+            """)
+
+    @Option(name: .shortAndLong, help: "Measured launches per calibration program, in 4 interleaved rounds (the fit uses their median).")
+    var runs = 20
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("A program to check the fitted model on, with its arguments (repeatable).", valueName: "'PROGRAM ARGS'"))
+    var check: [String] = []
+
+    @Option(name: .long, help: "Launches per --check program, in 2 interleaved rounds (their median, as `launchprof run` reports it).")
+    var checkRuns = 10
+
+    @Option(name: .long, help: ArgumentHelp("Write DIR/calibration.md and DIR/calibration.svg (needs --check).", valueName: "DIR"))
+    var report: String?
+
+    @Flag(name: .long, help: "Print the calibration as JSON on stdout instead of text.")
+    var json = false
+
+    func validate() throws {
+        guard runs >= 4 else { throw ValidationError("--runs must be at least 4 (one per round)") }
+        guard checkRuns >= 3 else { throw ValidationError("--check-runs must be at least 3 (the median of fewer is noise)") }
+        if report != nil && check.isEmpty { throw ValidationError("--report needs at least one --check program") }
+    }
+
+    func run() throws {
+        var environment: [String: String] = [:]
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            cursor += 1
+        }
+        guard let store = CalibrationStore.user(environment: environment) else {
+            throw Terminal.fail(CalibrationError.noCacheDirectory.description, status: 73)
+        }
+        var calibrator = Calibrator(environment: environment)
+        calibrator.runs = runs
+        let calibration: HostCalibration
+        let path: String
+        do {
+            let generator = try ProgramGenerator(directory: store.directory + "/programs")
+            Terminal.write(2, "launchprof: building the synthetic programs in \(generator.directory)\n")
+            // A system program whose closure cannot be loaded here (a missing library) is left out.
+            let system = Calibrator.systemProbes().filter { (try? calibrator.work(of: $0)) != nil }
+            let probes = try Calibrator.syntheticProbes(generator) + system
+            calibration = try calibrator.calibrate(probes) { point in
+                Terminal.write(2, "launchprof: measured \(point.name): \(Self.duration(point.measuredNs))\n")
+            }
+            path = try store.save(calibration)
+        } catch {
+            throw Terminal.fail(error.description, status: Self.exitStatus(error))
+        }
+        var checker = calibrator
+        checker.runs = checkRuns
+        checker.rounds = 2
+        let probes: [Calibrator.Probe] = check.compactMap { text in
+            let words = text.split(separator: " ").map(String.init)
+            guard let program = words.first else { return nil }
+            let name = ([program.split(separator: "/").last.map(String.init) ?? program] + words.dropFirst())
+                .joined(separator: " ")
+            return Calibrator.Probe(name: name, path: program, arguments: Array(words.dropFirst()))
+        }
+        var checks: [CalibrationCheck.Row] = []
+        do {
+            let works = try probes.map { (probe) throws(CalibrationError) in try checker.work(of: probe) }
+            for (probe, (work, measured)) in zip(probes, zip(works, try checker.medians(probes))) {
+                checks.append(.init(
+                    name: probe.name, work: work, measuredNs: measured, runs: checkRuns,
+                    uncalibratedNs: LaunchCostModel.standard.estimateNs(work),
+                    calibratedNs: calibration.model.estimateNs(work)))
+            }
+        } catch {
+            throw Terminal.fail(error.description, status: Self.exitStatus(error))
+        }
+        let comparison = CalibrationCheck(calibration: calibration, rows: checks)
+        if let report {
+            do {
+                for (name, text) in [("calibration.md", comparison.markdown()), ("calibration.svg", comparison.svg())] {
+                    let output = try AtomicReportFile(path: report + "/" + name)
+                    try output.write(Array(text.utf8))
+                    try output.commit()
+                }
+            } catch {
+                throw Terminal.fail(error.description, status: 73)
+            }
+        }
+        if json {
+            Terminal.write(1, String(decoding: try calibrationJSON(calibration), as: UTF8.self))
+        } else {
+            Terminal.write(1, comparison.text(storedAt: path))
+        }
+    }
+
+    private func calibrationJSON(_ calibration: HostCalibration) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(calibration)) + [UInt8(ascii: "\n")]
+    }
+
+    static func exitStatus(_ error: CalibrationError) -> Int32 {
+        switch error {
+        case .cannotWrite, .noCacheDirectory: 73
+        case .compilerMissing: 69
+        case .unreadable: 66
+        case .buildFailed, .measurementFailed, .fitFailed: 70
+        }
+    }
+
+    static func duration(_ ns: Int) -> String {
+        ns >= 1_000_000 ? "\(ns / 1_000_000).\(ns / 100_000 % 10) ms" : "\(ns / 1_000) µs"
+    }
+}
