@@ -38,6 +38,8 @@ public struct RunConfiguration: Sendable {
     public var output: Output = .null
     /// Pin the tracer and the child to one CPU until `main`.
     public var pinCPU = true
+    /// `--sample`: sample each launch's main thread (or every thread) from spawn to readiness.
+    public var sampling: SamplingConfiguration?
 
     public init(program: String, arguments: [String]) {
         self.program = program

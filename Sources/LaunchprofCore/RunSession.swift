@@ -27,6 +27,8 @@ public final class RunSession: @unchecked Sendable {
     private let pattern: Regex<AnyRegexOutput>?
     /// The child's environment but launchprof's hook variable, sorted (`KEY=VALUE`).
     private let baseEnvironment: [String]
+    /// `--sample`: the symbolizer, drain thread and folded stacks shared by the runs.
+    let sampling: SessionSampling?
 
     /// Progress after each run: (runs done including warm-ups, total).
     public typealias Progress = @Sendable (Int, Int) -> Void
@@ -50,6 +52,7 @@ public final class RunSession: @unchecked Sendable {
         buildID = image.buildID
         closurePaths = closure.objects.map(\.path)
         plans = PlanCache(environment: environment)
+        sampling = configuration.sampling.map(SessionSampling.init)
         plans.insert(ImagePlanner.plan(program: image, closure: closure), for: image.path)
         switch configuration.readiness {
         case .stdout(let text), .stderr(let text):
@@ -66,6 +69,9 @@ public final class RunSession: @unchecked Sendable {
     public var target: LaunchReport.Target {
         LaunchReport.Target(path: program.path, arguments: configuration.arguments, buildID: buildID)
     }
+
+    /// `--sample`: the folded stacks of the runs so far (for `--folded`).
+    public var foldedStacks: FoldedStacks? { sampling?.foldedStacks }
 
     public var mode: LaunchReport.Mode {
         LaunchReport.Mode(
@@ -156,6 +162,8 @@ public final class RunSession: @unchecked Sendable {
             request.pinnedCPU = pinnedCPU
         }
         request.detectListen = configuration.readiness == .listen
+        let sampler = try sampling?.launch()
+        sampler?.attach(to: &request)
 
         let control = TraceControl()
         let monitor = try RunMonitor(
@@ -173,11 +181,13 @@ public final class RunSession: @unchecked Sendable {
         do {
             result = try tracer.trace(request, control: control)
         } catch {
+            _ = sampler?.finish()
             _ = monitor.finish()
             let signal = lp_interrupted()
             throw signal != 0 ? .interrupted(signal: signal) : .tracer(error)
         }
         io.closeChildEnds()
+        let capture = sampler?.finish()
         let observed = monitor.finish()
         var metNewImages = false
         for path in result.unplannedImages where plans.plan(for: path) == nil {
@@ -200,12 +210,15 @@ public final class RunSession: @unchecked Sendable {
         }
         if !result.crashStack.isEmpty {
             timeline.warnings.append(TimelineWarning(
-                .crashed, "crash stack: " + StackSymbolizer.describe(result.crashStack, mappings: result.crashMappings)))
+                .crashed, "crash stack: " + (sampling?.symbolizer ?? StackSymbolizer.shared).describe(result.crashStack, mappings: result.crashMappings)))
         }
-        let run = LaunchRun(
+        var run = LaunchRun(
             index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
             residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes,
             tracerPauseNs: result.pauseNs)
+        if let sampling, let sampler {
+            try sampling.annotate(&run, capture: capture, sampler: sampler.sampler, spawnNs: result.events.first?.timestamp ?? 0)
+        }
         return (run, metNewImages)
     }
 

@@ -48,6 +48,7 @@ extension LaunchRun {
             }
             json.field("pid", pid)
             if let residentBeforeBytes { json.field("residentBeforeBytes", residentBeforeBytes) }
+            if let sampling { json.encoded("sampling", sampling) }
             json.field("timedOut", timedOut)
             if let tracerPauseNs { json.field("tracerPauseNs", tracerPauseNs) }
             json.key("warnings")

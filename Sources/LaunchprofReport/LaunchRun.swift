@@ -22,6 +22,9 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     public var flags: [LaunchFlag]?
     /// `--sample`: the main thread's sampled stacks over the whole launch.
     public var callStackTree: CallStackTree?
+    /// `--sample`: the rate, the main thread's time by state, per-phase call stack trees, or the
+    /// "too short to sample" note.
+    public var sampling: LaunchSampling?
 
     public init(
         index: Int, pid: Int32, exitStatus: RunExit?, phases: [LaunchPhase],

@@ -16,6 +16,8 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
     /// One entry per distinct phase (name, object, task, image, occurrence), ordered by median
     /// start (ties in the order they first appeared).
     public var phases: [PhaseSummary]
+    /// `--sample`: the flags of every run, one entry per kind, phase, function and system call.
+    public var flags: [FlagSummary]?
 
     public init(
         runs: Int = 0, failedRuns: Int = 0, timeToMainNs: SummaryStatistics? = nil,

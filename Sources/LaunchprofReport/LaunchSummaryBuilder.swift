@@ -21,6 +21,7 @@ public struct LaunchSummaryBuilder: Sendable {
     private var tracerPause = StreamingStatistics()
     private var phaseIndex: [PhaseKey: Int] = [:]
     private var phases: [PhaseAccumulator] = []
+    private var flags = FlagSummaryBuilder()
 
     public init() {}
 
@@ -31,6 +32,7 @@ public struct LaunchSummaryBuilder: Sendable {
             if let value = metric.valueNs { metrics[slot].record(value) }
         }
         if let pause = run.tracerPauseNs { tracerPause.record(pause) }
+        if let runFlags = run.flags { flags.add(runFlags) }
         var seen: [PhaseKey: Int] = [:]
         for phase in run.phases {
             var key = PhaseKey(
@@ -53,6 +55,12 @@ public struct LaunchSummaryBuilder: Sendable {
     }
 
     public var summary: LaunchSummary {
+        var summary = phaseSummary
+        summary.flags = flags.summaries
+        return summary
+    }
+
+    private var phaseSummary: LaunchSummary {
         LaunchSummary(
             runs: runs, failedRuns: failedRuns, timeToMainNs: metrics[0].summary,
             timeToFirstFrameNs: metrics[1].summary, extendedLaunchNs: metrics[2].summary,

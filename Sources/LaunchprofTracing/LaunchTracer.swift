@@ -30,6 +30,9 @@ public struct TraceRequest: Sendable {
     public var plan: ImagePlan?
     /// Report the first successful listen(2) of the child or a descendant as readiness.
     public var detectListen = false
+    /// Called with the child's pid once it has exec'd, before it runs (`--sample` opens its
+    /// perf events here).
+    public var onSpawn: (@Sendable (Int32) -> Void)?
 
     public init(executable: String, arguments: [String], environment: [String], plan: ImagePlan?) {
         self.executable = executable
@@ -152,6 +155,7 @@ private struct TracedLaunch {
         guard error == 0 else { throw .cannotExecute(path: request.executable, errno: error) }
         lp_track_child(pid)
         control.attach(pid)
+        request.onSpawn?(pid)
         var launch = TracedLaunch(request: request, control: control, learned: learned, pid: pid)
         launch.events.append(.spawned(atNs: spawnedAt))
         return launch

@@ -67,6 +67,8 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Do not pin the tracer and the child to one CPU before main.")
     var noPin = false
 
+    @OptionGroup(title: "Sampling") var sampling: SamplingOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments.")
     var command: [String] = []
 
@@ -139,6 +141,7 @@ struct RunCommand: ParsableCommand {
             throw Terminal.fail(error.description, status: 70)
         }
         if let json { Terminal.write(2, "launchprof: report written to \(json)\n") }
+        if let folded = sampling.folded { try writeFolded(session.foldedStacks, to: folded) }
         if report.summary.failedRuns > 0 && !ignoreFailure {
             Terminal.write(2, "launchprof: \(report.summary.failedRuns) of \(report.summary.runs) runs failed\n")
             throw ExitCode(1)
@@ -166,6 +169,7 @@ struct RunCommand: ParsableCommand {
         default: configuration.output = .file(output)
         }
         configuration.pinCPU = !noPin
+        configuration.sampling = sampling.configuration
         return configuration
     }
 

@@ -168,4 +168,7 @@ void lp_kill_tracked_children(void);
 /// first. Returns 0 or a negative libunwind error; `*count` frames were stored.
 int lp_unwind(pid_t tid, uint64_t *_Nonnull ips, int capacity, int *_Nonnull count);
 
+// Sampling (perf events) and offline unwinding: lp_sampling.h.
+#include "lp_sampling.h"
+
 #endif

@@ -1,0 +1,21 @@
+/// `launchprof run --sample`: how to sample each launch.
+public struct SamplingConfiguration: Sendable, Equatable {
+    /// The default rate: 1 kHz, a sample per millisecond of CPU time.
+    public static let defaultRateHz = 1_000
+    /// The default flag threshold: 20 ms, more than a frame at 60 Hz.
+    public static let defaultFlagThresholdNs: UInt64 = 20_000_000
+
+    public var rateHz = SamplingConfiguration.defaultRateHz
+    /// Sample every thread, not only the main one.
+    public var allThreads = false
+    public var flagThresholdNs = SamplingConfiguration.defaultFlagThresholdNs
+    /// Bytes of stack copied per sample.
+    public var stackBytes: UInt32 = 16_384
+
+    public init(rateHz: Int = SamplingConfiguration.defaultRateHz, allThreads: Bool = false,
+                flagThresholdNs: UInt64 = SamplingConfiguration.defaultFlagThresholdNs) {
+        self.rateHz = rateHz
+        self.allThreads = allThreads
+        self.flagThresholdNs = flagThresholdNs
+    }
+}

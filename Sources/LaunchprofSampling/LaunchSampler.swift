@@ -1,0 +1,162 @@
+import CLaunchprof
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Samples one launch with perf events, without stopping it: on-CPU stacks every period of the
+/// thread's CPU time (task clock), a stack at every switch-out with the switch records (how long
+/// it was blocked or preempted), the system calls it entered (raw_syscalls:sys_enter), and new
+/// executable mappings (a `dlopen`). The kernel copies registers and the top of the user stack
+/// into a ring buffer; `collect()` drains it on another thread; the stacks are unwound after the
+/// launch (`SampleTimelineBuilder`), off the launch's CPU time.
+///
+/// The one Swift file facing perf's C surface.
+public final class LaunchSampler: @unchecked Sendable {
+    public struct Options: Sendable {
+        public var rateHz: Int
+        public var allThreads: Bool
+        public var stackBytes: UInt32
+
+        public init(rateHz: Int, allThreads: Bool, stackBytes: UInt32 = 16_384) {
+            self.rateHz = rateHz
+            self.allThreads = allThreads
+            self.stackBytes = stackBytes
+        }
+
+        public var periodNs: UInt64 { 1_000_000_000 / UInt64(max(rateHz, 1)) }
+    }
+
+    /// What was captured, handed over by `finish()`.
+    public struct Capture: Sendable {
+        public var pid: Int32
+        public var records: [PerfRecord]
+        /// Executable file mappings when sampling started (the program, the loader).
+        public var initialMappings: [StackSymbolizer.Mapping]
+        /// Whether system calls were recorded (tracefs available).
+        public var syscallsRecorded: Bool
+    }
+
+    public let options: Options
+    private var session = lp_perf_session()
+    private var parser = PerfRecordParser(clockID: 0, switchID: 0, syscallID: .max)
+    private let wake: (read: Int32, write: Int32)
+    private let stopped = Atomic<Bool>(false)
+    // Owned by the collecting thread until `finish()`.
+    private var records: [PerfRecord] = []
+    private var buffer: [UInt8]
+    private var pid: Int32 = 0
+    private var initialMappings: [StackSymbolizer.Mapping] = []
+    private var syscallsRecorded = false
+    /// Set when the events could not be opened.
+    public private(set) var failure: SamplingError?
+
+    public init(options: Options) throws(SamplingError) {
+        self.options = options
+        var fds: [Int32] = [0, 0]
+        let error = lp_pipe(&fds, true)
+        guard error == 0 else { throw .system(operation: "pipe2", errno: error) }
+        wake = (fds[0], fds[1])
+        buffer = [UInt8](repeating: 0, count: 1 << 20)
+    }
+
+    deinit {
+        lp_perf_close(&session)
+        close(wake.read)
+        close(wake.write)
+    }
+
+    /// Does once per process what would otherwise delay the first launch: finds (and keeps
+    /// registered) the system-call tracepoint.
+    public static func prepare() { _ = TraceFS.sysEnterID }
+
+    /// Opens the events on `pid`, which has exec'd and not run yet (the tracer's exec stop).
+    /// Call once, on any thread; a failure is kept in `failure`.
+    public func start(pid: Int32) {
+        self.pid = pid
+        let syscallEvent = TraceFS.sysEnterID
+        syscallsRecorded = syscallEvent != nil
+        var error: Int32 = 0
+        // The buffer is allocated while the child waits at its exec: small enough to cost tens of
+        // µs (4 MiB took a millisecond, 256 KiB 50 µs), drained at half full. Smaller still when the
+        // locked-memory limit refuses it.
+        for pages: UInt32 in [64, 16] {
+            var perf = lp_perf_options(
+                period_ns: options.periodNs, stack_bytes: options.stackBytes,
+                all_threads: options.allThreads, sys_enter_id: syscallEvent ?? 0, pages: pages)
+            error = lp_perf_open(pid, &perf, &session)
+            if error != EPERM && error != ENOMEM { break }
+        }
+        guard error == 0 else {
+            failure = .cannotOpenEvents(pid: pid, errno: error)
+            return
+        }
+        parser = PerfRecordParser(
+            clockID: session.ids.0, switchID: session.ids.1, syscallID: syscallEvent == nil ? .max : session.ids.2)
+    }
+
+    /// Drains the ring buffer whenever it passes its watermark, until `stop()`. Run it on a
+    /// thread of its own while the launch runs.
+    public func collect() {
+        guard failure == nil, session.ring != nil else { return }
+        // The program's and the loader's mappings are complete once the child stops after its
+        // exec (the kernel maps them after releasing the spawning thread). Waiting here, with
+        // WNOWAIT, leaves the stop for the tracer and keeps the work off the launch.
+        var info = siginfo_t()
+        _ = waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOWAIT | 0x4000_0000 /* __WALL */)
+        initialMappings = ProcessMappings.executable(pid)
+        while !stopped.load(ordering: .acquiring) {
+            _ = lp_perf_wait(&session, wake.read, 200)
+            drain()
+        }
+    }
+
+    /// Ends `collect()`.
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+    }
+
+    /// The records, after `collect()` has returned (or was never run). Closes the events.
+    public func finish() -> Capture {
+        if session.ring != nil { drain() }
+        lp_perf_close(&session)
+        let capture = Capture(
+            pid: pid, records: records, initialMappings: initialMappings, syscallsRecorded: syscallsRecorded)
+        records = []
+        return capture
+    }
+
+    private func drain() {
+        while true {
+            var length = 0
+            let capacity = buffer.count
+            let error = buffer.withUnsafeMutableBytes { bytes in
+                lp_perf_drain(&session, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), capacity, &length)
+            }
+            guard error == 0, length > 0 else { return }
+            buffer.withUnsafeBytes { bytes in
+                parser.parse(UnsafeRawBufferPointer(rebasing: bytes[0..<length]), into: &records)
+            }
+        }
+    }
+}
+
+/// Errors of the sampler, each with its subject.
+public enum SamplingError: Error, Sendable, CustomStringConvertible {
+    case system(operation: String, errno: Int32)
+    case cannotOpenEvents(pid: Int32, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .system(let operation, let code):
+            "\(operation) failed: \(String(cString: strerror(code)))"
+        case .cannotOpenEvents(let pid, let code):
+            "cannot sample process \(pid): perf_event_open: \(String(cString: strerror(code)))"
+                + (code == EACCES || code == EPERM
+                    ? " (run as root, or lower /proc/sys/kernel/perf_event_paranoid to 1 or less)" : "")
+        }
+    }
+}
