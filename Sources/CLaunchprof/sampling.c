@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -415,3 +416,5 @@ char *lp_demangle_swift(const char *name) {
     if (!swift_demangle) return NULL;
     return swift_demangle(name, strlen(name), NULL, NULL, 0);
 }
+
+uint64_t lp_vdso_base(void) { return (uint64_t)getauxval(AT_SYSINFO_EHDR); }

@@ -35,7 +35,7 @@ public final class ObjectSymbols: @unchecked Sendable {
     /// PT_GNU_EH_FRAME's vaddr, when present.
     public let ehFrameHeader: UInt64?
     public let source: Source
-    /// Sorted by start; zero-sized symbols extend to the next one.
+    /// Sorted by start.
     public let functions: [Function]
     private let backing: ELFBacking
     private let debugBacking: ELFBacking?
@@ -176,16 +176,10 @@ public final class ObjectSymbols: @unchecked Sendable {
             if functions[middle].start <= vaddr { low = middle + 1 } else { high = middle }
         }
         guard low > 0 else { return nil }
+        // A symbol without a size (`_init`, assembly labels) would swallow what follows it (the
+        // PLT): such addresses are named by their call frame information instead.
         let candidate = functions[low - 1]
-        if candidate.size > 0 {
-            return vaddr < candidate.start &+ candidate.size ? candidate : nil
-        }
-        // No size: up to the next symbol, within an executable segment.
-        let end = low < functions.count ? functions[low].start : UInt64.max
-        guard vaddr < end, segments.contains(where: { $0.executable && $0.vaddr <= vaddr && vaddr < $0.vaddr &+ $0.fileSize }) else {
-            return nil
-        }
-        return candidate
+        return vaddr < candidate.start &+ candidate.size ? candidate : nil
     }
 
     /// Where the function holding `vaddr` starts according to the call frame information

@@ -4,6 +4,21 @@ import Glibc
 
 /// The executable file mappings of a process, from `/proc/PID/maps`.
 enum ProcessMappings {
+    /// The address range of the mapping named `name` (`[vdso]`) in `pid`.
+    static func range(of name: String, in pid: Int32) -> Range<UInt64>? {
+        guard let file = fopen("/proc/\(pid)/maps", "r") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 4608)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(cString: line)
+            guard text.hasSuffix(name + "\n") || text.hasSuffix(name) else { continue }
+            let bounds = text.prefix { $0 != " " }.split(separator: "-")
+            guard bounds.count == 2, let start = UInt64(bounds[0], radix: 16), let end = UInt64(bounds[1], radix: 16) else { return nil }
+            return start..<end
+        }
+        return nil
+    }
+
     static func executable(_ pid: Int32) -> [StackSymbolizer.Mapping] {
         guard let file = fopen("/proc/\(pid)/maps", "r") else { return [] }
         defer { fclose(file) }

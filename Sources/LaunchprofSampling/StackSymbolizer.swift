@@ -49,7 +49,7 @@ public final class StackSymbolizer: @unchecked Sendable {
     /// Reads (once) the object at `path`; nil when it is not a readable ELF file.
     public func symbols(for path: String) -> ObjectSymbols? {
         if let cached = state.withLock({ $0.objects[path] }) { return cached }
-        let loaded = try? ObjectSymbols.load(path: path, debugRoot: debugRoot)
+        let loaded = path == "[vdso]" ? Self.vdso() : try? ObjectSymbols.load(path: path, debugRoot: debugRoot)
         state.withLock { $0.objects[path] = loaded }
         return loaded
     }
@@ -67,7 +67,7 @@ public final class StackSymbolizer: @unchecked Sendable {
     /// caller.
     static func isSystemObject(_ name: String) -> Bool {
         name.hasPrefix("[") || ["libc.so", "ld-linux", "libpthread", "libdl.so", "librt.so", "libm.so", "libgcc_s", "libstdc++",
-         "libswiftCore", "libswift_Concurrency", "libdispatch", "libFoundation"].contains { name.hasPrefix($0) }
+         "libswift", "libdispatch", "libFoundation"].contains { name.hasPrefix($0) }
     }
 
     /// Names `address` in `loaded` (nil: no mapping holds it). A return address (every frame
@@ -113,6 +113,26 @@ public final class StackSymbolizer: @unchecked Sendable {
             let frame = frame(address, in: object, isReturnAddress: index > 0)
             return frame.function.map { "\($0) (\(frame.object))" } ?? frame.name
         }.joined(separator: " ← ")
+    }
+
+    /// The vDSO has no file, but every process of this kernel maps the same one: launchprof's
+    /// own, copied to a file it reads and then removes, gives the unwinder its call frame
+    /// information (the clock functions the kernel runs in user space).
+    private static func vdso() -> ObjectSymbols? {
+        let base = lp_vdso_base()
+        guard base != 0, let range = ProcessMappings.range(of: "[vdso]", in: getpid()), range.lowerBound == base,
+            let pointer = UnsafeRawPointer(bitPattern: UInt(base))
+        else { return nil }
+        let directory = String(cString: getenv("TMPDIR") ?? strdup("/tmp"))
+        let path = "\(directory)/launchprof-vdso-\(getpid()).so"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return nil }
+        let length = Int(range.upperBound - range.lowerBound)
+        let written = write(fd, pointer, length)
+        close(fd)
+        defer { unlink(path) }
+        guard written == length else { return nil }
+        return try? ObjectSymbols.load(path: path)  // mapped: stays readable once unlinked
     }
 
     /// Shared by crash reports (objects are read once per process).

@@ -9,10 +9,16 @@
 
 #ifndef __has_feature
 #define __has_feature(x) 0
+/// Where the kernel mapped launchprof's own vDSO (AT_SYSINFO_EHDR), 0 without one.
+uint64_t lp_vdso_base(void);
+
 #endif
 #if !__has_feature(nullability)
 #define _Nonnull
 #define _Nullable
+/// Where the kernel mapped launchprof's own vDSO (AT_SYSINFO_EHDR), 0 without one.
+uint64_t lp_vdso_base(void);
+
 #endif
 
 /// The user registers every stack sample carries, in perf's order: AX BX CX DX SI DI BP SP IP
@@ -107,5 +113,8 @@ int lp_unwinder_unwind(lp_unwinder *_Nonnull unwinder, const uint64_t *_Nonnull 
 char *_Nullable lp_demangle_cxx(const char *_Nonnull name);
 /// Swift names through the Swift runtime's `swift_demangle`. Returns a malloc'ed string or NULL.
 char *_Nullable lp_demangle_swift(const char *_Nonnull name);
+
+/// Where the kernel mapped launchprof's own vDSO (AT_SYSINFO_EHDR), 0 without one.
+uint64_t lp_vdso_base(void);
 
 #endif
