@@ -94,18 +94,18 @@ public final class LaunchSampler: @unchecked Sendable {
         }
         parser = PerfRecordParser(
             clockID: session.ids.0, switchID: session.ids.1, syscallID: syscallEvent == nil ? .max : session.ids.2)
+        // The program's and the loader's mappings are complete only once the child stops after
+        // its exec (the kernel maps them after releasing the spawning thread): wait for that
+        // stop without consuming it (WNOWAIT leaves it to the tracer's wait), then read them.
+        var info = siginfo_t()
+        _ = waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOWAIT | 0x4000_0000 /* __WALL */)
+        initialMappings = ProcessMappings.executable(pid)
     }
 
     /// Drains the ring buffer whenever it passes its watermark, until `stop()`. Run it on a
     /// thread of its own while the launch runs.
     public func collect() {
         guard failure == nil, session.ring != nil else { return }
-        // The program's and the loader's mappings are complete once the child stops after its
-        // exec (the kernel maps them after releasing the spawning thread). Waiting here, with
-        // WNOWAIT, leaves the stop for the tracer and keeps the work off the launch.
-        var info = siginfo_t()
-        _ = waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOWAIT | 0x4000_0000 /* __WALL */)
-        initialMappings = ProcessMappings.executable(pid)
         while !stopped.load(ordering: .acquiring) {
             _ = lp_perf_wait(&session, wake.read, 200)
             drain()
