@@ -42,7 +42,7 @@ static void common_attr(struct perf_event_attr *attr, const lp_perf_options *opt
     attr->exclude_hv = 1;
 }
 
-int lp_perf_open(pid_t pid, const lp_perf_options *options, lp_perf_session *session) {
+int lp_perf_open(pid_t pid, int cpu, const lp_perf_options *options, lp_perf_session *session) {
     memset(session, 0, sizeof(*session));
     session->fds[0] = session->fds[1] = session->fds[2] = -1;
     int error = 0;
@@ -78,7 +78,7 @@ int lp_perf_open(pid_t pid, const lp_perf_options *options, lp_perf_session *ses
     struct perf_event_attr *attrs[3] = {&clock, &switches, &syscalls};
     int count = options->sys_enter_id ? 3 : 2;
     for (int index = 0; index < count; index++) {
-        session->fds[index] = perf_event_open(attrs[index], pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        session->fds[index] = perf_event_open(attrs[index], pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
         if (session->fds[index] < 0) {
             error = errno;
             goto fail;
@@ -134,11 +134,14 @@ int lp_perf_drain(lp_perf_session *session, uint8_t *buffer, size_t capacity, si
     return 0;
 }
 
-int lp_perf_wait(lp_perf_session *session, int wake_fd, int timeout_ms) {
-    struct pollfd fds[2] = {{.fd = session->fds[0], .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+int lp_perf_wait(const lp_perf_session *sessions, int count, int wake_fd, int timeout_ms) {
+    struct pollfd fds[65];
+    int used = 0;
+    for (int i = 0; i < count && used < 64; i++) fds[used++] = (struct pollfd){.fd = sessions[i].fds[0], .events = POLLIN};
+    if (wake_fd >= 0) fds[used++] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
     int result;
     do {
-        result = poll(fds, wake_fd >= 0 ? 2 : 1, timeout_ms);
+        result = poll(fds, (nfds_t)used, timeout_ms);
     } while (result < 0 && errno == EINTR);
     return result < 0 ? errno : 0;
 }

@@ -80,6 +80,9 @@ final class SessionSampling: @unchecked Sendable {
         run.flags = result.flags
         run.callStackTree = result.callStackTree
         run.sampling = result.sampling
+        run.sampling?.unwoundSamples = builder.unwoundSamples
+        run.sampling?.unwoundFrames = builder.unwoundFrames
+        run.sampling?.unwindNs = builder.unwindNs
         folded.withLock { $0.add(result.folded) }
     }
 }

@@ -13,14 +13,23 @@ public struct LaunchSampling: Sendable, Equatable, Codable {
     public var lostRecords: Int
     /// Set when nothing could be said: "too short to sample: …".
     public var note: String?
+    /// launchprof's own cost after the launch: stacks unwound, their frames, and the time
+    /// libunwind took for them (naming the frames is not included).
+    public var unwoundSamples: Int
+    public var unwoundFrames: Int
+    public var unwindNs: UInt64
     /// The main thread's stacks per phase, in the order the phases ran.
     public var phaseCallStackTrees: [PhaseCallStackTree]
 
     public init(
         rateHz: Int, periodNs: UInt64, sampleCount: Int = 0, onCPUNs: UInt64 = 0,
         runnableNs: UInt64 = 0, blockedNs: UInt64 = 0, lostRecords: Int = 0, note: String? = nil,
-        phaseCallStackTrees: [PhaseCallStackTree] = []
+        phaseCallStackTrees: [PhaseCallStackTree] = [], unwoundSamples: Int = 0, unwoundFrames: Int = 0,
+        unwindNs: UInt64 = 0
     ) {
+        self.unwoundSamples = unwoundSamples
+        self.unwoundFrames = unwoundFrames
+        self.unwindNs = unwindNs
         self.rateHz = rateHz
         self.periodNs = periodNs
         self.sampleCount = sampleCount

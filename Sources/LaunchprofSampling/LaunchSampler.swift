@@ -39,12 +39,14 @@ public final class LaunchSampler: @unchecked Sendable {
     }
 
     public let options: Options
-    private var session = lp_perf_session()
-    private var parser = PerfRecordParser(clockID: 0, switchID: 0, syscallID: .max)
+    /// One session, or one per CPU with `allThreads` (the kernel maps inherited events' buffers
+    /// only per CPU).
+    private var sessions: [lp_perf_session] = []
+    private var parser = PerfRecordParser()
     private let wake: (read: Int32, write: Int32)
     private let stopped = Atomic<Bool>(false)
     // Owned by the collecting thread until `finish()`.
-    private var records: [PerfRecord] = []
+    private var records: [[PerfRecord]] = []
     private var buffer: [UInt8]
     private var pid: Int32 = 0
     private var initialMappings: [StackSymbolizer.Mapping] = []
@@ -62,7 +64,7 @@ public final class LaunchSampler: @unchecked Sendable {
     }
 
     deinit {
-        lp_perf_close(&session)
+        for index in sessions.indices { lp_perf_close(&sessions[index]) }
         close(wake.read)
         close(wake.write)
     }
@@ -78,22 +80,33 @@ public final class LaunchSampler: @unchecked Sendable {
         let syscallEvent = TraceFS.sysEnterID
         syscallsRecorded = syscallEvent != nil
         var error: Int32 = 0
-        // The buffer is allocated while the child waits at its exec: small enough to cost tens of
-        // µs (4 MiB took a millisecond, 256 KiB 50 µs), drained at half full. Smaller still when the
-        // locked-memory limit refuses it.
-        for pages: UInt32 in [64, 16] {
-            var perf = lp_perf_options(
-                period_ns: options.periodNs, stack_bytes: options.stackBytes,
-                all_threads: options.allThreads, sys_enter_id: syscallEvent ?? 0, pages: pages)
-            error = lp_perf_open(pid, &perf, &session)
-            if error != EPERM && error != ENOMEM { break }
+        let cpus = options.allThreads ? Array(0..<Int32(max(sysconf(Int32(_SC_NPROCESSORS_CONF)), 1))) : [-1]
+        for cpu in cpus {
+            var session = lp_perf_session()
+            // The buffer is allocated while the child waits at its exec: small enough to cost
+            // tens of µs (4 MiB took a millisecond, 256 KiB 50 µs), drained at half full.
+            // Smaller still when the locked-memory limit refuses it.
+            for pages: UInt32 in [64, 16] {
+                var perf = lp_perf_options(
+                    period_ns: options.periodNs, stack_bytes: options.stackBytes,
+                    all_threads: options.allThreads, sys_enter_id: syscallEvent ?? 0, pages: pages)
+                error = lp_perf_open(pid, cpu, &perf, &session)
+                if error != EPERM && error != ENOMEM { break }
+            }
+            if error == ENODEV && cpu >= 0 { continue }  // an offline CPU
+            guard error == 0 else { break }
+            sessions.append(session)
+            parser.clockIDs.insert(session.ids.0)
+            parser.switchIDs.insert(session.ids.1)
+            if syscallEvent != nil { parser.syscallIDs.insert(session.ids.2) }
         }
-        guard error == 0 else {
+        records = Array(repeating: [], count: sessions.count)
+        guard error == 0 || (error == ENODEV && !sessions.isEmpty) else {
+            for index in sessions.indices { lp_perf_close(&sessions[index]) }
+            sessions = []
             failure = .cannotOpenEvents(pid: pid, errno: error)
             return
         }
-        parser = PerfRecordParser(
-            clockID: session.ids.0, switchID: session.ids.1, syscallID: syscallEvent == nil ? .max : session.ids.2)
         // The program's and the loader's mappings are complete only once the child stops after
         // its exec (the kernel maps them after releasing the spawning thread): wait for that
         // stop without consuming it (WNOWAIT leaves it to the tracer's wait), then read them.
@@ -105,9 +118,9 @@ public final class LaunchSampler: @unchecked Sendable {
     /// Drains the ring buffer whenever it passes its watermark, until `stop()`. Run it on a
     /// thread of its own while the launch runs.
     public func collect() {
-        guard failure == nil, session.ring != nil else { return }
+        guard failure == nil, !sessions.isEmpty else { return }
         while !stopped.load(ordering: .acquiring) {
-            _ = lp_perf_wait(&session, wake.read, 200)
+            _ = sessions.withUnsafeBufferPointer { lp_perf_wait($0.baseAddress!, Int32($0.count), wake.read, 200) }
             drain()
         }
     }
@@ -121,26 +134,46 @@ public final class LaunchSampler: @unchecked Sendable {
 
     /// The records, after `collect()` has returned (or was never run). Closes the events.
     public func finish() -> Capture {
-        if session.ring != nil { drain() }
-        lp_perf_close(&session)
+        drain()
+        for index in sessions.indices { lp_perf_close(&sessions[index]) }
+        sessions = []
         let capture = Capture(
-            pid: pid, records: records, initialMappings: initialMappings, syscallsRecorded: syscallsRecorded)
+            pid: pid, records: Self.merged(records), initialMappings: initialMappings,
+            syscallsRecorded: syscallsRecorded)
         records = []
         return capture
     }
 
     private func drain() {
-        while true {
-            var length = 0
-            let capacity = buffer.count
-            let error = buffer.withUnsafeMutableBytes { bytes in
-                lp_perf_drain(&session, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), capacity, &length)
-            }
-            guard error == 0, length > 0 else { return }
-            buffer.withUnsafeBytes { bytes in
-                parser.parse(UnsafeRawBufferPointer(rebasing: bytes[0..<length]), into: &records)
+        for index in sessions.indices {
+            while true {
+                var length = 0
+                let capacity = buffer.count
+                let error = buffer.withUnsafeMutableBytes { bytes in
+                    lp_perf_drain(&sessions[index], bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), capacity, &length)
+                }
+                guard error == 0, length > 0 else { break }
+                buffer.withUnsafeBytes { bytes in
+                    parser.parse(UnsafeRawBufferPointer(rebasing: bytes[0..<length]), into: &records[index])
+                }
             }
         }
+    }
+
+    /// One buffer's records are in time order; several (one per CPU) are merged by time, a
+    /// loss report keeping the time of the record before it.
+    static func merged(_ buffers: [[PerfRecord]]) -> [PerfRecord] {
+        guard buffers.count > 1 else { return buffers.first ?? [] }
+        var timed: [(time: UInt64, buffer: Int, index: Int, record: PerfRecord)] = []
+        for (buffer, records) in buffers.enumerated() {
+            var last: UInt64 = 0
+            for (index, record) in records.enumerated() {
+                last = record.timeNs ?? last
+                timed.append((last, buffer, index, record))
+            }
+        }
+        timed.sort { ($0.time, $0.buffer, $0.index) < ($1.time, $1.buffer, $1.index) }
+        return timed.map(\.record)
     }
 }
 

@@ -12,6 +12,17 @@ public enum PerfRecord: Sendable {
     case lost(count: UInt64)
 }
 
+extension PerfRecord {
+    /// When it happened (CLOCK_MONOTONIC ns); nil for a loss report.
+    public var timeNs: UInt64? {
+        switch self {
+        case .stack(let sample): sample.timeNs
+        case .switched(_, let time, _, _), .syscall(_, let time, _), .mapping(let time, _, _, _, _, _): time
+        case .lost: nil
+        }
+    }
+}
+
 /// The registers and stack bytes of one sample.
 public struct StackSample: Sendable {
     public enum Kind: Sendable {
@@ -40,16 +51,16 @@ public struct StackSample: Sendable {
 /// the events' attributes (see sampling.c): samples start with PERF_SAMPLE_IDENTIFIER, and
 /// every other record ends with the sample-id trailer {pid, tid, time, identifier}.
 public struct PerfRecordParser: Sendable {
-    /// Event identifiers: task clock, context switches, sys_enter.
-    public var clockID: UInt64
-    public var switchID: UInt64
-    public var syscallID: UInt64
+    /// Event identifiers (one of each per buffer): task clock, context switches, sys_enter.
+    public var clockIDs: Set<UInt64>
+    public var switchIDs: Set<UInt64>
+    public var syscallIDs: Set<UInt64>
     static let registerCount = 17
 
-    public init(clockID: UInt64, switchID: UInt64, syscallID: UInt64) {
-        self.clockID = clockID
-        self.switchID = switchID
-        self.syscallID = syscallID
+    public init(clockIDs: Set<UInt64> = [], switchIDs: Set<UInt64> = [], syscallIDs: Set<UInt64> = []) {
+        self.clockIDs = clockIDs
+        self.switchIDs = switchIDs
+        self.syscallIDs = syscallIDs
     }
 
     /// Appends the records in `bytes` (whole records, back to back) to `records`.
@@ -74,11 +85,12 @@ public struct PerfRecordParser: Sendable {
             let id = u64(8)
             let thread = Int32(bitPattern: u32(20))
             let time = u64(24)
-            if id == syscallID {
+            if syscallIDs.contains(id) {
                 // raw: u32 size, then the tracepoint's fields; `id` (long) at offset 8 of them.
                 return .syscall(thread: thread, timeNs: time, number: Int64(bitPattern: u64(36 + 8)))
             }
-            guard id == clockID || id == switchID else { return nil }
+            let isClock = clockIDs.contains(id)
+            guard isClock || switchIDs.contains(id) else { return nil }
             var at = 32
             let abi = u64(at)
             at += 8
@@ -95,7 +107,7 @@ public struct PerfRecordParser: Sendable {
                 stack = Array(r[at..<(at + used)])
             }
             return .stack(StackSample(
-                kind: id == clockID ? .onCPU : .switchOut, thread: thread, timeNs: time,
+                kind: isClock ? .onCPU : .switchOut, thread: thread, timeNs: time,
                 registers: registers, stack: stack))
         case 14:  // PERF_RECORD_SWITCH
             let end = r.count

@@ -16,9 +16,10 @@ public final class SampleTimelineBuilder {
     private var mappings: [StackSymbolizer.LoadedMapping] = []
     private var lastMapping = 0
     private var addresses = [UInt64](repeating: 0, count: CallStackTree.maximumDepth)
-    /// Samples unwound and the time spent, for the benchmark.
+    /// Samples unwound in the last `spans` call, their frames, and libunwind's time for them.
     public private(set) var unwoundSamples = 0
     public private(set) var unwoundFrames = 0
+    public private(set) var unwindNs: UInt64 = 0
 
     public init?(symbolizer: StackSymbolizer) {
         guard let unwinder = lp_unwinder_create() else { return nil }
@@ -123,6 +124,9 @@ public final class SampleTimelineBuilder {
     }
 
     private func reset() {
+        unwoundSamples = 0
+        unwoundFrames = 0
+        unwindNs = 0
         lp_unwinder_reset(unwinder)
         mappings = []
         lastMapping = 0
@@ -165,6 +169,7 @@ public final class SampleTimelineBuilder {
         guard sample.registers.count == Int(LP_SAMPLE_REGISTER_COUNT) else { return ([], false) }
         var count: Int32 = 0
         let capacity = Int32(addresses.count)
+        let started = lp_now_ns()
         sample.registers.withUnsafeBufferPointer { registers in
             sample.stack.withUnsafeBufferPointer { stack in
                 addresses.withUnsafeMutableBufferPointer { output in
@@ -174,6 +179,7 @@ public final class SampleTimelineBuilder {
                 }
             }
         }
+        unwindNs += lp_now_ns() - started
         if count == 0 {
             count = 1
             addresses[0] = sample.registers[Int(LP_SAMPLE_REGISTER_IP)]
@@ -191,30 +197,5 @@ public final class SampleTimelineBuilder {
             inSyscall = symbols.bytes(atVirtualAddress: first.offset &- 2, count: 2) == [0x0f, 0x05]
         }
         return (frames, inSyscall)
-    }
-
-    /// Unwinds one sample without naming it (for the benchmark of unwinding alone).
-    public func unwindOnly(_ sample: StackSample) -> Int {
-        var count: Int32 = 0
-        let capacity = Int32(addresses.count)
-        sample.registers.withUnsafeBufferPointer { registers in
-            sample.stack.withUnsafeBufferPointer { stack in
-                addresses.withUnsafeMutableBufferPointer { output in
-                    _ = lp_unwinder_unwind(
-                        unwinder, registers.baseAddress!, stack.baseAddress, stack.count, output.baseAddress!,
-                        capacity, &count)
-                }
-            }
-        }
-        return Int(count)
-    }
-
-    /// Loads the capture's mappings without unwinding (for the benchmark).
-    public func prepare(_ capture: LaunchSampler.Capture) {
-        reset()
-        for mapping in capture.initialMappings { add(mapping) }
-        for case .mapping(_, let start, let length, let offset, let path, true) in capture.records where path.hasPrefix("/") {
-            add(StackSymbolizer.Mapping(start: start, end: start &+ length, offset: offset, path: path))
-        }
     }
 }

@@ -100,7 +100,8 @@ public final class StackSymbolizer: @unchecked Sendable {
         return result
     }
 
-    /// The frames of a crash stack named against the process's mappings, innermost first.
+    /// The frames of a crash stack named against the process's mappings, innermost first:
+    /// `function (object+0xoffset)`, or `object+0xoffset` without a symbol.
     public func describe(_ stack: [UInt64], mappings: [Mapping], limit: Int = 16) -> String {
         var loaded: [String: LoadedMapping] = [:]
         return stack.prefix(limit).enumerated().map { index, address in
@@ -111,7 +112,8 @@ public final class StackSymbolizer: @unchecked Sendable {
             let object = loaded[key] ?? load(mapping)
             loaded[key] = object
             let frame = frame(address, in: object, isReturnAddress: index > 0)
-            return frame.function.map { "\($0) (\(frame.object))" } ?? frame.name
+            let place = "\(frame.object)+0x" + String(frame.offset, radix: 16)
+            return frame.function.map { "\($0) (\(place))" } ?? place
         }.joined(separator: " ← ")
     }
 

@@ -32,7 +32,8 @@ typedef struct lp_perf_options {
     uint64_t period_ns;
     /// Bytes of user stack copied with each sample.
     uint32_t stack_bytes;
-    /// Follow the threads the process creates (inherit), not only its main thread.
+    /// Follow the threads the process creates (inherit), not only its main thread. The kernel
+    /// maps an inherited event's buffer only per CPU: open one session per CPU then.
     bool all_threads;
     /// raw_syscalls:sys_enter tracepoint id (from tracefs), 0: do not record system calls.
     uint64_t sys_enter_id;
@@ -50,18 +51,19 @@ typedef struct lp_perf_session {
     size_t data_bytes;
 } lp_perf_session;
 
-/// Opens the events on `pid` (which must not have run any user code yet: stopped at its exec)
-/// and maps their ring buffer. Returns 0 or errno; on failure nothing stays open.
+/// Opens the events on `pid` (which must not have run any user code yet: stopped at its exec),
+/// on every CPU (`cpu` = -1) or on one (with `all_threads`), and maps their ring buffer.
+/// Returns 0 or errno; on failure nothing stays open.
 /// The corresponding C function is perf_event_open(2).
-int lp_perf_open(pid_t pid, const lp_perf_options *_Nonnull options, lp_perf_session *_Nonnull session);
+int lp_perf_open(pid_t pid, int cpu, const lp_perf_options *_Nonnull options, lp_perf_session *_Nonnull session);
 
 /// Copies whole records out of the ring buffer into `buffer` (at most `capacity` bytes) and
 /// frees their space. `*length` bytes were copied.
 int lp_perf_drain(lp_perf_session *_Nonnull session, uint8_t *_Nonnull buffer, size_t capacity, size_t *_Nonnull length);
 
-/// Waits up to `timeout_ms` for the ring buffer to fill past its watermark or for `wake_fd` to be
-/// readable. Returns 0 or errno.
-int lp_perf_wait(lp_perf_session *_Nonnull session, int wake_fd, int timeout_ms);
+/// Waits up to `timeout_ms` for one of `count` ring buffers to fill past its watermark or for
+/// `wake_fd` to be readable. Returns 0 or errno.
+int lp_perf_wait(const lp_perf_session *_Nonnull sessions, int count, int wake_fd, int timeout_ms);
 
 /// Opens a disabled sys_enter event on launchprof itself and keeps it: the first event of a
 /// tracepoint registers its probe (a few hundred µs of text patching); with this one open, the

@@ -139,6 +139,23 @@ struct SamplingTests {
         #expect(flags.contains { $0.kind == .cpu && $0.function == "layout::Engine::compute(int)" }, "\(flags.map(\.function))")
     }
 
+    /// `--all-threads` adds the app's other threads to the tree, the main thread attributed.
+    @Test func allThreadsAddsTheOtherThreads() throws {
+        let program = try RunFixtures.app()
+        let environment = ["LP_TASKS": "sync:60000", "LP_PHASES": "didFinishLaunching:90000:0"]
+        let all = try RunHarness.run(program, environment: environment) {
+            $0.sampling = SamplingConfiguration(allThreads: true)
+        }
+        let tree = try #require(all.runs.first?.callStackTree)
+        #expect(tree.callStacks.count >= 2, "\(tree.callStacks.count) threads")
+        #expect(tree.callStacks.filter(\.threadAttributed).count == 1)
+        #expect(tree.callStacks.first?.threadAttributed == true)
+        #expect(tree.callStacks.dropFirst().contains { Self.contains(CallStackTree(callStacks: [$0]), symbol: "run_task") })
+
+        let main = try RunHarness.run(program, environment: environment) { $0.sampling = SamplingConfiguration() }
+        #expect(main.runs.first?.callStackTree?.callStacks.count == 1)
+    }
+
     /// A launch shorter than one sample period says so instead of giving an empty tree.
     @Test func tooShortToSample() throws {
         let program = try Self.sampleWork()
