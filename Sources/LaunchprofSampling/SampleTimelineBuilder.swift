@@ -21,8 +21,10 @@ public final class SampleTimelineBuilder {
     public private(set) var unwoundFrames = 0
     public private(set) var unwindNs: UInt64 = 0
 
-    public init?(symbolizer: StackSymbolizer) {
+    /// `libunwindOnly`: without launchprof's cached call-frame rules (to compare the two).
+    public init?(symbolizer: StackSymbolizer, libunwindOnly: Bool = false) {
         guard let unwinder = lp_unwinder_create() else { return nil }
+        lp_unwinder_use_libunwind_only(unwinder, libunwindOnly)
         self.symbolizer = symbolizer
         self.unwinder = unwinder
     }

@@ -102,6 +102,9 @@ void lp_unwinder_destroy(lp_unwinder *_Nullable unwinder);
 int lp_unwinder_add_object(lp_unwinder *_Nonnull unwinder, const lp_unwind_object *_Nonnull object);
 /// Forgets every object and flushes libunwind's caches (the mappings changed).
 void lp_unwinder_reset(lp_unwinder *_Nonnull unwinder);
+/// Unwinds with libunwind alone, without launchprof's cached call-frame rules (for tests that
+/// compare the two).
+void lp_unwinder_use_libunwind_only(lp_unwinder *_Nonnull unwinder, bool only);
 /// Unwinds one sample: `registers` in perf's order (LP_SAMPLE_REGISTER_COUNT), `stack` the bytes
 /// copied from the stack pointer up. Stores up to `capacity` instruction pointers, innermost
 /// first, in `ips`. Returns 0 or a negative libunwind error (the frames before it are kept).

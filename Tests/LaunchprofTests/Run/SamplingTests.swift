@@ -171,6 +171,64 @@ struct SamplingTests {
     }
 }
 
+/// `launchprof run --sample` from the command line: the waterfall's flags, `--folded`, the note
+/// of a too short launch, and usage errors.
+@Suite("run: sampling on the command line", .serialized)
+struct SamplingCommandTests {
+    func launchprof(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = try LaunchprofBinary.url()
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func flagsInTheWaterfallAndFoldedStacks() throws {
+        let program = try SamplingTests.sampleWork()
+        let folded = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: folded) }
+        let outcome = try launchprof(["run", "-r", "2", "--sample", "--folded", folded, program])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("main-thread work flagged by sampling (1000 Hz)"))
+        let lines = outcome.stdout.split(separator: "\n")
+        #expect(lines.contains { $0.contains("cpu") && $0.contains("didFinishLaunching") && $0.contains("compute_layout (sample-work)") })
+        #expect(lines.contains { $0.contains("blocked") && $0.contains("wait_for_config (sample-work) in poll()") })
+        let text = try String(contentsOfFile: folded, encoding: .utf8)
+        let stacks = text.split(separator: "\n")
+        #expect(!stacks.isEmpty)
+        #expect(stacks.allSatisfy { $0.wholeMatch(of: /[^ ].*;?.* [0-9]+/) != nil }, "folded format")
+        #expect(stacks.contains { $0.hasPrefix("didFinishLaunching;") && $0.contains(";main;compute_layout ") })
+    }
+
+    @Test func tooShortToSampleUnderTheWaterfall() throws {
+        let program = try SamplingTests.sampleWork()
+        let outcome = try launchprof(["run", "-r", "1", "--sample=4", program], environment: ["LP_SAMPLE_QUICK": "1"])
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.contains("sampling: too short to sample"), "\(outcome.stdout)")
+    }
+
+    @Test func samplingOptionsNeedSample() throws {
+        for (arguments, message) in [
+            (["run", "--all-threads", "/bin/true"], "--all-threads needs --sample"),
+            (["run", "--folded", "/tmp/x", "/bin/true"], "--folded needs --sample"),
+            (["run", "--sample=0", "/bin/true"], "the rate must be 1 to 100000"),
+            (["run", "--sample", "--flag-threshold", "0", "/bin/true"], "--flag-threshold must be a positive"),
+        ] {
+            let outcome = try launchprof(arguments)
+            #expect(outcome.status == 64, "\(arguments)")
+            #expect(outcome.stderr.contains(message), "\(arguments): \(outcome.stderr)")
+        }
+    }
+}
+
 /// Builds the Swift fixture with the toolchain's `swiftc` at test time (never checked in).
 enum SwiftFixture {
     static func build() throws -> String {
