@@ -4,9 +4,10 @@
 # 1. Time to first frame with `--sample` (1 kHz) ÷ without, on launchprof-demo (the README's
 #    ~16 ms launch, where the fixed cost of opening the events weighs most) and on a 300 ms
 #    launch: ROUNDS alternating rounds of RUNS runs each; ratio of the medians of all runs.
-# 2. Per-sample cost at ~30 frames: capture (in the kernel: how much longer a fixed amount of work
-#    takes when sampled, divided by the samples taken in it) + unwind (libunwind's time per
-#    sample, which launchprof reports as sampling.unwindNs / unwoundSamples, after the launch).
+# 2. Per-sample cost at ~30 frames: capture (in the kernel: how much more CPU time a fixed amount
+#    of work takes when sampled, divided by the stacks taken in it; the kernel charges its
+#    sampling work to the sampled thread) + unwind (launchprof's time per stack, reported as
+#    sampling.unwindNs / unwoundSamples, after the launch).
 #
 # Usage: Benchmarks/sampling.sh [ROUNDS] [RUNS]   (needs root or perf_event_paranoid <= 1)
 # Builds launchprof and the demo in release mode first unless LAUNCHPROF and DEMO are set.
@@ -31,8 +32,8 @@ for round in $(seq "$ROUNDS"); do
     "$LP" run -r "$RUNS" -w 1 --sample --json "$work/demo-sampled-$round.json" "$DEMO" >/dev/null 2>&1
     "$LP" run -r 3 --json "$work/work-plain-$round.json" "$work/sample-work" >/dev/null 2>&1
     "$LP" run -r 3 --sample --json "$work/work-sampled-$round.json" "$work/sample-work" >/dev/null 2>&1
-    "$LP" run -r 3 --env LP_ITERATIONS=100000000 --json "$work/depth-plain-$round.json" "$work/sample-depth" >/dev/null 2>&1
-    "$LP" run -r 3 --env LP_ITERATIONS=100000000 --sample=4000 --json "$work/depth-sampled-$round.json" "$work/sample-depth" >/dev/null 2>&1
+    "$LP" run -r 3 --env LP_ITERATIONS=100000000 --output "$work/cpu-plain-$round.txt" --json "$work/depth-plain-$round.json" "$work/sample-depth" >/dev/null 2>&1
+    "$LP" run -r 3 --env LP_ITERATIONS=100000000 --sample=4000 --output "$work/cpu-sampled-$round.txt" --json "$work/depth-sampled-$round.json" "$work/sample-depth" >/dev/null 2>&1
     echo "round $round/$ROUNDS done" >&2
 done
 
@@ -53,11 +54,14 @@ for name, label in [("demo", "time to first frame, launchprof-demo, 1 kHz"), ("w
     plain, sampled = ttff(f"{name}-plain"), ttff(f"{name}-sampled")
     a, b = statistics.median(plain), statistics.median(sampled)
     print(f"| {label} | {len(plain)} + {len(sampled)} | {a/1e6:.2f} ms | {b/1e6:.2f} ms | **{b/a:.4f}** |")
-def phase(run):
-    return next(p["durationNs"] for p in run["phases"] if p["name"] == "didFinishLaunching")
+def cpu(pattern):
+    values = []
+    for path in sorted(glob.glob(f"{work}/{pattern}-*.txt")):
+        values += [int(line) for line in open(path) if line.strip().isdigit()]
+    return values
 plain, sampled = runs("depth-plain"), runs("depth-sampled")
-base = statistics.median(phase(r) for r in plain)
-slow = statistics.median(phase(r) for r in sampled)
+base = statistics.median(cpu("cpu-plain"))
+slow = statistics.median(cpu("cpu-sampled"))
 samples = statistics.median(r["sampling"]["sampleCount"] for r in sampled)
 capture = (slow - base) / samples
 per_unwind = [r["sampling"]["unwindNs"] / r["sampling"]["unwoundSamples"] for r in sampled]
@@ -66,8 +70,8 @@ unwind = statistics.median(per_unwind)
 print()
 print("| per-sample cost, sample-depth at 4 kHz | runs | median |")
 print("|---|---|---|")
-print(f"| didFinishLaunching without / with sampling | {len(plain)} + {len(sampled)} | {base/1e6:.2f} ms / {slow/1e6:.2f} ms ({samples:.0f} stacks) |")
-print(f"| capture (kernel: registers + 16 KiB of stack per sample) | | {capture/1e3:.2f} µs |")
-print(f"| unwind (libunwind, cached, {statistics.median(frames):.1f} frames per stack) | {len(per_unwind)} | {unwind/1e3:.2f} µs |")
+print(f"| the work's thread CPU time without / with sampling | {len(cpu('cpu-plain'))} + {len(cpu('cpu-sampled'))} | {base/1e6:.2f} ms / {slow/1e6:.2f} ms ({samples:.0f} stacks) |")
+print(f"| capture (kernel: registers + the top of the stack per sample) | | {capture/1e3:.2f} µs |")
+print(f"| unwind (cached call frame rules, libunwind for the rest; {statistics.median(frames):.1f} frames per stack) | {len(per_unwind)} | {unwind/1e3:.2f} µs |")
 print(f"| **capture + unwind** | | **{(capture + unwind)/1e3:.2f} µs** |")
 PY

@@ -9,8 +9,9 @@ public struct SamplingConfiguration: Sendable, Equatable {
     /// Sample every thread, not only the main one.
     public var allThreads = false
     public var flagThresholdNs = SamplingConfiguration.defaultFlagThresholdNs
-    /// Bytes of stack copied per sample.
-    public var stackBytes: UInt32 = 16_384
+    /// Bytes of stack copied per sample: 8 KiB holds ~30-60 ordinary frames above the sampled
+    /// one (the copy starts at the stack pointer); more costs every sample.
+    public var stackBytes: UInt32 = 8_192
 
     public init(rateHz: Int = SamplingConfiguration.defaultRateHz, allThreads: Bool = false,
                 flagThresholdNs: UInt64 = SamplingConfiguration.defaultFlagThresholdNs) {

@@ -19,7 +19,7 @@ public final class LaunchSampler: @unchecked Sendable {
         public var allThreads: Bool
         public var stackBytes: UInt32
 
-        public init(rateHz: Int, allThreads: Bool, stackBytes: UInt32 = 16_384) {
+        public init(rateHz: Int, allThreads: Bool, stackBytes: UInt32 = 8_192) {
             self.rateHz = rateHz
             self.allThreads = allThreads
             self.stackBytes = stackBytes
