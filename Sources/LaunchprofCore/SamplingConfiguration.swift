@@ -13,6 +13,10 @@ public struct SamplingConfiguration: Sendable, Equatable {
     /// one (the copy starts at the stack pointer); more costs every sample.
     public var stackBytes: UInt32 = 8_192
 
+    /// Tests: unwind every run's stacks a second time with libunwind alone and keep how many
+    /// stacks came out the same (`SessionSampling.comparison`).
+    var compareWithLibunwind = false
+
     public init(rateHz: Int = SamplingConfiguration.defaultRateHz, allThreads: Bool = false,
                 flagThresholdNs: UInt64 = SamplingConfiguration.defaultFlagThresholdNs) {
         self.rateHz = rateHz

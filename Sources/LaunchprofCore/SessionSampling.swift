@@ -16,6 +16,10 @@ final class SessionSampling: @unchecked Sendable {
     private let folded = Mutex(FoldedStacks())
     /// Used only by the tracer's thread, between launches.
     private var timelineBuilder: SampleTimelineBuilder?
+    private var libunwindBuilder: SampleTimelineBuilder?
+    /// With `compareWithLibunwind`: stacks unwound, and how many libunwind alone unwound to the
+    /// same frames.
+    private(set) var comparison = (stacks: 0, identical: 0)
 
     init(configuration: SamplingConfiguration) {
         self.configuration = configuration
@@ -73,6 +77,13 @@ final class SessionSampling: @unchecked Sendable {
         if timelineBuilder == nil { timelineBuilder = SampleTimelineBuilder(symbolizer: symbolizer) }
         guard let builder = timelineBuilder else { throw .system(operation: "creating libunwind's address space for --sample", errno: ENOMEM) }
         let (spans, lost) = builder.spans(capture, originNs: spawnNs)
+        if configuration.compareWithLibunwind {
+            if libunwindBuilder == nil { libunwindBuilder = SampleTimelineBuilder(symbolizer: symbolizer, libunwindOnly: true) }
+            if let reference = libunwindBuilder?.spans(capture, originNs: spawnNs).spans, reference.count == spans.count {
+                comparison.stacks += spans.count
+                comparison.identical += zip(spans, reference).filter { $0.frames.map(\.address) == $1.frames.map(\.address) }.count
+            }
+        }
         let analyzer = LaunchSampleAnalyzer(
             rateHz: configuration.rateHz, flagThresholdNs: configuration.flagThresholdNs, mainThread: capture.pid)
         let readyNs = run.metrics.timeToFirstFrameNs ?? run.metrics.exitNs ?? spans.map(\.endNs).max() ?? 0

@@ -101,6 +101,26 @@ struct SamplingTests {
         return tree.callStacks.contains { search($0.callStackRootFrames) }
     }
 
+    /// launchprof's cached call frame rules unwind the same stacks libunwind alone does (the
+    /// same captures, unwound both ways), in C and in Swift.
+    @Test func fastUnwindingAgreesWithLibunwind() throws {
+        for program in [try Self.sampleWork(), try SwiftFixture.build()] {
+            var configuration = RunConfiguration(program: program, arguments: [])
+            configuration.runs = 2
+            configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
+            configuration.sampling = SamplingConfiguration()
+            configuration.sampling?.compareWithLibunwind = true
+            let session = try RunSession(configuration: configuration)
+            let writer = try LaunchReportWriter(
+                output: InMemoryReportOutput(), target: session.target,
+                host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
+            _ = try session.run(into: writer)
+            let comparison = try #require(session.sampling?.comparison)
+            #expect(comparison.stacks > 100, "\(program): \(comparison.stacks) stacks")
+            #expect(comparison.identical * 100 >= comparison.stacks * 95, "\(program): \(comparison.identical) of \(comparison.stacks) the same")
+        }
+    }
+
     /// Without a symbol table the work is still found, named by a dynamic symbol or as
     /// object+offset (the function's start by its call frame information).
     @Test func strippedProgramStillFlags() throws {
