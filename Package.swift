@@ -40,7 +40,11 @@ let package = Package(
             name: "CLaunchprof", dependencies: ["CUnwind"],
             // Debian's libunwind-ptrace uses liblzma without declaring it; the linker's
             // --as-needed would drop an -llzma placed before it.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-as-needed", "-llzma", "-Xlinker", "--as-needed"])]),
+            linkerSettings: [
+                .unsafeFlags(["-Xlinker", "--no-as-needed", "-llzma", "-Xlinker", "--as-needed"]),
+                // __cxa_demangle, for C++ frames of sampled stacks.
+                .linkedLibrary("stdc++"),
+            ]),
 
         // The app's side: a header-only C API (`launchprof.h`) and its Swift counterpart.
         .target(name: "LaunchprofHooks"),
@@ -54,8 +58,9 @@ let package = Package(
         // ELF reading and the loader's dependency resolution, from files alone.
         .target(name: "LaunchprofELF", dependencies: ["CElf", "LaunchprofReport"]),
 
-        // libunwind-ptrace glue: stacks of stopped tracees, and naming their frames.
-        .target(name: "LaunchprofSampling", dependencies: ["CLaunchprof"]),
+        // Stacks: libunwind-ptrace for stopped tracees, perf-event sampling unwound offline,
+        // and naming frames through launchprof's own ELF readers.
+        .target(name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofReport"]),
 
         // ptrace-based launch tracer.
         .target(

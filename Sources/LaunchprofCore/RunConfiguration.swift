@@ -44,6 +44,8 @@ public struct RunConfiguration: Sendable {
     public var observer: ObserverChoice = .auto
     /// Where sysfs is mounted (the uprobe PMU is looked up there; tests point it elsewhere).
     public var sysfsRoot = "/sys"
+    /// `--sample`: sample each launch's main thread (or every thread) from spawn to readiness.
+    public var sampling: SamplingConfiguration?
 
     public init(program: String, arguments: [String]) {
         self.program = program

@@ -29,6 +29,8 @@ public final class RunSession: @unchecked Sendable {
     private let baseEnvironment: [String]
     /// The observer of the boundaries before `main`, and why it was chosen.
     let observer: ResolvedObserver
+    /// `--sample`: the symbolizer, drain thread and folded stacks shared by the runs.
+    let sampling: SessionSampling?
 
     /// Progress after each run: (runs done including warm-ups, total).
     public typealias Progress = @Sendable (Int, Int) -> Void
@@ -61,6 +63,7 @@ public final class RunSession: @unchecked Sendable {
         } catch {
             throw .observer(error)
         }
+        sampling = configuration.sampling.map(SessionSampling.init)
         switch configuration.readiness {
         case .stdout(let text), .stderr(let text):
             do {
@@ -79,6 +82,9 @@ public final class RunSession: @unchecked Sendable {
     public var target: LaunchReport.Target {
         LaunchReport.Target(path: program.path, arguments: configuration.arguments, buildID: buildID)
     }
+
+    /// `--sample`: the folded stacks of the runs so far (for `--folded`).
+    public var foldedStacks: FoldedStacks? { sampling?.foldedStacks }
 
     public var mode: LaunchReport.Mode {
         var mode = LaunchReport.Mode(
@@ -183,6 +189,8 @@ public final class RunSession: @unchecked Sendable {
             request.pinnedCPU = pinnedCPU
         }
         request.detectListen = configuration.readiness == .listen
+        let sampler = try sampling?.launch()
+        sampler?.attach(to: &request)
         customize?(&request)
 
         let control = TraceControl()
@@ -201,11 +209,13 @@ public final class RunSession: @unchecked Sendable {
         do {
             result = try tracer.trace(request, control: control)
         } catch {
+            _ = sampler?.finish()
             _ = monitor.finish()
             let signal = lp_interrupted()
             throw signal != 0 ? .interrupted(signal: signal) : .tracer(error)
         }
         io.closeChildEnds()
+        let capture = sampler?.finish()
         let observed = monitor.finish()
         var metNewImages = false
         for path in result.unplannedImages where plans.plan(for: path) == nil {
@@ -230,7 +240,7 @@ public final class RunSession: @unchecked Sendable {
         }
         if !result.crashStack.isEmpty {
             timeline.warnings.append(TimelineWarning(
-                .crashed, "crash stack: " + StackSymbolizer.describe(result.crashStack, mappings: result.crashMappings)))
+                .crashed, "crash stack: " + (sampling?.symbolizer ?? StackSymbolizer.shared).describe(result.crashStack, mappings: result.crashMappings)))
         }
         if result.lostSamples > 0 {
             timeline.warnings.append(TimelineWarning(
@@ -244,6 +254,9 @@ public final class RunSession: @unchecked Sendable {
         if configuration.resumeCycles > 0 { Self.addLifecycle(&run, observed, spawn: result.events.first) }
         if case .spawned(let spawnedAt) = result.events.first {
             run.phases = ObserverAccounting.assign(result.observerCosts, spawnedAtNs: spawnedAt, to: run.phases)
+        }
+        if let sampling, let sampler {
+            try sampling.annotate(&run, capture: capture, sampler: sampler.sampler, spawnNs: result.events.first?.timestamp ?? 0)
         }
         return (run, metNewImages)
     }

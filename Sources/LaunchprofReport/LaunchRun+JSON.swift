@@ -50,6 +50,7 @@ extension LaunchRun {
             json.field("pid", pid)
             if let prewarm { json.encoded("prewarm", prewarm) }
             if let residentBeforeBytes { json.field("residentBeforeBytes", residentBeforeBytes) }
+            if let sampling { json.encoded("sampling", sampling) }
             if let states { json.encoded("states", states) }
             json.field("timedOut", timedOut)
             if let tracerPauseNs { json.field("tracerPauseNs", tracerPauseNs) }

@@ -26,6 +26,9 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     public var prewarm: PrewarmRun?
     /// The app's lifecycle states in the order entered (`launchprof prewarm`, `--resume-cycles`).
     public var states: [LifecycleState]?
+    /// `--sample`: the rate, the main thread's time by state, per-phase call stack trees, or the
+    /// "too short to sample" note.
+    public var sampling: LaunchSampling?
 
     public init(
         index: Int, pid: Int32, exitStatus: RunExit?, phases: [LaunchPhase],

@@ -18,6 +18,8 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
     public var phases: [PhaseSummary]
     /// `launchprof prewarm`: the saving, the frozen memory, hazards and the pool.
     public var prewarm: PrewarmSummary?
+    /// `--sample`: the flags of every run, one entry per kind, phase, function and system call.
+    public var flags: [FlagSummary]?
 
     public init(
         runs: Int = 0, failedRuns: Int = 0, timeToMainNs: SummaryStatistics? = nil,

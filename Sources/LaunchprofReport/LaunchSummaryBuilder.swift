@@ -23,6 +23,7 @@ public struct LaunchSummaryBuilder: Sendable {
     private var phaseIndex: [PhaseKey: Int] = [:]
     private var phases: [PhaseAccumulator] = []
     private var prewarm = PrewarmSummaryBuilder()
+    private var flags = FlagSummaryBuilder()
 
     public init() {}
 
@@ -34,6 +35,7 @@ public struct LaunchSummaryBuilder: Sendable {
         }
         if let pause = run.tracerPauseNs { tracerPause.record(pause) }
         if let prewarmRun = run.prewarm { prewarm.add(prewarmRun) }
+        if let runFlags = run.flags { flags.add(runFlags) }
         var seen: [PhaseKey: Int] = [:]
         for phase in run.phases {
             var key = PhaseKey(
@@ -57,7 +59,14 @@ public struct LaunchSummaryBuilder: Sendable {
     }
 
     public var summary: LaunchSummary {
-        var summary = LaunchSummary(
+        var summary = phaseSummary
+        summary.prewarm = prewarm.summary
+        summary.flags = flags.summaries
+        return summary
+    }
+
+    private var phaseSummary: LaunchSummary {
+        LaunchSummary(
             runs: runs, failedRuns: failedRuns, timeToMainNs: metrics[0].summary,
             timeToFirstFrameNs: metrics[1].summary, extendedLaunchNs: metrics[2].summary,
             exitNs: metrics[3].summary, optimizedTimeToFirstFrameNs: metrics[4].summary,
@@ -78,7 +87,5 @@ public struct LaunchSummaryBuilder: Sendable {
             // happens); ties keep first appearance.
             .enumerated().sorted { ($0.element.startNs.median, $0.offset) < ($1.element.startNs.median, $1.offset) }
             .map(\.element))
-        summary.prewarm = prewarm.summary
-        return summary
     }
 }

@@ -108,6 +108,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
                 pad("tracer stops", 20) + " median " + leftPad(Self.duration(pause.median), 9)
                     + "  per run: launchprof's own cost, inside the times above")
         }
+        lines += sampledWorkLines(report)
 
         var absent: [AbsentPhase] = []
         var warnings: [String] = []
@@ -181,7 +182,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             + String(repeating: "█", count: Swift.max(clampedLength, 1))
     }
 
-    private func paint(_ text: String, code: String?) -> String {
+    func paint(_ text: String, code: String?) -> String {
         guard colour, let code else { return text }
         return "\u{1B}[\(code)m\(text)\u{1B}[0m"
     }

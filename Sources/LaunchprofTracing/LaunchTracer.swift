@@ -35,6 +35,9 @@ public struct TraceRequest: Sendable {
     /// Observe the boundaries with these uprobes instead of breakpoints (ptrace then only
     /// controls the process: exec, forks, signals, crashes).
     public var uprobes: UprobeRequest?
+    /// Called with the child's pid once it has exec'd, before it runs (`--sample` opens its
+    /// perf events here).
+    public var onSpawn: (@Sendable (Int32) -> Void)?
 
     public init(executable: String, arguments: [String], environment: [String], plan: ImagePlan?) {
         self.executable = executable
@@ -180,6 +183,7 @@ private struct TracedLaunch {
         guard error == 0 else { throw .cannotExecute(path: request.executable, errno: error) }
         lp_track_child(pid)
         control.attach(pid)
+        request.onSpawn?(pid)
         var launch = TracedLaunch(request: request, control: control, learned: learned, pid: pid)
         launch.events.append(.spawned(atNs: spawnedAt))
         return launch
@@ -356,6 +360,8 @@ private struct TracedLaunch {
             for (phase, reason) in plan.uprobeUnobservable where !plan.unobservable.contains(where: { $0.phase == phase }) {
                 events.append(.unobservable(phase: phase, reason: reason))
             }
+            // Its hits are kept for this launch even if another session reads the rings first.
+            if image == 0 { uprobes.observer.watch(pid: pid) }
             // Spawn → exec stop was a same-CPU switch; from here the child needs its own mask.
             if image == 0, request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
             if !uprobes.observer.isArmed(plan.uprobes) {

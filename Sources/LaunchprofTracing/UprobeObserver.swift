@@ -40,6 +40,9 @@ public final class UprobeObserver: Sendable {
         var keyByID: [UInt64: UprobeTarget.Key] = [:]
         var armed: Set<UprobeTarget.Key> = []
         var closed = false
+        /// Hits read for a watched launch while another one drained: the rings are the process's,
+        /// shared by every session, so one session's read must not lose another's hits.
+        var pending: [Int32: [Sample]] = [:]
     }
 
     private let pmuType: UInt32
@@ -112,22 +115,29 @@ public final class UprobeObserver: Sendable {
         }
     }
 
-    /// Every hit recorded since the last call, of `pid` only (other processes' hits are
-    /// dropped), oldest first, and how many hits the buffers had no room for.
+    /// Keeps the hits of `pid` until it is drained, whichever session reads the rings first.
+    /// Call it before the process runs any probed code (at its exec stop).
+    public func watch(pid: Int32) {
+        state.withLock { state in state.pending[pid] = state.pending[pid] ?? [] }
+    }
+
+    /// Every hit of `pid` recorded since the last call, oldest first (hits of processes no
+    /// session watches are dropped), and how many hits the buffers had no room for. Stops
+    /// watching `pid`.
     public func drain(pid: Int32) -> (samples: [Sample], lost: UInt64) {
         state.withLock { state in
-            var samples: [Sample] = []
             var lost: UInt64 = 0
             var buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
             for ring in state.rings.values {
                 var count: Int32 = 0
                 _ = lp_perf_ring_read(ring.base, ring.length, &buffer, Int32(buffer.count), &count, &lost)
-                for sample in buffer[..<Int(count)] where Int32(bitPattern: sample.pid) == pid {
-                    guard let key = state.keyByID[sample.id] else { continue }
-                    samples.append(Sample(key: key, pid: pid, timeNs: sample.time_ns))
+                for sample in buffer[..<Int(count)] {
+                    let owner = Int32(bitPattern: sample.pid)
+                    guard owner == pid || state.pending[owner] != nil, let key = state.keyByID[sample.id] else { continue }
+                    state.pending[owner, default: []].append(Sample(key: key, pid: owner, timeNs: sample.time_ns))
                 }
             }
-            samples.sort { $0.timeNs < $1.timeNs }
+            let samples = (state.pending.removeValue(forKey: pid) ?? []).sorted { $0.timeNs < $1.timeNs }
             return (samples, lost)
         }
     }

@@ -41,6 +41,8 @@ struct PrewarmCommand: ParsableCommand {
 
     @OptionGroup(title: "Exports") var exports: ExportOptions
 
+    @OptionGroup(title: "Sampling") var sampling: SamplingOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments.")
     var command: [String] = []
 
@@ -61,7 +63,9 @@ struct PrewarmCommand: ParsableCommand {
     }
 
     func run() throws {
-        var configuration = PrewarmConfiguration(run: try options.makeConfiguration(command: command))
+        var run = try options.makeConfiguration(command: command)
+        run.sampling = sampling.configuration
+        var configuration = PrewarmConfiguration(run: run)
         configuration.freezeAt = PrewarmConfiguration.FreezePoint(rawValue: freezeAt) ?? .main
         configuration.hold = try PrewarmHold(argument: hold)
         configuration.seed = seed
@@ -107,6 +111,7 @@ struct PrewarmCommand: ParsableCommand {
         Terminal.write(1, PrewarmTextRenderer().render(report, hold: configuration.hold.description, freezeAt: configuration.freezeAt.rawValue))
         if let json = options.json { Terminal.write(2, "launchprof: report written to \(json)\n") }
         try exports.write(report, collector: collector)
+        try sampling.writeFolded(session.runSession.foldedStacks)
         if report.summary.failedRuns > 0 && !options.ignoreFailure {
             Terminal.write(2, "launchprof: \(report.summary.failedRuns) of \(report.summary.runs) prewarmed launches failed\n")
             throw ExitCode(1)

@@ -43,6 +43,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var observerOptions: ObserverOptions
 
+    @OptionGroup(title: "Sampling") var sampling: SamplingOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments.")
     var command: [String] = []
 
@@ -55,6 +57,7 @@ struct RunCommand: ParsableCommand {
         var configuration = try options.makeConfiguration(command: command)
         lifecycle.apply(to: &configuration)
         observerOptions.apply(to: &configuration)
+        configuration.sampling = sampling.configuration
         let session: RunSession
         do throws(RunError) {
             session = try RunSession(configuration: configuration)
@@ -101,6 +104,7 @@ struct RunCommand: ParsableCommand {
         }
         if let json = options.json { Terminal.write(2, "launchprof: report written to \(json)\n") }
         try exports.write(report, collector: collector)
+        try sampling.writeFolded(session.foldedStacks)
         if report.summary.failedRuns > 0 && !options.ignoreFailure {
             Terminal.write(2, "launchprof: \(report.summary.failedRuns) of \(report.summary.runs) runs failed\n")
             throw ExitCode(1)

@@ -244,5 +244,7 @@ uint64_t lp_uprobe_calibration_emulated(uint64_t x);
 uint64_t lp_uprobe_calibration_stepped(uint64_t x);
 /// Calls one of them `count` times; returns the elapsed CLOCK_MONOTONIC ns.
 uint64_t lp_uprobe_calibration_loop(int stepped, int count);
+// Sampling (perf events) and offline unwinding: lp_sampling.h.
+#include "lp_sampling.h"
 
 #endif

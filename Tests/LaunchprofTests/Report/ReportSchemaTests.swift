@@ -57,6 +57,11 @@ struct ReportSchemaTests {
         run.prewarm?.savingNs = -2_000_000
         run.prewarm?.poolHit = true
         run.states = [LifecycleState(.prewarmed, atNs: 30_000_000), LifecycleState(.active, atNs: 540_000_000)]
+        run.sampling = LaunchSampling(
+            rateHz: 1000, periodNs: 1_000_000, sampleCount: 5, onCPUNs: 3, runnableNs: 1, blockedNs: 1,
+            lostRecords: 0, note: "too short to sample",
+            phaseCallStackTrees: [.init(phase: "didFinishLaunching", callStackTree: ExportSamples.tree)],
+            unwoundSamples: 5, unwoundFrames: 40, unwindNs: 5_000)
         var report = ExportSamples.report([run, killed])
         let statistics = SummaryStatistics(count: 3, min: 1, median: 2, p90: 3, p99: 3, max: 3, mean: 2, stddev: 1, outliers: 0)
         report.summary.prewarm = PrewarmSummary(
@@ -65,6 +70,11 @@ struct ReportSchemaTests {
             hazards: [PrewarmHazard(kind: .wallClock, syscall: "clock_gettime", detail: "CLOCK_REALTIME", object: "app", function: "init")],
             prewarmSafe: false, hazardScanError: "scan failed", frozenCPURuns: 0,
             pool: .init(size: 2, launches: 3, hits: 2, expired: 1, heldPSSBytes: statistics, refillNs: statistics, ttlNs: 9))
+        report.summary.flags = [
+            FlagSummary(
+                kind: .blocked, phase: "willFinishLaunching", function: "wait_for_config", object: "app", syscall: "poll",
+                runs: 2, durationNs: statistics, advice: "move it off the main thread")
+        ]
         report.mode = .init(runs: 2, warmup: 1, cold: true, readiness: .stdout(pattern: "ready"), timeoutNs: 5_000_000_000)
         report.mode.observer = "uprobe"
         report.mode.observerReason = "auto: perf events permitted and the uprobe PMU present"
@@ -97,6 +107,8 @@ struct ReportSchemaTests {
         try Self.expectNamed(prewarm, in: schema, "PrewarmSummary")
         try Self.expectNamed(try #require(prewarm.pool), in: schema, "PoolSummary")
         try Self.expectNamed(try #require(prewarm.hazards.first), in: schema, "PrewarmHazard")
+        try Self.expectNamed(try #require(run.sampling), in: schema, "LaunchSampling")
+        try Self.expectNamed(try #require(report.summary.flags?.first), in: schema, "FlagSummary")
         // Metrics are named once, in MetricName.
         #expect(
             Self.labels(run.metrics) == Set(try Self.metricNames(schema)),

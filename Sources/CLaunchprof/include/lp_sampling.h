@@ -1,0 +1,125 @@
+// Sampling a launch with perf events, and unwinding the samples offline with libunwind.
+#ifndef LP_SAMPLING_H
+#define LP_SAMPLING_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifndef __has_feature
+#define __has_feature(x) 0
+/// Where the kernel mapped launchprof's own vDSO (AT_SYSINFO_EHDR), 0 without one.
+uint64_t lp_vdso_base(void);
+
+#endif
+#if !__has_feature(nullability)
+#define _Nonnull
+#define _Nullable
+/// Where the kernel mapped launchprof's own vDSO (AT_SYSINFO_EHDR), 0 without one.
+uint64_t lp_vdso_base(void);
+
+#endif
+
+/// The user registers every stack sample carries, in perf's order: AX BX CX DX SI DI BP SP IP
+/// R8 … R15 (PERF_REG_X86_*).
+enum { LP_SAMPLE_REGISTER_COUNT = 17 };
+enum { LP_SAMPLE_REGISTER_SP = 7, LP_SAMPLE_REGISTER_IP = 8 };
+
+/// What the sampler asks of the kernel.
+typedef struct lp_perf_options {
+    /// On-CPU sampling period in ns of the thread's CPU time (task-clock).
+    uint64_t period_ns;
+    /// Bytes of user stack copied with each sample.
+    uint32_t stack_bytes;
+    /// Follow the threads the process creates (inherit), not only its main thread. The kernel
+    /// maps an inherited event's buffer only per CPU: open one session per CPU then.
+    bool all_threads;
+    /// raw_syscalls:sys_enter tracepoint id (from tracefs), 0: do not record system calls.
+    uint64_t sys_enter_id;
+    /// Ring buffer data pages (a power of two).
+    uint32_t pages;
+} lp_perf_options;
+
+/// One sampling session of one process: three events sharing one ring buffer.
+typedef struct lp_perf_session {
+    int fds[3];
+    /// Identifiers of the events (PERF_SAMPLE_IDENTIFIER): cpu clock, context switch, sys_enter.
+    uint64_t ids[3];
+    void *_Nullable ring;
+    size_t ring_bytes;
+    size_t data_bytes;
+} lp_perf_session;
+
+/// Opens the events on `pid` (which must not have run any user code yet: stopped at its exec),
+/// on every CPU (`cpu` = -1) or on one (with `all_threads`), and maps their ring buffer.
+/// Returns 0 or errno; on failure nothing stays open.
+/// The corresponding C function is perf_event_open(2).
+int lp_perf_open(pid_t pid, int cpu, const lp_perf_options *_Nonnull options, lp_perf_session *_Nonnull session);
+
+/// Copies whole records out of the ring buffer into `buffer` (at most `capacity` bytes) and
+/// frees their space. `*length` bytes were copied.
+int lp_perf_drain(lp_perf_session *_Nonnull session, uint8_t *_Nonnull buffer, size_t capacity, size_t *_Nonnull length);
+
+/// Waits up to `timeout_ms` for one of `count` ring buffers to fill past its watermark or for
+/// `wake_fd` to be readable. Returns 0 or errno.
+int lp_perf_wait(const lp_perf_session *_Nonnull sessions, int count, int wake_fd, int timeout_ms);
+
+/// Opens a disabled sys_enter event on launchprof itself and keeps it: the first event of a
+/// tracepoint registers its probe (a few hundred µs of text patching); with this one open, the
+/// events of each launch attach in microseconds. Returns 0 or errno.
+int lp_perf_open_anchor(uint64_t sys_enter_id, int *_Nonnull fd);
+
+/// Records lost to a full buffer so far are reported as PERF_RECORD_LOST; this closes the events.
+void lp_perf_close(lp_perf_session *_Nonnull session);
+
+// MARK: Offline unwinding
+
+/// One loadable segment of an object: file bytes at `offset` are mapped at `vaddr` + bias.
+typedef struct lp_segment {
+    uint64_t vaddr, offset, file_size;
+} lp_segment;
+
+/// An object mapped in the sampled process, with its file's bytes mapped in launchprof.
+typedef struct lp_unwind_object {
+    uint64_t bias;
+    /// Its executable mapping in the process.
+    uint64_t text_start, text_end;
+    const uint8_t *_Nonnull image;
+    uint64_t image_size;
+    const lp_segment *_Nonnull segments;
+    int segment_count;
+    /// PT_GNU_EH_FRAME's vaddr (unrelocated), 0 when the object has none.
+    uint64_t eh_frame_hdr;
+} lp_unwind_object;
+
+typedef struct lp_unwinder lp_unwinder;
+
+/// An unwinder with libunwind's global cache on. Returns NULL when out of memory.
+lp_unwinder *_Nullable lp_unwinder_create(void);
+void lp_unwinder_destroy(lp_unwinder *_Nullable unwinder);
+/// Adds an object (its segments are copied; `image` must outlive the unwinder). Returns 0 or errno.
+int lp_unwinder_add_object(lp_unwinder *_Nonnull unwinder, const lp_unwind_object *_Nonnull object);
+/// Forgets every object and flushes libunwind's caches (the mappings changed).
+void lp_unwinder_reset(lp_unwinder *_Nonnull unwinder);
+/// Unwinds with libunwind alone, without launchprof's cached call-frame rules (for tests that
+/// compare the two).
+void lp_unwinder_use_libunwind_only(lp_unwinder *_Nonnull unwinder, bool only);
+/// Unwinds one sample: `registers` in perf's order (LP_SAMPLE_REGISTER_COUNT), `stack` the bytes
+/// copied from the stack pointer up. Stores up to `capacity` instruction pointers, innermost
+/// first, in `ips`. Returns 0 or a negative libunwind error (the frames before it are kept).
+int lp_unwinder_unwind(lp_unwinder *_Nonnull unwinder, const uint64_t *_Nonnull registers,
+                       const uint8_t *_Nullable stack, size_t stack_size, uint64_t *_Nonnull ips,
+                       int capacity, int *_Nonnull count);
+
+// MARK: Demangling
+
+/// C++ names through the C++ ABI's `__cxa_demangle`. Returns a malloc'ed string or NULL.
+char *_Nullable lp_demangle_cxx(const char *_Nonnull name);
+/// Swift names through the Swift runtime's `swift_demangle`. Returns a malloc'ed string or NULL.
+char *_Nullable lp_demangle_swift(const char *_Nonnull name);
+
+/// Where the kernel mapped launchprof's own vDSO (AT_SYSINFO_EHDR), 0 without one.
+uint64_t lp_vdso_base(void);
+
+#endif

@@ -1,0 +1,109 @@
+import LaunchprofReport
+import LaunchprofSampling
+import LaunchprofTracing
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `--sample` keeps across a session's runs: the symbolizer (objects are read once), the
+/// thread that drains the perf buffer while a launch runs, and the folded stacks of every run.
+final class SessionSampling: @unchecked Sendable {
+    let configuration: SamplingConfiguration
+    let symbolizer = StackSymbolizer()
+    private let drainThread = JobThread()
+    private let folded = Mutex(FoldedStacks())
+    /// Used only by the tracer's thread, between launches.
+    private var timelineBuilder: SampleTimelineBuilder?
+    private var libunwindBuilder: SampleTimelineBuilder?
+    /// With `compareWithLibunwind`: stacks unwound, and how many libunwind alone unwound to the
+    /// same frames.
+    private(set) var comparison = (stacks: 0, identical: 0)
+
+    init(configuration: SamplingConfiguration) {
+        self.configuration = configuration
+        LaunchSampler.prepare()
+    }
+
+    deinit { drainThread.stop() }
+
+    var foldedStacks: FoldedStacks { folded.withLock { $0 } }
+
+    /// One launch's sampler; `attach` it to the trace request before tracing.
+    final class Launch: Sendable {
+        let sampler: LaunchSampler
+        private let started = Atomic<Bool>(false)
+        private let drainThread: JobThread
+
+        fileprivate init(sampler: LaunchSampler, drainThread: JobThread) {
+            self.sampler = sampler
+            self.drainThread = drainThread
+        }
+
+        /// Opens the events when the child has exec'd and drains them from then on.
+        func attach(to request: inout TraceRequest) {
+            request.onSpawn = { [self] pid in
+                sampler.start(pid: pid)
+                started.store(true, ordering: .releasing)
+                drainThread.start { [sampler] in sampler.collect() }
+            }
+        }
+
+        /// Stops draining (the child has ended) and returns what was captured.
+        func finish() -> LaunchSampler.Capture? {
+            guard started.load(ordering: .acquiring) else { return nil }
+            sampler.stop()
+            drainThread.waitForJob()
+            return sampler.finish()
+        }
+    }
+
+    func launch() throws(RunError) -> Launch {
+        let options = LaunchSampler.Options(
+            rateHz: configuration.rateHz, allThreads: configuration.allThreads,
+            stackBytes: configuration.stackBytes)
+        do throws(SamplingError) {
+            return Launch(sampler: try LaunchSampler(options: options), drainThread: drainThread)
+        } catch {
+            throw error.runError
+        }
+    }
+
+    /// Adds the samples' flags, trees and summary to `run`.
+    func annotate(_ run: inout LaunchRun, capture: LaunchSampler.Capture?, sampler: LaunchSampler, spawnNs: UInt64) throws(RunError) {
+        if let failure = sampler.failure { throw failure.runError }
+        guard let capture else { return }
+        if timelineBuilder == nil { timelineBuilder = SampleTimelineBuilder(symbolizer: symbolizer) }
+        guard let builder = timelineBuilder else { throw .system(operation: "creating libunwind's address space for --sample", errno: ENOMEM) }
+        let (spans, lost) = builder.spans(capture, originNs: spawnNs)
+        if configuration.compareWithLibunwind {
+            if libunwindBuilder == nil { libunwindBuilder = SampleTimelineBuilder(symbolizer: symbolizer, libunwindOnly: true) }
+            if let reference = libunwindBuilder?.spans(capture, originNs: spawnNs).spans, reference.count == spans.count {
+                comparison.stacks += spans.count
+                comparison.identical += zip(spans, reference).filter { $0.frames.map(\.address) == $1.frames.map(\.address) }.count
+            }
+        }
+        let analyzer = LaunchSampleAnalyzer(
+            rateHz: configuration.rateHz, flagThresholdNs: configuration.flagThresholdNs, mainThread: capture.pid)
+        let readyNs = run.metrics.timeToFirstFrameNs ?? run.metrics.exitNs ?? spans.map(\.endNs).max() ?? 0
+        let result = analyzer.analyse(spans: spans, phases: run.phases, readyNs: readyNs, lostRecords: lost)
+        run.flags = result.flags
+        run.callStackTree = result.callStackTree
+        run.sampling = result.sampling
+        run.sampling?.unwoundSamples = builder.unwoundSamples
+        run.sampling?.unwoundFrames = builder.unwoundFrames
+        run.sampling?.unwindNs = builder.unwindNs
+        folded.withLock { $0.add(result.folded) }
+    }
+}
+
+extension SamplingError {
+    var runError: RunError {
+        switch self {
+        case .system(let operation, let code): .system(operation: operation, errno: code)
+        case .cannotOpenEvents(let pid, let code):
+            .system(operation: "perf_event_open for --sample on process \(pid) (needs root or perf_event_paranoid <= 1)", errno: code)
+        }
+    }
+}

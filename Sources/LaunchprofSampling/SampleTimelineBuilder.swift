@@ -1,0 +1,203 @@
+import CLaunchprof
+import LaunchprofELF
+import LaunchprofReport
+
+/// Unwinds and names a launch's samples and turns them, with the switch records, into spans:
+/// what each thread was doing (on CPU, runnable, blocked and in which system call) from when to
+/// when, with its stack.
+///
+/// Per thread: an on-CPU sample ends a stretch on the CPU with its stack; a switch-out ends one
+/// with the stack the switch-out sample took, and starts an off-CPU stretch (runnable when
+/// preempted, else blocked) with that same stack, ended by the switch-in. Records are handled
+/// in order, so a library mapped during the launch is known from its first sample on.
+public final class SampleTimelineBuilder {
+    private let symbolizer: StackSymbolizer
+    private let unwinder: OpaquePointer
+    private var mappings: [StackSymbolizer.LoadedMapping] = []
+    private var lastMapping = 0
+    private var addresses = [UInt64](repeating: 0, count: CallStackTree.maximumDepth)
+    /// Samples unwound in the last `spans` call, their frames, and libunwind's time for them.
+    public private(set) var unwoundSamples = 0
+    public private(set) var unwoundFrames = 0
+    public private(set) var unwindNs: UInt64 = 0
+
+    /// `libunwindOnly`: without launchprof's cached call-frame rules (to compare the two).
+    public init?(symbolizer: StackSymbolizer, libunwindOnly: Bool = false) {
+        guard let unwinder = lp_unwinder_create() else { return nil }
+        lp_unwinder_use_libunwind_only(unwinder, libunwindOnly)
+        self.symbolizer = symbolizer
+        self.unwinder = unwinder
+    }
+
+    deinit { lp_unwinder_destroy(unwinder) }
+
+    private struct ThreadState {
+        var cursor: UInt64?
+        var onCPU = true
+        var offState = SampledSpan.State.blocked
+        var offStack: [SampledFrame] = []
+        var offSyscall: String?
+        var offStackIsGuess = false
+        var lastStack: [SampledFrame] = []
+        var lastSyscall: String?
+        var pendingOut: (frames: [SampledFrame], inSyscall: Bool)?
+    }
+
+    /// Spans of every sampled thread, times in ns from `originNs` (the spawn).
+    public func spans(_ capture: LaunchSampler.Capture, originNs: UInt64) -> (spans: [SampledSpan], lostRecords: Int) {
+        reset()
+        for mapping in capture.initialMappings { add(mapping) }
+        var threads: [Int32: ThreadState] = [:]
+        var spans: [SampledSpan] = []
+        var lost = 0
+        var lastTime: UInt64 = 0
+        func relative(_ time: UInt64) -> UInt64 { time > originNs ? time - originNs : 0 }
+        func emit(_ thread: Int32, _ start: UInt64, _ end: UInt64, _ state: SampledSpan.State, _ syscall: String?, _ frames: [SampledFrame]) {
+            guard end > start else { return }
+            spans.append(SampledSpan(
+                thread: thread, startNs: relative(start), endNs: relative(end), state: state,
+                syscall: syscall, frames: frames))
+        }
+        for record in capture.records {
+            switch record {
+            case .mapping(_, let start, let length, let offset, let path, let executable):
+                guard executable, path.hasPrefix("/") else { continue }
+                add(StackSymbolizer.Mapping(start: start, end: start &+ length, offset: offset, path: path))
+            case .lost(let count):
+                lost += Int(clamping: count)
+            case .syscall(let thread, _, let number):
+                threads[thread, default: ThreadState()].lastSyscall = SyscallNames.name(number)
+            case .stack(let sample):
+                lastTime = max(lastTime, sample.timeNs)
+                let (frames, inSyscall) = symbolize(sample)
+                var state = threads[sample.thread, default: ThreadState()]
+                switch sample.kind {
+                case .onCPU:
+                    if let cursor = state.cursor, state.onCPU {
+                        emit(sample.thread, cursor, sample.timeNs, .onCPU, nil, frames)
+                    }
+                    if state.onCPU { state.cursor = sample.timeNs }
+                    state.lastStack = frames
+                case .switchOut:
+                    if state.onCPU {
+                        state.pendingOut = (frames, inSyscall)
+                    } else if state.offStackIsGuess {
+                        // The switch record came first: the stack belongs to the stretch it opened.
+                        state.offStack = frames
+                        state.offStackIsGuess = false
+                        if state.offState == .blocked, inSyscall { state.offSyscall = state.lastSyscall }
+                    }
+                }
+                threads[sample.thread] = state
+            case .switched(let thread, let time, let out, let preempted):
+                lastTime = max(lastTime, time)
+                var state = threads[thread, default: ThreadState()]
+                if out {
+                    let pending = state.pendingOut
+                    let frames = pending?.frames ?? state.lastStack
+                    if let cursor = state.cursor, state.onCPU { emit(thread, cursor, time, .onCPU, nil, frames) }
+                    state.onCPU = false
+                    state.cursor = time
+                    state.offState = preempted ? .runnable : .blocked
+                    state.offStack = frames
+                    state.offStackIsGuess = pending == nil
+                    state.offSyscall = !preempted && pending?.inSyscall == true ? state.lastSyscall : nil
+                    state.pendingOut = nil
+                    if !frames.isEmpty { state.lastStack = frames }
+                } else {
+                    if let cursor = state.cursor, !state.onCPU {
+                        emit(thread, cursor, time, state.offState, state.offSyscall, state.offStack)
+                    }
+                    state.onCPU = true
+                    state.cursor = time
+                }
+                threads[thread] = state
+            }
+        }
+        // Close what was still open when the records end (the launch was ended).
+        for (thread, state) in threads.sorted(by: { $0.key < $1.key }) {
+            guard let cursor = state.cursor, lastTime > cursor else { continue }
+            emit(
+                thread, cursor, lastTime, state.onCPU ? .onCPU : state.offState, state.onCPU ? nil : state.offSyscall,
+                state.onCPU ? state.lastStack : state.offStack)
+        }
+        spans.sort { ($0.startNs, $0.thread) < ($1.startNs, $1.thread) }
+        return (spans, lost)
+    }
+
+    private func reset() {
+        unwoundSamples = 0
+        unwoundFrames = 0
+        unwindNs = 0
+        lp_unwinder_reset(unwinder)
+        mappings = []
+        lastMapping = 0
+    }
+
+    private func add(_ mapping: StackSymbolizer.Mapping) {
+        let loaded = symbolizer.load(mapping)
+        // A mapping over an older one replaces it (a library unloaded and another loaded there).
+        mappings.removeAll { $0.mapping.start < mapping.end && mapping.start < $0.mapping.end }
+        mappings.append(loaded)
+        lastMapping = 0
+        guard let symbols = loaded.symbols else { return }
+        let segments = symbols.segments.map { lp_segment(vaddr: $0.vaddr, offset: $0.offset, file_size: $0.fileSize) }
+        segments.withUnsafeBufferPointer { segmentPointer in
+            guard let image = symbols.bytes.baseAddress else { return }
+            var object = lp_unwind_object(
+                bias: loaded.bias, text_start: mapping.start, text_end: mapping.end,
+                image: image.assumingMemoryBound(to: UInt8.self), image_size: UInt64(symbols.bytes.count),
+                segments: segmentPointer.baseAddress!, segment_count: Int32(segments.count),
+                eh_frame_hdr: symbols.ehFrameHeader ?? 0)
+            _ = lp_unwinder_add_object(unwinder, &object)
+        }
+    }
+
+    private func mapping(containing address: UInt64) -> StackSymbolizer.LoadedMapping? {
+        if lastMapping < mappings.count {
+            let candidate = mappings[lastMapping]
+            if candidate.mapping.start <= address && address < candidate.mapping.end { return candidate }
+        }
+        guard let index = mappings.firstIndex(where: { $0.mapping.start <= address && address < $0.mapping.end }) else {
+            return nil
+        }
+        lastMapping = index
+        return mappings[index]
+    }
+
+    /// The sample's frames, named, and whether its innermost frame sits right after a
+    /// `syscall` instruction (the thread is in a system call).
+    private func symbolize(_ sample: StackSample) -> ([SampledFrame], Bool) {
+        guard sample.registers.count == Int(LP_SAMPLE_REGISTER_COUNT) else { return ([], false) }
+        var count: Int32 = 0
+        let capacity = Int32(addresses.count)
+        let started = lp_now_ns()
+        sample.registers.withUnsafeBufferPointer { registers in
+            sample.stack.withUnsafeBufferPointer { stack in
+                addresses.withUnsafeMutableBufferPointer { output in
+                    _ = lp_unwinder_unwind(
+                        unwinder, registers.baseAddress!, stack.baseAddress, stack.count, output.baseAddress!,
+                        capacity, &count)
+                }
+            }
+        }
+        unwindNs += lp_now_ns() - started
+        if count == 0 {
+            count = 1
+            addresses[0] = sample.registers[Int(LP_SAMPLE_REGISTER_IP)]
+        }
+        unwoundSamples += 1
+        unwoundFrames += Int(count)
+        var frames: [SampledFrame] = []
+        frames.reserveCapacity(Int(count))
+        for index in 0..<Int(count) {
+            let address = addresses[index]
+            frames.append(symbolizer.frame(address, in: mapping(containing: address), isReturnAddress: index > 0))
+        }
+        var inSyscall = false
+        if let first = frames.first, let loaded = mapping(containing: first.address), let symbols = loaded.symbols {
+            inSyscall = symbols.bytes(atVirtualAddress: first.offset &- 2, count: 2) == [0x0f, 0x05]
+        }
+        return (frames, inSyscall)
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import LaunchprofCore
+import LaunchprofReport
+
+/// `launchprof run|prewarm --sample[=RATE] [--all-threads] [--flag-threshold MS] [--folded FILE]`.
+struct SamplingOptions: ParsableArguments {
+    @Option(
+        name: .customLong("sample"), defaultAsFlag: SamplingConfiguration.defaultRateHz, parsing: .next,
+        help: ArgumentHelp(
+            "Sample the main thread from spawn to readiness at RATE samples per second of CPU time (default \(SamplingConfiguration.defaultRateHz)): stacks, thread state, flags of heavy work, call stack trees.",
+            valueName: "rate"))
+    var sample: Int? = nil
+
+    @Flag(help: "With --sample: sample every thread, not only the main one.")
+    var allThreads = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --sample: flag a function with at least this many ms of on-CPU or blocked main-thread time in one phase (default \(SamplingConfiguration.defaultFlagThresholdNs / 1_000_000)).",
+            valueName: "ms"))
+    var flagThreshold: Double?
+
+    @Option(help: ArgumentHelp("With --sample: write folded stacks of every run (flamegraph.pl, inferno, speedscope).", valueName: "file"))
+    var folded: String?
+
+    func validate() throws {
+        if let sample, sample < 1 || sample > 100_000 {
+            throw ValidationError("--sample=\(sample): the rate must be 1 to 100000 samples per second.")
+        }
+        if sample == nil {
+            for (set, name) in [(allThreads, "--all-threads"), (flagThreshold != nil, "--flag-threshold"), (folded != nil, "--folded")] where set {
+                throw ValidationError("\(name) needs --sample.")
+            }
+        }
+        if let flagThreshold, !(flagThreshold > 0) {
+            throw ValidationError("--flag-threshold must be a positive number of milliseconds.")
+        }
+    }
+
+    /// The sampling configuration, nil without `--sample`.
+    var configuration: SamplingConfiguration? {
+        guard let sample else { return nil }
+        return SamplingConfiguration(
+            rateHz: sample, allThreads: allThreads,
+            flagThresholdNs: flagThreshold.map { UInt64($0 * 1_000_000) } ?? SamplingConfiguration.defaultFlagThresholdNs)
+    }
+}
+
+extension SamplingOptions {
+    /// `--folded FILE`: the folded stacks of every measured run, written atomically.
+    func writeFolded(_ stacks: FoldedStacks?) throws {
+        guard let folded else { return }
+        do throws(LaunchReportError) {
+            try ReportFiles.write(Array((stacks?.text ?? "").utf8), to: folded)
+        } catch {
+            throw Terminal.fail(error.description, status: 73)
+        }
+        Terminal.write(2, "launchprof: folded stacks written to \(folded)\n")
+    }
+}

@@ -1,0 +1,271 @@
+import Foundation
+import LaunchprofReport
+import Testing
+
+@testable import LaunchprofCore
+
+/// `launchprof run --sample` end to end: real children, real perf events, real unwinding and
+/// symbolization; durations compared with the fixture's own clocks (thread CPU time for
+/// computing, CLOCK_MONOTONIC for waiting).
+@Suite("run: sampling", .serialized)
+struct SamplingTests {
+    /// The fixture's truth lines: function → (thread CPU ns, wall ns).
+    static func truth(_ path: String) throws -> [String: [(cpu: UInt64, wall: UInt64)]] {
+        var result: [String: [(cpu: UInt64, wall: UInt64)]] = [:]
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, let cpu = UInt64(fields[1]), let wall = UInt64(fields[2]) else { continue }
+            result[String(fields[0]), default: []].append((cpu, wall))
+        }
+        return result
+    }
+
+    static func median(_ values: [UInt64]) -> UInt64 {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+    }
+
+    static func expectWithin15Percent(
+        _ measured: UInt64, _ truth: UInt64, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let error = measured > truth ? measured - truth : truth - measured
+        #expect(error * 100 <= truth * 15, "\(what): measured \(measured) ns, truth \(truth) ns", sourceLocation: sourceLocation)
+    }
+
+    static func sampleWork(stripped: Bool = false) throws -> String {
+        try FixtureBuilder.build(
+            ["sample-work.c"], output: "sample/sample-work\(stripped ? "-stripped" : "")",
+            flags: ["-ldl"] + (stripped ? ["-s"] : []))
+    }
+
+    static func plugin() throws -> String {
+        try FixtureBuilder.build(["sample-plugin.c"], output: "sample/libsample-plugin.so", flags: ["-fPIC", "-shared"])
+    }
+
+    /// The brief's program: ~120 ms in poll(2) in willFinishLaunching, ~150 ms of computing in
+    /// didFinishLaunching, a 5 ms function, and a library dlopen'ed during the launch.
+    @Test func flagsComputingAndWaitingByFunctionPhaseAndSyscall() throws {
+        let program = try Self.sampleWork()
+        let plugin = try Self.plugin()
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let outcome = try RunHarness.run(
+            program, runs: 3, environment: ["LP_FIXTURE_TRUTH": truthPath, "LP_SAMPLE_PLUGIN": plugin]
+        ) { $0.sampling = SamplingConfiguration() }
+        let truth = try Self.truth(truthPath)
+        try #require(outcome.runs.count == 3)
+        var computing: [UInt64] = []
+        var waiting: [UInt64] = []
+        var pluginWork: [UInt64] = []
+        for run in outcome.runs {
+            let flags = try #require(run.flags)
+            let cpu = flags.first { $0.kind == .cpu && $0.function == "compute_layout" }
+            #expect(cpu?.phase == "didFinishLaunching")
+            #expect(cpu?.object == "sample-work")
+            let blocked = flags.first { $0.kind == .blocked && $0.function == "wait_for_config" }
+            #expect(blocked?.phase == "willFinishLaunching")
+            #expect(blocked?.syscall == "poll")
+            #expect(!flags.contains { $0.function == "tiny_step" }, "a 5 ms function is not flagged")
+            let loaded = flags.first { $0.kind == .cpu && $0.function == "plugin_work" }
+            #expect(loaded?.object == "libsample-plugin.so", "a library dlopen'ed during the launch is symbolized")
+            computing.append(cpu?.durationNs ?? 0)
+            waiting.append(blocked?.durationNs ?? 0)
+            pluginWork.append(loaded?.durationNs ?? 0)
+
+            let sampling = try #require(run.sampling)
+            #expect(sampling.note == nil)
+            #expect(sampling.rateHz == SamplingConfiguration.defaultRateHz)
+            let phases = sampling.phaseCallStackTrees.map(\.phase)
+            #expect(phases.contains("willFinishLaunching") && phases.contains("didFinishLaunching"))
+            // The whole launch's tree: the main thread, attributed, with compute_layout under main.
+            let tree = try #require(run.callStackTree)
+            #expect(tree.callStacks.first?.threadAttributed == true)
+            #expect(Self.contains(tree, symbol: "compute_layout"))
+        }
+        Self.expectWithin15Percent(
+            Self.median(computing), Self.median(truth["compute_layout"]?.map(\.cpu) ?? []), "compute_layout CPU time")
+        Self.expectWithin15Percent(
+            Self.median(waiting), Self.median(truth["wait_for_config"]?.map(\.wall) ?? []), "wait_for_config in poll")
+        Self.expectWithin15Percent(
+            Self.median(pluginWork), Self.median(truth["plugin_work"]?.map(\.cpu) ?? []), "plugin_work CPU time")
+        // Aggregated in the summary: every run flagged both.
+        let summary = try #require(outcome.summary.flags)
+        #expect(summary.first { $0.function == "compute_layout" && $0.kind == .cpu }?.runs == 3)
+        #expect(summary.first { $0.function == "wait_for_config" && $0.kind == .blocked }?.runs == 3)
+    }
+
+    static func contains(_ tree: CallStackTree, symbol: String) -> Bool {
+        func search(_ frames: [CallStackTree.Frame]) -> Bool {
+            frames.contains { $0.symbol == symbol || search($0.subFrames ?? []) }
+        }
+        return tree.callStacks.contains { search($0.callStackRootFrames) }
+    }
+
+    /// launchprof's cached call frame rules unwind the same stacks libunwind alone does (the
+    /// same captures, unwound both ways), in C and in Swift.
+    @Test func fastUnwindingAgreesWithLibunwind() throws {
+        for program in [try Self.sampleWork(), try SwiftFixture.build()] {
+            var configuration = RunConfiguration(program: program, arguments: [])
+            configuration.runs = 2
+            configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
+            configuration.sampling = SamplingConfiguration()
+            configuration.sampling?.compareWithLibunwind = true
+            let session = try RunSession(configuration: configuration)
+            let writer = try LaunchReportWriter(
+                output: InMemoryReportOutput(), target: session.target,
+                host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
+            _ = try session.run(into: writer)
+            let comparison = try #require(session.sampling?.comparison)
+            #expect(comparison.stacks > 100, "\(program): \(comparison.stacks) stacks")
+            #expect(comparison.identical * 100 >= comparison.stacks * 95, "\(program): \(comparison.identical) of \(comparison.stacks) the same")
+        }
+    }
+
+    /// Without a symbol table the work is still found, named by a dynamic symbol or as
+    /// object+offset (the function's start by its call frame information).
+    @Test func strippedProgramStillFlags() throws {
+        let program = try Self.sampleWork(stripped: true)
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let outcome = try RunHarness.run(program, environment: ["LP_FIXTURE_TRUTH": truthPath]) {
+            $0.sampling = SamplingConfiguration()
+        }
+        let flags = try #require(outcome.runs.first?.flags)
+        let cpu = try #require(flags.first { $0.kind == .cpu && $0.phase == "didFinishLaunching" })
+        #expect(cpu.function == "compute_layout" || cpu.function.hasPrefix("sample-work-stripped+0x"), "\(cpu.function)")
+        let blocked = try #require(flags.first { $0.kind == .blocked })
+        #expect(blocked.syscall == "poll")
+        #expect(blocked.phase == "willFinishLaunching")
+        #expect(blocked.function.hasPrefix("sample-work-stripped+0x") || blocked.function == "wait_for_config")
+        let truth = try Self.truth(truthPath)
+        Self.expectWithin15Percent(cpu.durationNs, truth["compute_layout"]?.first?.cpu ?? 0, "stripped compute_layout")
+    }
+
+    /// A Swift program's flag carries the name the Swift runtime's demangler gives.
+    @Test func swiftNamesAreDemangled() throws {
+        let program = try SwiftFixture.build()
+        let outcome = try RunHarness.run(program) { $0.sampling = SamplingConfiguration() }
+        let flags = try #require(outcome.runs.first?.flags)
+        let cpu = try #require(flags.first { $0.kind == .cpu })
+        #expect(cpu.function.contains("LayoutEngine.computeLayout(microseconds: Swift.UInt64)"), "\(cpu.function)")
+        #expect(cpu.phase == "didFinishLaunching")
+    }
+
+    /// A C++ function's flag carries its demangled name.
+    @Test func cplusplusNamesAreDemangled() throws {
+        let program = try FixtureBuilder.build(["sample-cxx.cpp"], output: "sample/sample-cxx")
+        let outcome = try RunHarness.run(program) { $0.sampling = SamplingConfiguration() }
+        let flags = try #require(outcome.runs.first?.flags)
+        #expect(flags.contains { $0.kind == .cpu && $0.function == "layout::Engine::compute(int)" }, "\(flags.map(\.function))")
+    }
+
+    /// `--all-threads` adds the app's other threads to the tree, the main thread attributed.
+    @Test func allThreadsAddsTheOtherThreads() throws {
+        let program = try RunFixtures.app()
+        let environment = ["LP_TASKS": "sync:60000", "LP_PHASES": "didFinishLaunching:90000:0"]
+        let all = try RunHarness.run(program, environment: environment) {
+            $0.sampling = SamplingConfiguration(allThreads: true)
+        }
+        let tree = try #require(all.runs.first?.callStackTree)
+        #expect(tree.callStacks.count >= 2, "\(tree.callStacks.count) threads")
+        #expect(tree.callStacks.filter(\.threadAttributed).count == 1)
+        #expect(tree.callStacks.first?.threadAttributed == true)
+        #expect(tree.callStacks.dropFirst().contains { Self.contains(CallStackTree(callStacks: [$0]), symbol: "run_task") })
+
+        let main = try RunHarness.run(program, environment: environment) { $0.sampling = SamplingConfiguration() }
+        #expect(main.runs.first?.callStackTree?.callStacks.count == 1)
+    }
+
+    /// A launch shorter than one sample period says so instead of giving an empty tree.
+    @Test func tooShortToSample() throws {
+        let program = try Self.sampleWork()
+        let outcome = try RunHarness.run(program, environment: ["LP_SAMPLE_QUICK": "1"]) {
+            $0.sampling = SamplingConfiguration(rateHz: 4)  // a 250 ms period
+        }
+        let run = try #require(outcome.runs.first)
+        let ready = try #require(run.metrics.timeToFirstFrameNs)
+        try #require(ready < 250_000_000, "the quick launch took \(ready) ns")
+        #expect(run.sampling?.note?.hasPrefix("too short to sample") == true)
+        #expect(run.callStackTree == nil)
+        #expect(run.flags == [])
+    }
+}
+
+/// `launchprof run --sample` from the command line: the waterfall's flags, `--folded`, the note
+/// of a too short launch, and usage errors.
+@Suite("run: sampling on the command line", .serialized)
+struct SamplingCommandTests {
+    func launchprof(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = try LaunchprofBinary.url()
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func flagsInTheWaterfallAndFoldedStacks() throws {
+        let program = try SamplingTests.sampleWork()
+        let folded = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: folded) }
+        let outcome = try launchprof(["run", "-r", "2", "--sample", "--folded", folded, program])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("main-thread work flagged by sampling (1000 Hz)"))
+        let lines = outcome.stdout.split(separator: "\n")
+        #expect(lines.contains { $0.contains("cpu") && $0.contains("didFinishLaunching") && $0.contains("compute_layout (sample-work)") })
+        #expect(lines.contains { $0.contains("blocked") && $0.contains("wait_for_config (sample-work) in poll()") })
+        let text = try String(contentsOfFile: folded, encoding: .utf8)
+        let stacks = text.split(separator: "\n")
+        #expect(!stacks.isEmpty)
+        #expect(stacks.allSatisfy { $0.wholeMatch(of: /[^ ].*;?.* [0-9]+/) != nil }, "folded format")
+        #expect(stacks.contains { $0.hasPrefix("didFinishLaunching;") && $0.contains(";main;compute_layout ") })
+    }
+
+    @Test func tooShortToSampleUnderTheWaterfall() throws {
+        let program = try SamplingTests.sampleWork()
+        let outcome = try launchprof(["run", "-r", "1", "--sample=4", program], environment: ["LP_SAMPLE_QUICK": "1"])
+        #expect(outcome.status == 0)
+        #expect(outcome.stdout.contains("sampling: too short to sample"), "\(outcome.stdout)")
+    }
+
+    @Test func samplingOptionsNeedSample() throws {
+        for (arguments, message) in [
+            (["run", "--all-threads", "/bin/true"], "--all-threads needs --sample"),
+            (["run", "--folded", "/tmp/x", "/bin/true"], "--folded needs --sample"),
+            (["run", "--sample=0", "/bin/true"], "the rate must be 1 to 100000"),
+            (["run", "--sample", "--flag-threshold", "0", "/bin/true"], "--flag-threshold must be a positive"),
+        ] {
+            let outcome = try launchprof(arguments)
+            #expect(outcome.status == 64, "\(arguments)")
+            #expect(outcome.stderr.contains(message), "\(arguments): \(outcome.stderr)")
+        }
+    }
+}
+
+/// Builds the Swift fixture with the toolchain's `swiftc` at test time (never checked in).
+enum SwiftFixture {
+    static func build() throws -> String {
+        let source = FixtureBuilder.sourceDirectory.appendingPathComponent("sample-swift.swift").path
+        let output = FixtureBuilder.outputRoot.appendingPathComponent("sample/sample-swift").path
+        try FileManager.default.createDirectory(
+            atPath: (output as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let stamp = output + ".stamp"
+        let text = try String(contentsOfFile: source, encoding: .utf8)
+        if FileManager.default.fileExists(atPath: output),
+            (try? String(contentsOfFile: stamp, encoding: .utf8)) == text
+        {
+            return output
+        }
+        // -Onone compiles fastest; the fixture's loop is fast enough either way.
+        try FixtureBuilder.run("/usr/bin/env", ["swiftc", "-Onone", "-module-name", "SampleSwift", "-o", output, source])
+        try text.write(toFile: stamp, atomically: true, encoding: .utf8)
+        return output
+    }
+}
