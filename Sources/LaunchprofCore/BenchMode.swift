@@ -5,23 +5,22 @@ public enum BenchMode: String, Sendable, Equatable, CaseIterable {
     case warm
     /// The closure's files evicted from the page cache before each run (`run --cold`).
     case cold
+    /// Each run pairs a prewarmed launch (frozen at `main`, held for the launch's `hold`, resumed)
+    /// with an ordinary one, as `launchprof prewarm` does; the report has both and the saving.
+    case prewarm
 
-    /// Parses a suite's `mode`; `prewarm` is named but not yet available.
+    /// Parses a suite's `mode`.
     public init(suiteValue: String) throws(BenchError) {
-        switch suiteValue {
-        case "warm": self = .warm
-        case "cold": self = .cold
-        case "prewarm":
-            throw .unavailableMode(mode: suiteValue, reason: "this launchprof has no `prewarm` yet; use warm or cold")
-        default:
-            throw .unavailableMode(mode: suiteValue, reason: "the modes are warm and cold")
+        guard let mode = BenchMode(rawValue: suiteValue) else {
+            throw .unavailableMode(mode: suiteValue, reason: "the modes are warm, cold and prewarm")
         }
+        self = mode
     }
 
     /// Sets the run configuration's fields this mode decides.
     func apply(to configuration: inout RunConfiguration) {
         switch self {
-        case .warm: configuration.cold = false
+        case .warm, .prewarm: configuration.cold = false
         case .cold: configuration.cold = true
         }
     }

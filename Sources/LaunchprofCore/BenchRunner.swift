@@ -92,7 +92,7 @@ private final class LaunchState {
     let launch: BenchSuite.Launch
     let path: String
     var entry: BenchSummary.Entry
-    var session: RunSession?
+    var session: BenchSession?
     var writer: LaunchReportWriter?
     var recorded = 0
 
@@ -105,7 +105,7 @@ private final class LaunchState {
             thresholds: launch.thresholds, minEffectPercent: launch.minEffectPercent, minEffectNs: launch.minEffectNs)
         let configuration = runner.configuration(launch)
         do throws(RunError) {
-            let session = try RunSession(configuration: configuration)
+            let session = try BenchSession(launch: launch, configuration: configuration)
             // The counts come from the same file the runs launch, in the child's environment.
             let inspection = InspectSession(
                 configuration: InspectConfiguration(
@@ -149,6 +149,8 @@ private final class LaunchState {
                 into: scratch, runs: runs, warmup: warmup,
                 progress: { done, _ in progress?(name, warmupsBefore + before + done, total) },
                 onRun: { collector.add($0) })
+            // A prewarm session adds its hazard scan to the summary: the report's writer too.
+            writer.amendSummary = scratch.amendSummary
             for var run in collector.runs {
                 run.index = recorded
                 recorded += 1
@@ -194,6 +196,47 @@ private final class LaunchState {
     func abandon() {
         writer?.cancel()
         writer = nil
+    }
+}
+
+/// What makes a bench launch's runs: a run session, or for `mode: prewarm` a prewarm session
+/// (which pairs every prewarmed launch with an ordinary one) around one.
+enum BenchSession {
+    case run(RunSession)
+    case prewarm(PrewarmSession)
+
+    init(launch: BenchSuite.Launch, configuration: RunConfiguration) throws(RunError) {
+        switch launch.mode {
+        case .warm, .cold:
+            self = .run(try RunSession(configuration: configuration))
+        case .prewarm:
+            var prewarm = PrewarmConfiguration(run: configuration)
+            prewarm.hold = launch.hold
+            self = .prewarm(try PrewarmSession(configuration: prewarm))
+        }
+    }
+
+    var runSession: RunSession {
+        switch self {
+        case .run(let session): session
+        case .prewarm(let session): session.runSession
+        }
+    }
+
+    var target: LaunchReport.Target { runSession.target }
+    var mode: LaunchReport.Mode { runSession.mode }
+    var program: LocatedProgram { runSession.program }
+
+    func run(
+        into writer: LaunchReportWriter, runs: Int, warmup: Int, progress: RunSession.Progress?,
+        onRun: @escaping @Sendable (LaunchRun) -> Void
+    ) throws(RunError) -> LaunchRun? {
+        switch self {
+        case .run(let session):
+            try session.run(into: writer, runs: runs, warmup: warmup, progress: progress, onRun: onRun)
+        case .prewarm(let session):
+            try session.run(into: writer, runs: runs, warmup: warmup, progress: progress, onRun: onRun)
+        }
     }
 }
 

@@ -31,6 +31,8 @@ public struct BenchSuite: Sendable, Equatable {
         public var runs = 20
         public var warmup = 1
         public var timeoutNs: UInt64 = 10_000_000_000
+        /// `mode: prewarm`: how long each prewarmed process is held frozen (`launchprof prewarm --hold`).
+        public var hold: PrewarmHold = .fixed(ns: 500_000_000)
         public var thresholds: [String: ComparisonSettings.Threshold] = [:]
         /// This launch's minimum effect, over the suite's (a cold launch on a shared disk varies
         /// far more than a warm one).
@@ -137,8 +139,8 @@ private struct SuiteReader {
 
     func launch(_ value: JSONValue, at location: String) throws(BenchError) -> BenchSuite.Launch {
         let fields = try object(value, at: location, allowed: [
-            "arguments", "cwd", "environment", "minEffectNs", "minEffectPercent", "mode", "name", "program", "ready",
-            "runs", "thresholds", "timeout", "warmup",
+            "arguments", "cwd", "environment", "hold", "minEffectNs", "minEffectPercent", "mode", "name", "program",
+            "ready", "runs", "thresholds", "timeout", "warmup",
         ])
         guard let name = try string(fields["name"], at: "\(location).name") else { throw fail(location, "missing 'name'") }
         guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }),
@@ -172,6 +174,14 @@ private struct SuiteReader {
                 launch.mode = try BenchMode(suiteValue: mode)
             } catch {
                 throw fail("\(location).mode", error.description)
+            }
+        }
+        if let hold = try string(fields["hold"], at: "\(location).hold") {
+            guard launch.mode == .prewarm else { throw fail("\(location).hold", "only a prewarm launch is held") }
+            do throws(PrewarmArgumentError) {
+                launch.hold = try PrewarmHold(argument: hold)
+            } catch {
+                throw fail("\(location).hold", error.description)
             }
         }
         if let runs = try integer(fields["runs"], at: "\(location).runs", minimum: 1) { launch.runs = runs }

@@ -45,15 +45,21 @@ public final class PrewarmSession: @unchecked Sendable {
         var expired = false
     }
 
+    /// The hazard scan's outcome, made by the session's first `run` (a bench makes its runs in
+    /// rounds: one scan serves them all).
+    private var scan: Result<[PrewarmHazard], TracerError>??
+
     /// Runs the hazard scan, then the paired launches (or the pool), appending each measured
-    /// prewarmed run to `writer`. Returns the last measured run.
+    /// prewarmed run to `writer`. Returns the last measured run. `runs` and `warmup` override the
+    /// configuration's (not with a pool), so `bench --rounds` can make the runs a few at a time.
     public func run(
-        into writer: LaunchReportWriter, progress: RunSession.Progress? = nil,
-        onRun: (@Sendable (LaunchRun) -> Void)? = nil
+        into writer: LaunchReportWriter, runs: Int? = nil, warmup: Int? = nil,
+        progress: RunSession.Progress? = nil, onRun: (@Sendable (LaunchRun) -> Void)? = nil
     ) throws(RunError) -> LaunchRun? {
         lp_install_interrupt_handler()
         lp_spawn_prepare()
-        let scan = configuration.scanHazards ? scanHazards() : nil
+        if self.scan == nil { self.scan = configuration.scanHazards ? scanHazards() : .some(nil) }
+        let scan = self.scan ?? nil
         writer.amendSummary = { summary in
             guard summary.prewarm != nil else { return }
             if let scan {
@@ -70,7 +76,8 @@ public final class PrewarmSession: @unchecked Sendable {
             return try PrewarmPool(session: self).run(into: writer, progress: progress, onRun: onRun)
         }
         let cpu: Int32? = configuration.run.pinCPU ? DedicatedThread<Int>.currentCPU : nil
-        let total = configuration.run.warmup + configuration.run.runs
+        let warmup = warmup ?? configuration.run.warmup
+        let total = warmup + (runs ?? configuration.run.runs)
         nonisolated(unsafe) let writer = writer
         let monitorThread = JobThread()
         defer { monitorThread.stop() }
@@ -79,7 +86,7 @@ public final class PrewarmSession: @unchecked Sendable {
             var generator = SplitMix64(seed: configuration.seed)
             var last: LaunchRun?
             for index in 0..<total {
-                let measured = index >= configuration.run.warmup
+                let measured = index >= warmup
                 let holdNs = configuration.hold.draw(using: &generator)
                 do throws(RunError) {
                     // Alternate which launch goes first, so neither always finds the caches warmer.
@@ -89,10 +96,10 @@ public final class PrewarmSession: @unchecked Sendable {
                         if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
                         if ordinaryTurn {
                             ordinary = try runSession.launchOnce(
-                                index: index - configuration.run.warmup, pinnedCPU: cpu, monitorThread: monitorThread).0
+                                index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread).0
                         } else {
                             prewarmed = try prewarmedLaunch(
-                                index: index - configuration.run.warmup, pinnedCPU: cpu,
+                                index: index - warmup, pinnedCPU: cpu,
                                 monitorThread: monitorThread, gate: .hold(ns: holdNs))
                         }
                     }

@@ -152,6 +152,35 @@ struct BenchCommandTests {
         #expect(samples.allSatisfy { ($0["labels"] as? [String: String])?["program"] == app })
     }
 
+    /// `mode: prewarm`: each run pairs a prewarmed launch with an ordinary one, as `launchprof
+    /// prewarm` does; the report holds both and the saving, and compares like any other.
+    @Test func prewarmModeReportsTheSaving() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let suite = directory.appendingPathComponent("suite.json").path
+        try """
+            {"version": 1, "launches": [{"name": "tapped", "program": "\(try Self.benchApp())", "mode": "prewarm",
+              "hold": "50ms", "runs": 3, "warmup": 0}]}
+            """.write(toFile: suite, atomically: true, encoding: .utf8)
+        try SchemaValidator.expectValid(Array(try ReportFiles.read(suite)), against: .benchSuite)
+        let output = directory.appendingPathComponent("out").path
+        let outcome = try launchprof(["bench", suite, "-o", output, "--rounds", "2"])
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        try Self.expectValidFolder(output)
+        let report = try ReportFiles.readReport(output + "/tapped.json")
+        #expect(report.runs.count == 3)
+        for run in report.runs {
+            let prewarm = try #require(run.prewarm, "run \(run.index) is a prewarmed launch")
+            #expect(prewarm.holdNs >= 50_000_000)
+            #expect(run.metrics.optimizedTimeToFirstFrameNs != nil && prewarm.ordinaryTimeToFirstFrameNs != nil)
+        }
+        #expect(report.summary.prewarm?.savingNs?.count == 3)
+        // The hazard scan ran once and its verdict reached the report written in rounds.
+        #expect(report.summary.prewarm?.hazardScanError == nil)
+        let summary = try BenchSummary.decode(try ReportFiles.read(output + "/suite.json"), path: "suite.json")
+        #expect(summary.entries.first?.mode == "prewarm")
+    }
+
     @Test func failuresAndUnknownVersionsGetTheirStatus() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -173,12 +202,12 @@ struct BenchCommandTests {
         #expect(summary.entries.first { $0.name == "missing" }.map { $0.report == nil && $0.error != nil } == true)
 
         // A suite mistake is a usage error naming the key.
-        try #"{"version": 1, "launches": [{"name": "x", "program": "/bin/true", "mode": "prewarm"}]}"#
+        try #"{"version": 1, "launches": [{"name": "x", "program": "/bin/true", "mode": "hot"}]}"#
             .write(toFile: suite, atomically: true, encoding: .utf8)
-        let prewarm = try launchprof(["bench", suite, "-o", output])
-        #expect(prewarm.status == 64)
+        let mistake = try launchprof(["bench", suite, "-o", output])
+        #expect(mistake.status == 64)
         #expect(try SchemaValidator.problems(Array(try ReportFiles.read(suite)), against: .benchSuite) != nil, "the schema refuses it too")
-        #expect(prewarm.stderr.contains("launches[0].mode") && prewarm.stderr.contains("prewarm"), "\(prewarm.stderr)")
+        #expect(mistake.stderr.contains("launches[0].mode") && mistake.stderr.contains("prewarm"), "\(mistake.stderr)")
 
         // A report of a schema version launchprof does not know is refused by compare and merge.
         let report = output + "/ok.json"

@@ -28,7 +28,8 @@ struct BenchSuiteTests {
             "minEffectPercent": 200, "minEffectNs": 5000000,
             "thresholds": {"timeToFirstFrameNs": {"maxMedianNs": 50000000, "maxRegressionPercent": 10},
                            "phase:didFinishLaunching": {"maxRegressionPercent": 20}}},
-           {"name": "tool", "program": "true"}]}
+           {"name": "tool", "program": "true"},
+           {"name": "tapped", "program": "true", "mode": "prewarm", "hold": "uniform:100ms-2s"}]}
         """
 
     /// What each mistake's error says; BenchSchemaTests checks the schema refuses them too.
@@ -37,8 +38,9 @@ struct BenchSuiteTests {
         (#"{"version": 2, "launches": []}"#, "version 2 is not known"),
         (#"{"version": 1, "launches": [{"name": "a", "program": "true", "run": 3}]}"#, "at launches[0]: unknown key 'run'"),
         (#"{"version": 1, "lanches": []}"#, "unknown key 'lanches'"),
-        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "mode": "prewarm"}]}"#, "no `prewarm` yet"),
-        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "mode": "hot"}]}"#, "the modes are warm and cold"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "hold": "2s"}]}"#, "only a prewarm launch is held"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "mode": "prewarm", "hold": "soon"}]}"#, "launches[0].hold"),
+        (#"{"version": 1, "launches": [{"name": "a", "program": "true", "mode": "hot"}]}"#, "the modes are warm, cold and prewarm"),
         (#"{"version": 1, "launches": [{"name": "a", "program": "true", "runs": 0}]}"#, "launches[0].runs"),
         (#"{"version": 1, "launches": [{"name": "a", "program": "true", "runs": "5"}]}"#, "expected a number, not a string"),
         (#"{"version": 1, "launches": [{"name": "a/b", "program": "true"}]}"#, "it names a file"),
@@ -64,6 +66,9 @@ struct BenchSuiteTests {
         #expect(app.thresholds["phase:didFinishLaunching"]?.maxRegressionPercent == 20)
         let tool = suite.launches[1]
         #expect(tool.mode == .warm && tool.runs == 20 && tool.warmup == 1 && tool.ready == .automatic)
+        #expect(tool.hold == .fixed(ns: 500_000_000), "the default hold")
+        let tapped = suite.launches[2]
+        #expect(tapped.mode == .prewarm && tapped.hold == .uniform(minimumNs: 100_000_000, maximumNs: 2_000_000_000))
         // Paths with a slash resolve against the suite's folder; bare names stay PATH names.
         let runner = BenchRunner(suite: suite, outputDirectory: "/tmp/x", inheritedEnvironment: [:])
         let configuration = runner.configuration(app)
