@@ -1,3 +1,4 @@
+import LaunchprofTracing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,7 +26,7 @@ final class CgroupFreezer {
     func freeze() -> Bool {
         guard Self.write("1", to: directory + "/cgroup.freeze") else { return false }
         for _ in 0..<1000 {
-            if ProcessProbe.readSmallFile(directory + "/cgroup.events")?.contains("frozen 1") == true { return true }
+            if SmallFile.read(directory + "/cgroup.events")?.contains("frozen 1") == true { return true }
             var delay = timespec(tv_sec: 0, tv_nsec: 1_000_000)
             nanosleep(&delay, nil)
         }
@@ -37,7 +38,7 @@ final class CgroupFreezer {
     /// Thaws, moves any process still inside back to the root and removes the cgroup.
     func remove() {
         thaw()
-        if let procs = ProcessProbe.readSmallFile(directory + "/cgroup.procs"), let root = Self.root() {
+        if let procs = SmallFile.read(directory + "/cgroup.procs"), let root = Self.root() {
             for pid in procs.split(separator: "\n") { _ = Self.write(String(pid), to: root + "/cgroup.procs") }
         }
         rmdir(directory)

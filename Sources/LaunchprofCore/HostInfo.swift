@@ -1,3 +1,4 @@
+import LaunchprofTracing
 import Glibc
 import LaunchprofReport
 
@@ -31,7 +32,7 @@ public enum HostInfo {
 
     /// The first `model name` in /proc/cpuinfo (x86); other architectures name it differently.
     static func cpuModel() -> String {
-        guard let text = readSmallFile("/proc/cpuinfo") else { return "unknown" }
+        guard let text = SmallFile.read("/proc/cpuinfo") else { return "unknown" }
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 1)
             guard parts.count == 2 else { continue }
@@ -57,21 +58,6 @@ public enum HostInfo {
         return text.isEmpty ? "unknown" : text
     }
 
-    /// A /proc file (size 0 in stat, so read until EOF), capped at 1 MiB.
-    private static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while bytes.count < 1 << 20 {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
 }
 
 extension Substring {

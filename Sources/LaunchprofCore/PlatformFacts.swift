@@ -1,3 +1,4 @@
+import LaunchprofTracing
 import Glibc
 
 /// Facts about the machine that MetricKit's metadata needs and `LaunchReport.Host` does not
@@ -7,7 +8,7 @@ public enum PlatformFacts {
     /// (bookworm)"; "Linux" when neither names one.
     public static func distribution() -> String {
         for path in ["/etc/os-release", "/usr/lib/os-release"] {
-            guard let text = readSmallFile(path) else { continue }
+            guard let text = SmallFile.read(path) else { continue }
             for line in text.split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
                 var value = line.dropFirst("PRETTY_NAME=".count)
                 if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
@@ -39,18 +40,4 @@ public enum PlatformFacts {
         return territory.isEmpty ? nil : String(territory)
     }
 
-    private static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 16 {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
 }

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LaunchprofTracing
 import Glibc
 #endif
 
@@ -13,7 +14,7 @@ enum ProcessProbe {
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard let tid = Int32(name) else { continue }
-            guard let text = readSmallFile("/proc/\(pid)/task/\(tid)/schedstat"),
+            guard let text = SmallFile.read("/proc/\(pid)/task/\(tid)/schedstat"),
                 let first = text.split(separator: " ").first, let ns = UInt64(first)
             else { continue }
             total += ns
@@ -23,7 +24,7 @@ enum ProcessProbe {
 
     /// Proportional set size of `pid` (`Pss:` in `/proc/PID/smaps_rollup`), in bytes.
     static func pssBytes(_ pid: Int32) -> UInt64? {
-        guard let text = readSmallFile("/proc/\(pid)/smaps_rollup") else { return nil }
+        guard let text = SmallFile.read("/proc/\(pid)/smaps_rollup") else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("Pss:") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 2, let kib = UInt64(fields[1]) else { return nil }
@@ -32,18 +33,4 @@ enum ProcessProbe {
         return nil
     }
 
-    static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = read(fd, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += buffer[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
 }

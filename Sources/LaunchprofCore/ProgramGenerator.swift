@@ -1,3 +1,4 @@
+import LaunchprofTracing
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -185,7 +186,7 @@ public struct ProgramGenerator: Sendable {
         let status = Self.spawnAndWait(arguments, log: log)
         guard status == 0 else {
             unlink(output)
-            let text = Self.readText(log) ?? ""
+            let text = SmallFile.read(log) ?? ""
             throw .buildFailed(command: arguments.prefix(6).joined(separator: " "), status: status, output: text)
         }
         unlink(log)
@@ -227,18 +228,4 @@ public struct ProgramGenerator: Sendable {
         return 128 + (status & 0x7f)
     }
 
-    static func readText(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while bytes.count < 1 << 20 {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
 }

@@ -13,7 +13,7 @@ public enum UprobeSupport {
                 reason: "uprobe perf events need root, CAP_PERFMON or CAP_SYS_ADMIN (launchprof has none)"))
         }
         let path = "\(sysfsRoot)/bus/event_source/devices/uprobe/type"
-        guard let text = readSmallFile(path) else {
+        guard let text = SmallFile.read(path) else {
             return .failure(.unavailable(
                 reason: "the kernel has no uprobe PMU (\(path) is missing: CONFIG_UPROBE_EVENTS)"))
         }
@@ -26,7 +26,7 @@ public enum UprobeSupport {
     /// Root, or CAP_PERFMON (38) or CAP_SYS_ADMIN (21) in the effective set.
     static func hasPerfPrivilege() -> Bool {
         if geteuid() == 0 { return true }
-        guard let status = readSmallFile("/proc/self/status") else { return false }
+        guard let status = SmallFile.read("/proc/self/status") else { return false }
         for line in status.split(separator: "\n") where line.hasPrefix("CapEff:") {
             let hex = trimmed(line.dropFirst("CapEff:".count))
             guard let mask = UInt64(hex, radix: 16) else { return false }
@@ -40,15 +40,6 @@ public enum UprobeSupport {
             .reversed().reduce(into: Substring()) { $0.append($1) }
     }
 
-    static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 8192)
-        let count = read(fd, &bytes, bytes.count)
-        guard count >= 0 else { return nil }
-        return String(decoding: bytes[..<count], as: UTF8.self)
-    }
 }
 
 /// Why the uprobe observer cannot run or failed. Each case names its subject.

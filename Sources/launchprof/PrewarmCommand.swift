@@ -78,18 +78,7 @@ struct PrewarmCommand: ParsableCommand {
         } catch {
             throw Terminal.fail(error.description, status: RunCommand.exitStatus(for: error))
         }
-        let writer: LaunchReportWriter
-        do throws(LaunchReportError) {
-            let host = HostInfo.current()
-            if let json = options.json {
-                writer = try LaunchReportWriter(path: json, target: session.target, host: host, mode: session.mode)
-            } else {
-                writer = try LaunchReportWriter(
-                    output: DiscardingReportOutput(), target: session.target, host: host, mode: session.mode)
-            }
-        } catch {
-            throw Terminal.fail(error.description, status: 73)
-        }
+        let writer = try options.makeWriter(target: session.target, mode: session.mode)
         let interactive = Terminal.isInteractive(2)
         let collector = exports.collector()
         do throws(RunError) {
