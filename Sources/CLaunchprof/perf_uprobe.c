@@ -100,7 +100,14 @@ void lp_perf_release_in_background(const int *fds, int count) {
         if (fork() == 0) {
             // Named, so a benchmark can wait until the probes are really gone.
             prctl(PR_SET_NAME, "lp-uprobe-free", 0, 0, 0);
-            for (int i = 0; i < count; i++) close(fds[i]);
+            // It must hold nothing else of launchprof's, and let go of the standard streams
+            // first: an inherited stdout would keep a pipe reader (`launchprof run … | jq`)
+            // waiting until the probes are released. Closing the probes' descriptors (they are
+            // among the rest) is what waits.
+            for (int fd = 0; fd < 3; fd++) close(fd);
+            if (close_range(3, ~0U, 0) != 0) {
+                for (int i = 0; i < count; i++) close(fds[i]);
+            }
             _exit(0);
         }
         _exit(0);
