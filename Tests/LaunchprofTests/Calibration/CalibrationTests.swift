@@ -104,6 +104,7 @@ struct CalibrationTests {
         #expect(bare.stdout.contains("cost model   uncalibrated: built-in defaults from Reports/"))
         #expect(bare.stdout.contains("estimated (uncalibrated)"))
         let bareJSON = try InspectCommandTests.inspect(["--json", "/usr/bin/true"], environment: environment)
+        try SchemaValidator.expectValid(Array(bareJSON.stdout.utf8), against: .inspectReport, "uncalibrated inspect --json")
         let bareModel = try #require(
             (try JSONSerialization.jsonObject(with: Data(bareJSON.stdout.utf8)) as? [String: Any])?["costModel"] as? [String: Any])
         #expect(bareModel["calibration"] == nil)
@@ -114,11 +115,13 @@ struct CalibrationTests {
         let host = HostInfo.current()
         let calibration = try #require(
             HostCalibration.fitted(points, host: host, measuredAt: "2026-01-02T03:04:05Z", runsPerPoint: 1, durationNs: 1))
-        try CalibrationStore(directory: cache + "/launchprof").save(calibration)
+        let stored = try CalibrationStore(directory: cache + "/launchprof").save(calibration)
+        try SchemaValidator.expectValid(file: stored, against: .calibration)
         let text = try InspectCommandTests.inspect(["/usr/bin/true"], environment: environment)
         #expect(text.stdout.contains("calibrated on this host (\(host.cpu), kernel \(host.kernel)) at 2026-01-02T03:04:05Z"))
         #expect(!text.stdout.contains("uncalibrated"))
         let json = try InspectCommandTests.inspect(["--json", "/usr/bin/true"], environment: environment)
+        try SchemaValidator.expectValid(Array(json.stdout.utf8), against: .inspectReport, "calibrated inspect --json")
         let root = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let model = try #require(root["costModel"] as? [String: Any])
         let stamp = try #require(model["calibration"] as? [String: Any])
@@ -129,5 +132,57 @@ struct CalibrationTests {
         let work = try JSONDecoder().decode(
             LoaderWork.self, from: JSONSerialization.data(withJSONObject: try #require(totals["loaderWork"])))
         #expect(totals["estimatedLoaderNs"] as? Int == calibration.model.estimateNs(work))
+    }
+
+    /// The command end to end: what `--json` prints is the file it stored, byte for byte, and
+    /// both validate against calibration.schema.json. The synthetic programs are this suite's
+    /// (a link in the cache directory), so they are built once.
+    @Test("calibrate --json prints the stored calibration, and both validate")
+    func calibrateJSON() throws {
+        let generator = try Self.generator.get()
+        let synthetic = try Calibrator.syntheticProbes(generator).map(\.name)
+        let cache = FixtureBuilder.outputRoot.appendingPathComponent("calibration-cli-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        try FileManager.default.createDirectory(atPath: cache + "/launchprof", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: cache + "/launchprof/programs", withDestinationPath: generator.directory)
+        var environment = Self.environment
+        environment["XDG_CACHE_HOME"] = cache
+        let outcome = try Self.calibrate(["--runs", "4", "--json"], environment: environment, outputs: cache)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        try SchemaValidator.expectValid(Array(outcome.stdout.utf8), against: .calibration, "calibrate --json")
+        let host = HostInfo.current()
+        let stored = CalibrationStore(directory: cache + "/launchprof").path(for: host)
+        try SchemaValidator.expectValid(file: stored, against: .calibration)
+        #expect(try String(contentsOfFile: stored, encoding: .utf8) == outcome.stdout, "--json prints the stored file")
+        let calibration = try JSONDecoder().decode(HostCalibration.self, from: Data(outcome.stdout.utf8))
+        #expect(calibration.host.cpu == host.cpu && calibration.host.kernel == host.kernel)
+        #expect(calibration.runsPerPoint == 4)
+        // Every synthetic program first, then the system programs present; 4 launches each.
+        #expect(Array(calibration.points.map(\.name).prefix(synthetic.count)) == synthetic)
+        #expect(calibration.points.allSatisfy { $0.runs >= 4 }, "\(calibration.points.map(\.runs))")
+    }
+
+    /// Runs `launchprof calibrate` with stdout and stderr in files under `outputs`, read once it
+    /// has exited: the process that releases its uprobes in the background (a grandchild) keeps
+    /// inherited pipes open for as long as that takes, which is not what this suite tests.
+    static func calibrate(
+        _ arguments: [String], environment: [String: String], outputs: String
+    ) throws -> LaunchprofCLI.Outcome {
+        let out = outputs + "/stdout", err = outputs + "/stderr"
+        for file in [out, err] {
+            #expect(FileManager.default.createFile(atPath: file, contents: nil), "\(file)")
+        }
+        let process = Process()
+        process.executableURL = try LaunchprofBinary.url()
+        process.arguments = ["calibrate"] + arguments
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        try process.run()
+        process.waitUntilExit()
+        return LaunchprofCLI.Outcome(
+            status: process.terminationStatus, stdout: try String(contentsOfFile: out, encoding: .utf8),
+            stderr: try String(contentsOfFile: err, encoding: .utf8))
     }
 }

@@ -12,6 +12,7 @@ enum JSONSchemaName: String, CaseIterable {
     case benchSuite = "bench-suite"
     case benchSummary = "bench-summary"
     case comparison
+    case calibration
 
     var fileName: String { rawValue + ".schema.json" }
 }
