@@ -14,9 +14,11 @@ public enum LoaderWorkAnalyzer {
         let scope = entries.enumerated().map { index, entry in ScopeMember(image: entry.image, isProgram: index == 0) }
         var touched = scope.map { [Bool](repeating: false, count: $0.pageCount) }
         var result = entries.indices.map { index in
+            // The shared state moves into the scan and back, so it is never copied.
             var scan = Scan(scope: scope, index: index, touched: touched)
+            touched = []
             var work = scan.run(entries[index].image)
-            touched = scan.touched
+            swap(&touched, &scan.touched)
             let source = entries[index].source
             if index > 0 && source != .interpreter {
                 work.mappedObjects = 1

@@ -7,6 +7,9 @@ public enum LaunchprofVersion {
     public static let schemas: [(document: String, version: Int)] = [
         ("LaunchReport", LaunchReport.currentSchemaVersion),
         ("inspect", InspectReport.currentSchemaVersion),
+        ("bench summary", BenchSummary.currentSchemaVersion),
+        ("comparison", SuiteComparison.currentSchemaVersion),
+        ("calibration", HostCalibration.currentSchemaVersion),
     ]
 
     /// What `launchprof --version` prints.

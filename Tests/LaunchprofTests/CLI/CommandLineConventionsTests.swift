@@ -47,6 +47,9 @@ struct CommandLineConventionsTests {
         #expect(outcome.stdout.hasPrefix("launchprof \(LaunchprofVersion.current)\n"))
         #expect(outcome.stdout.contains("LaunchReport \(LaunchReport.currentSchemaVersion)"))
         #expect(outcome.stdout.contains("inspect \(InspectReport.currentSchemaVersion)"))
+        for (document, version) in LaunchprofVersion.schemas {
+            #expect(outcome.stdout.contains("\(document) \(version)"), "\(document)")
+        }
     }
 
     @Test("help and version flags before the program are launchprof's", arguments: [["run", "--help"], ["run", "-r", "2", "-h"], ["run", "--version"]])
