@@ -114,12 +114,7 @@ final class PrewarmPool: @unchecked Sendable {
                         combined = run
                         var prewarm = PrewarmRun(freezeAt: freezeAt.rawValue, prewarmNs: 0, holdNs: 0, resumeAtNs: 0)
                         combined.metrics.optimizedTimeToFirstFrameNs = run.metrics.timeToFirstFrameNs
-                        prewarm.ordinaryPid = ordinary.pid
-                        prewarm.ordinaryTimeToMainNs = ordinary.metrics.timeToMainNs
-                        prewarm.ordinaryTimeToFirstFrameNs = ordinary.metrics.timeToFirstFrameNs
-                        if let a = ordinary.metrics.timeToFirstFrameNs, let b = run.metrics.timeToFirstFrameNs {
-                            prewarm.savingNs = Int64(a) - Int64(b)
-                        }
+                        prewarm.pair(with: ordinary, optimizedTimeToFirstFrameNs: run.metrics.timeToFirstFrameNs)
                         combined.prewarm = prewarm
                     }
                     combined.prewarm?.poolHit = taken != nil

@@ -245,14 +245,7 @@ public final class PrewarmSession: @unchecked Sendable {
         // optimized metric (MetricKit files it apart the same way).
         run.metrics.timeToFirstFrameNs = nil
         run.metrics.extendedLaunchNs = nil
-        if let ordinary {
-            prewarm.ordinaryPid = ordinary.pid
-            prewarm.ordinaryTimeToMainNs = ordinary.metrics.timeToMainNs
-            prewarm.ordinaryTimeToFirstFrameNs = ordinary.metrics.timeToFirstFrameNs
-            if let before = ordinary.metrics.timeToFirstFrameNs, let after = run.metrics.optimizedTimeToFirstFrameNs {
-                prewarm.savingNs = Int64(before) - Int64(after)
-            }
-        }
+        if let ordinary { prewarm.pair(with: ordinary, optimizedTimeToFirstFrameNs: run.metrics.optimizedTimeToFirstFrameNs) }
         run.prewarm = prewarm
         var states = [LifecycleState(.notRunning, atNs: 0), LifecycleState(.prewarmed, atNs: frozenAt),
                       LifecycleState(.inactive, atNs: resumeAt)]
@@ -275,5 +268,18 @@ struct SplitMix64: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+extension PrewarmRun {
+    /// Records the ordinary launch this prewarmed one is compared with, and the saving: the
+    /// ordinary time to first frame minus the prewarmed launch's from the resume.
+    mutating func pair(with ordinary: LaunchRun, optimizedTimeToFirstFrameNs: UInt64?) {
+        ordinaryPid = ordinary.pid
+        ordinaryTimeToMainNs = ordinary.metrics.timeToMainNs
+        ordinaryTimeToFirstFrameNs = ordinary.metrics.timeToFirstFrameNs
+        if let before = ordinary.metrics.timeToFirstFrameNs, let after = optimizedTimeToFirstFrameNs {
+            savingNs = Int64(before) - Int64(after)
+        }
     }
 }

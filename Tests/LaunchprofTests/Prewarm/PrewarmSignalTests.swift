@@ -21,6 +21,8 @@ struct PrewarmSignalTests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // Wait (bounded) until the frozen processes exist: traced-stopped ('t') with the marker.
+        // A poll of the process table, not a wait on a handle: they are launchprof's children,
+        // not this test's, and their becoming frozen shows nowhere but in /proc.
         let wanted = max(pool, 1)
         let deadline = Date().addingTimeInterval(20)
         var frozen: [Int32] = []
@@ -33,7 +35,8 @@ struct PrewarmSignalTests {
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         // SIGKILL: the kernel ends the tracees (PTRACE_O_EXITKILL) as the tracer exits; let
-        // the reaping finish (bounded) before looking.
+        // the reaping finish (bounded) before looking. Again no handle to wait on: they were
+        // launchprof's children, reaped by init now.
         let gone = Date().addingTimeInterval(5)
         var left = RunHarness.processes(withMarker: marker)
         while !left.isEmpty, Date() < gone {

@@ -15,13 +15,7 @@ struct RunAccuracyTests {
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
         let runs = 3
         // The linger lets the app write its last truth lines before launchprof ends it.
-        let outcome = try RunHarness.run(app, runs: runs, environment: [
-            "LP_FIXTURE_TRUTH": truthPath,
-            "LP_CTOR_alpha_BUSY_US": "3000", "LP_CTOR_beta_SLEEP_US": "4000",
-            "LP_PROGRAM_BUSY_US": "2000", "LP_PROGRAM_SLEEP_US": "1000",
-            "LP_PHASES": "willFinishLaunching:3000:0,restoreState:0:3000,didFinishLaunching:2000:2000",
-            "LP_DRAW_US": "1000", "LP_TASKS": "sync:8000,prefetch:5000",
-        ]) { $0.lingerNs = 2_000_000_000 }
+        let outcome = try RunHarness.run(app, runs: runs, environment: RunFixtures.everyPhaseEnvironment(truth: truthPath)) { $0.lingerNs = 2_000_000_000 }
         try #require(outcome.runs.count == runs)
         let truth = try FixtureTruth(contentsOf: truthPath)
         for run in outcome.runs {

@@ -83,13 +83,7 @@ struct UprobeObserverTests {
         let truthPath = FixtureTruth.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
         let runs = 7
-        let outcome = try RunHarness.run(app, runs: runs, environment: [
-            "LP_FIXTURE_TRUTH": truthPath,
-            "LP_CTOR_alpha_BUSY_US": "3000", "LP_CTOR_beta_SLEEP_US": "4000",
-            "LP_PROGRAM_BUSY_US": "2000", "LP_PROGRAM_SLEEP_US": "1000",
-            "LP_PHASES": "willFinishLaunching:3000:0,restoreState:0:3000,didFinishLaunching:2000:2000",
-            "LP_DRAW_US": "1000", "LP_TASKS": "sync:8000,prefetch:5000",
-        ]) {
+        let outcome = try RunHarness.run(app, runs: runs, environment: RunFixtures.everyPhaseEnvironment(truth: truthPath)) {
             $0.observer = .uprobe
             $0.lingerNs = 2_000_000_000
         }

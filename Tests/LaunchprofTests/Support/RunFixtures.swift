@@ -3,6 +3,19 @@ import Foundation
 /// Builds the `run-*` fixture programs and libraries (sources in `Fixtures/`) with
 /// `FixtureBuilder`, into `run/` under the build cache.
 enum RunFixtures {
+    /// The work that makes every phase of `app(libraries: ["alpha", "beta"])` measurable:
+    /// library and program initializers (busy and blocking), three app phases, the first frame
+    /// and two extended-launch tasks, each reported on the app's own clock into `truth`.
+    static func everyPhaseEnvironment(truth: String) -> [String: String] {
+        [
+            "LP_FIXTURE_TRUTH": truth,
+            "LP_CTOR_alpha_BUSY_US": "3000", "LP_CTOR_beta_SLEEP_US": "4000",
+            "LP_PROGRAM_BUSY_US": "2000", "LP_PROGRAM_SLEEP_US": "1000",
+            "LP_PHASES": "willFinishLaunching:3000:0,restoreState:0:3000,didFinishLaunching:2000:2000",
+            "LP_DRAW_US": "1000", "LP_TASKS": "sync:8000,prefetch:5000",
+        ]
+    }
+
     /// `lib<name>.so` from run-lib.c; its constructor's work is `LP_CTOR_<name>_BUSY_US` /
     /// `_SLEEP_US`, its truth line `ctor lib<name>.so`. `name` is letters, digits and `_`.
     @discardableResult
