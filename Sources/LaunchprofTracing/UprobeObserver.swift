@@ -57,6 +57,7 @@ public final class UprobeObserver: Sendable {
     public static func shared(pmuType: UInt32) -> UprobeObserver {
         sharedObserver.withLock { observer in
             if let observer, observer.pmuType == pmuType { return observer }
+            UprobeSupport.awaitEarlierReleases()
             let created = UprobeObserver(pmuType: pmuType)
             if observer == nil { atexit { UprobeObserver.releaseShared() } }
             observer?.close()

@@ -23,6 +23,35 @@ public enum UprobeSupport {
         return .success(type)
     }
 
+    /// Waits (at most 10 s) until no earlier launchprof is still releasing its probes (a process
+    /// named `lp-uprobe-free`). While the kernel unregisters them, a new process mapping the
+    /// probed files can stall for hundreds of ms in its exec — a measured launch would carry
+    /// that stall in its `exec` phase. Polled: those processes are no child of this one.
+    static func awaitEarlierReleases() {
+        let deadline = monotonicNs() + 10_000_000_000
+        while releasesInProgress(), monotonicNs() < deadline {
+            var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
+            nanosleep(&pause, nil)
+        }
+    }
+
+    private static func releasesInProgress() -> Bool {
+        guard let directory = opendir("/proc") else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let first = name.first, first.isNumber else { continue }
+            if SmallFile.read("/proc/\(name)/comm") == "lp-uprobe-free\n" { return true }
+        }
+        return false
+    }
+
+    private static func monotonicNs() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
     /// Root, or CAP_PERFMON (38) or CAP_SYS_ADMIN (21) in the effective set.
     static func hasPerfPrivilege() -> Bool {
         if geteuid() == 0 { return true }
