@@ -7,7 +7,10 @@
 # 2. Per-sample cost at ~30 frames: capture (in the kernel: how much more CPU time a fixed amount
 #    of work takes when sampled, divided by the stacks taken in it; the kernel charges its
 #    sampling work to the sampled thread) + unwind (launchprof's time per stack, reported as
-#    sampling.unwindNs / unwoundSamples, after the launch).
+#    sampling.unwindNs / unwoundSamples, after the launch). Baselines in the same rounds, with
+#    `perf record` on the same work at the same rate: a sample with no payload (the timer
+#    interrupt every sampler pays on this host) and perf's own stack sample (`--call-graph
+#    dwarf,8192`, what launchprof's capture asks of the kernel).
 #
 # Usage: Benchmarks/sampling.sh [ROUNDS] [RUNS]   (needs root or perf_event_paranoid <= 1)
 # Builds launchprof and the demo in release mode first unless LAUNCHPROF and DEMO are set.
@@ -34,6 +37,12 @@ for round in $(seq "$ROUNDS"); do
     "$LP" run -r 3 --sample --json "$work/work-sampled-$round.json" "$work/sample-work" >/dev/null 2>&1
     "$LP" run -r 3 --env LP_ITERATIONS=100000000 --output "$work/cpu-plain-$round.txt" --json "$work/depth-plain-$round.json" "$work/sample-depth" >/dev/null 2>&1
     "$LP" run -r 3 --env LP_ITERATIONS=100000000 --sample=4000 --output "$work/cpu-sampled-$round.txt" --json "$work/depth-sampled-$round.json" "$work/sample-depth" >/dev/null 2>&1
+    for run in 1 2 3; do
+        LP_ITERATIONS=100000000 perf record -q -e task-clock -c 250000 -o "$work/floor.data" \
+            -- "$work/sample-depth" >>"$work/cpu-floor-$round.txt" 2>/dev/null
+        LP_ITERATIONS=100000000 perf record -q -e task-clock -c 250000 --call-graph dwarf,8192 -o "$work/dwarf.data" \
+            -- "$work/sample-depth" >>"$work/cpu-perfdwarf-$round.txt" 2>/dev/null
+    done
     echo "round $round/$ROUNDS done" >&2
 done
 
@@ -72,6 +81,12 @@ print("| per-sample cost, sample-depth at 4 kHz | runs | median |")
 print("|---|---|---|")
 print(f"| the work's thread CPU time without / with sampling | {len(cpu('cpu-plain'))} + {len(cpu('cpu-sampled'))} | {base/1e6:.2f} ms / {slow/1e6:.2f} ms ({samples:.0f} stacks) |")
 print(f"| capture (kernel: registers + the top of the stack per sample) | | {capture/1e3:.2f} µs |")
+for name, label in [("floor", "baseline: `perf record -e task-clock` at 4 kHz, no payload (the host's timer interrupt)"),
+                    ("perfdwarf", "baseline: `perf record --call-graph dwarf,8192` at 4 kHz (perf's stack sample)")]:
+    values = cpu(f"cpu-{name}")
+    if values:
+        cost = (statistics.median(values) - base) / (statistics.median(values) / 250000)
+        print(f"| {label} | {len(values)} | {cost/1e3:.2f} µs |")
 print(f"| unwind (cached call frame rules, libunwind for the rest; {statistics.median(frames):.1f} frames per stack) | {len(per_unwind)} | {unwind/1e3:.2f} µs |")
 print(f"| **capture + unwind** | | **{(capture + unwind)/1e3:.2f} µs** |")
 PY

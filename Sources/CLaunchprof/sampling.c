@@ -42,42 +42,44 @@ static void common_attr(struct perf_event_attr *attr, const lp_perf_options *opt
     attr->exclude_hv = 1;
 }
 
+// The two events of a session; lp_perf_open_anchors opens the same kinds.
+static void session_attrs(const lp_perf_options *options, struct perf_event_attr *clock,
+                          struct perf_event_attr *switches) {
+    // On-CPU samples every period of the thread's CPU time (kernel time, page faults, counts).
+    memset(clock, 0, sizeof(*clock));
+    common_attr(clock, options);
+    clock->type = PERF_TYPE_SOFTWARE;
+    clock->config = PERF_COUNT_SW_TASK_CLOCK;
+    clock->sample_period = options->period_ns;
+    stack_attr(clock, options);
+    clock->context_switch = 1;  // PERF_RECORD_SWITCH: when the thread left and got the CPU back
+    clock->mmap = 1;            // executable mappings (libraries dlopen'ed during the launch)
+    clock->mmap2 = 1;
+    clock->watermark = 1;
+    clock->wakeup_watermark = (uint32_t)((size_t)options->pages * 4096 / 2);
+
+    // A stack at every switch-out: what the thread was blocked in (or preempted in). Its kernel
+    // call chain names the system call it blocked in (the __x64_sys_* frame); the user stack is
+    // unwound offline like the on-CPU ones.
+    memset(switches, 0, sizeof(*switches));
+    common_attr(switches, options);
+    switches->type = PERF_TYPE_SOFTWARE;
+    switches->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+    switches->sample_period = 1;
+    stack_attr(switches, options);
+    switches->sample_type |= PERF_SAMPLE_CALLCHAIN;
+    switches->exclude_callchain_user = 1;
+    switches->sample_max_stack = LP_KERNEL_CHAIN_DEPTH;
+}
+
 int lp_perf_open(pid_t pid, int cpu, const lp_perf_options *options, lp_perf_session *session) {
     memset(session, 0, sizeof(*session));
-    session->fds[0] = session->fds[1] = session->fds[2] = -1;
+    session->fds[0] = session->fds[1] = -1;
     int error = 0;
-
-    // On-CPU samples every period of the thread's CPU time (kernel time, page faults, counts).
-    struct perf_event_attr clock = {0};
-    common_attr(&clock, options);
-    clock.type = PERF_TYPE_SOFTWARE;
-    clock.config = PERF_COUNT_SW_TASK_CLOCK;
-    clock.sample_period = options->period_ns;
-    stack_attr(&clock, options);
-    clock.context_switch = 1;  // PERF_RECORD_SWITCH: when the thread left and got the CPU back
-    clock.mmap = 1;            // executable mappings (libraries dlopen'ed during the launch)
-    clock.mmap2 = 1;
-    clock.watermark = 1;
-    clock.wakeup_watermark = (uint32_t)((size_t)options->pages * 4096 / 2);
-
-    // A stack at every switch-out: what the thread was blocked in (or preempted in).
-    struct perf_event_attr switches = {0};
-    common_attr(&switches, options);
-    switches.type = PERF_TYPE_SOFTWARE;
-    switches.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-    switches.sample_period = 1;
-    stack_attr(&switches, options);
-
-    struct perf_event_attr syscalls = {0};
-    common_attr(&syscalls, options);
-    syscalls.type = PERF_TYPE_TRACEPOINT;
-    syscalls.config = options->sys_enter_id;
-    syscalls.sample_period = 1;
-    syscalls.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
-
-    struct perf_event_attr *attrs[3] = {&clock, &switches, &syscalls};
-    int count = options->sys_enter_id ? 3 : 2;
-    for (int index = 0; index < count; index++) {
+    struct perf_event_attr clock, switches;
+    session_attrs(options, &clock, &switches);
+    struct perf_event_attr *attrs[2] = {&clock, &switches};
+    for (int index = 0; index < 2; index++) {
         session->fds[index] = perf_event_open(attrs[index], pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
         if (session->fds[index] < 0) {
             error = errno;
@@ -96,11 +98,9 @@ int lp_perf_open(pid_t pid, int cpu, const lp_perf_options *options, lp_perf_ses
         error = errno;
         goto fail;
     }
-    for (int index = 1; index < count; index++) {
-        if (ioctl(session->fds[index], PERF_EVENT_IOC_SET_OUTPUT, session->fds[0]) != 0) {
-            error = errno;
-            goto fail;
-        }
+    if (ioctl(session->fds[1], PERF_EVENT_IOC_SET_OUTPUT, session->fds[0]) != 0) {
+        error = errno;
+        goto fail;
     }
     return 0;
 fail:
@@ -146,21 +146,30 @@ int lp_perf_wait(const lp_perf_session *sessions, int count, int wake_fd, int ti
     return result < 0 ? errno : 0;
 }
 
-int lp_perf_open_anchor(uint64_t sys_enter_id, int *fd) {
-    struct perf_event_attr attr = {0};
-    attr.size = sizeof(attr);
-    attr.type = PERF_TYPE_TRACEPOINT;
-    attr.config = sys_enter_id;
-    attr.disabled = 1;
-    attr.exclude_hv = 1;
-    *fd = perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    return *fd < 0 ? errno : 0;
+int lp_perf_open_anchors(int fds[_Nonnull 2]) {
+    // The first event of a kind switches on kernel static keys (the scheduler's perf hooks, the
+    // software event) and allocates the call chain buffers, which patches kernel text: hundreds
+    // of µs; the last one's close undoes it and waits for RCU: tens of ms. Disabled events of
+    // the same kinds on launchprof itself keep all of it in place.
+    lp_perf_options options = {.period_ns = 1000000, .stack_bytes = 8, .pages = 1};
+    struct perf_event_attr clock, switches;
+    session_attrs(&options, &clock, &switches);
+    struct perf_event_attr *attrs[2] = {&clock, &switches};
+    int error = 0;
+    for (int index = 0; index < 2; index++) {
+        attrs[index]->disabled = 1;
+        attrs[index]->watermark = 0;
+        attrs[index]->wakeup_watermark = 0;
+        fds[index] = perf_event_open(attrs[index], 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fds[index] < 0 && !error) error = errno;
+    }
+    return error;
 }
 
 void lp_perf_close(lp_perf_session *session) {
     if (session->ring) munmap(session->ring, session->ring_bytes);
     session->ring = NULL;
-    for (int index = 0; index < 3; index++) {
+    for (int index = 0; index < 2; index++) {
         if (session->fds[index] >= 0) close(session->fds[index]);
         session->fds[index] = -1;
     }

@@ -35,18 +35,31 @@ final class SessionSampling: @unchecked Sendable {
         let sampler: LaunchSampler
         private let started = Atomic<Bool>(false)
         private let drainThread: JobThread
+        private let opened = OneShotSignal()
+        private let running = OneShotSignal()
 
         fileprivate init(sampler: LaunchSampler, drainThread: JobThread) {
             self.sampler = sampler
             self.drainThread = drainThread
         }
 
-        /// Opens the events when the child has exec'd and drains them from then on.
+        /// Opens the events on the drain thread while the kernel finishes the child's exec (the
+        /// tracer and the child share a CPU; this thread is free to run on another), holds the
+        /// child at its exec stop until they are open, then drains them.
         func attach(to request: inout TraceRequest) {
             request.onSpawn = { [self] pid in
-                sampler.start(pid: pid)
                 started.store(true, ordering: .releasing)
-                drainThread.start { [sampler] in sampler.collect() }
+                drainThread.start { [self] in
+                    sampler.start(pid: pid)
+                    opened.raise()
+                    running.wait()
+                    sampler.readInitialMappings()
+                    sampler.collect()
+                }
+            }
+            request.beforeFirstInstruction = { [self] in
+                opened.wait()
+                running.raise()
             }
         }
 
@@ -54,6 +67,7 @@ final class SessionSampling: @unchecked Sendable {
         func finish() -> LaunchSampler.Capture? {
             guard started.load(ordering: .acquiring) else { return nil }
             sampler.stop()
+            running.raise()  // in case the child ended before its first instruction
             drainThread.waitForJob()
             return sampler.finish()
         }

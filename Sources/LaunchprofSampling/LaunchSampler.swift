@@ -7,7 +7,7 @@ import Glibc
 
 /// Samples one launch with perf events, without stopping it: on-CPU stacks every period of the
 /// thread's CPU time (task clock), a stack at every switch-out with the switch records (how long
-/// it was blocked or preempted), the system calls it entered (raw_syscalls:sys_enter), and new
+/// it was blocked or preempted) and its kernel frames (the system call it blocked in), and new
 /// executable mappings (a `dlopen`). The kernel copies registers and the top of the user stack
 /// into a ring buffer; `collect()` drains it on another thread; the stacks are unwound after the
 /// launch (`SampleTimelineBuilder`), off the launch's CPU time.
@@ -34,8 +34,6 @@ public final class LaunchSampler: @unchecked Sendable {
         public var records: [PerfRecord]
         /// Executable file mappings when sampling started (the program, the loader).
         public var initialMappings: [StackSymbolizer.Mapping]
-        /// Whether system calls were recorded (tracefs available).
-        public var syscallsRecorded: Bool
     }
 
     public let options: Options
@@ -50,7 +48,6 @@ public final class LaunchSampler: @unchecked Sendable {
     private var buffer: [UInt8]
     private var pid: Int32 = 0
     private var initialMappings: [StackSymbolizer.Mapping] = []
-    private var syscallsRecorded = false
     /// Set when the events could not be opened.
     public private(set) var failure: SamplingError?
 
@@ -69,27 +66,33 @@ public final class LaunchSampler: @unchecked Sendable {
         close(wake.write)
     }
 
-    /// Does once per process what would otherwise delay the first launch: finds (and keeps
-    /// registered) the system-call tracepoint.
-    public static func prepare() { _ = TraceFS.sysEnterID }
+    /// Does once per process what would otherwise delay every launch: opens the anchor events
+    /// that keep perf's kernel hooks switched on.
+    public static func prepare() { _ = anchors }
 
-    /// Opens the events on `pid`, which has exec'd and not run yet (the tracer's exec stop).
-    /// Call once, on any thread; a failure is kept in `failure`.
+    /// Never closed: they live as long as launchprof (see lp_perf_open_anchors).
+    private static let anchors: [Int32] = {
+        var fds: [Int32] = [-1, -1]
+        _ = lp_perf_open_anchors(&fds)
+        return fds
+    }()
+
+    /// Opens the events on `pid`, which has exec'd and must not run its first instruction
+    /// before this returns (the tracer holds it at its exec stop). Call once, on any thread; a
+    /// failure is kept in `failure`.
     public func start(pid: Int32) {
         self.pid = pid
-        let syscallEvent = TraceFS.sysEnterID
-        syscallsRecorded = syscallEvent != nil
         var error: Int32 = 0
         let cpus = options.allThreads ? Array(0..<Int32(max(sysconf(Int32(_SC_NPROCESSORS_CONF)), 1))) : [-1]
         for cpu in cpus {
             var session = lp_perf_session()
-            // The buffer is allocated while the child waits at its exec: small enough to cost
-            // tens of µs (4 MiB took a millisecond, 256 KiB 50 µs), drained at half full.
+            // The child may wait at its exec stop for the buffer: small enough to cost tens of
+            // µs (4 MiB took a millisecond, 256 KiB 50 µs), drained at half full.
             // Smaller still when the locked-memory limit refuses it.
             for pages: UInt32 in [64, 16] {
                 var perf = lp_perf_options(
                     period_ns: options.periodNs, stack_bytes: options.stackBytes,
-                    all_threads: options.allThreads, sys_enter_id: syscallEvent ?? 0, pages: pages)
+                    all_threads: options.allThreads, pages: pages)
                 error = lp_perf_open(pid, cpu, &perf, &session)
                 if error != EPERM && error != ENOMEM { break }
             }
@@ -98,7 +101,6 @@ public final class LaunchSampler: @unchecked Sendable {
             sessions.append(session)
             parser.clockIDs.insert(session.ids.0)
             parser.switchIDs.insert(session.ids.1)
-            if syscallEvent != nil { parser.syscallIDs.insert(session.ids.2) }
         }
         records = Array(repeating: [], count: sessions.count)
         guard error == 0 || (error == ENODEV && !sessions.isEmpty) else {
@@ -107,11 +109,15 @@ public final class LaunchSampler: @unchecked Sendable {
             failure = .cannotOpenEvents(pid: pid, errno: error)
             return
         }
-        // The program's and the loader's mappings are complete only once the child stops after
-        // its exec (the kernel maps them after releasing the spawning thread): wait for that
-        // stop without consuming it (WNOWAIT leaves it to the tracer's wait), then read them.
-        var info = siginfo_t()
-        _ = waitid(P_PID, id_t(pid), &info, WSTOPPED | WEXITED | WNOWAIT | 0x4000_0000 /* __WALL */)
+    }
+
+    /// Reads the executable mappings the events did not see being made: the program's, the
+    /// loader's and the vDSO, mapped by the exec. Call on the collecting thread once the child
+    /// has reached its exec stop (the mappings are complete then), before `collect()`; the
+    /// tracer need not wait for it, so the read stays out of the launch. Mappings the loader has
+    /// made by then come twice, here and as records, which is harmless.
+    public func readInitialMappings() {
+        guard failure == nil, !stopped.load(ordering: .acquiring) else { return }
         initialMappings = ProcessMappings.executable(pid)
     }
 
@@ -138,8 +144,7 @@ public final class LaunchSampler: @unchecked Sendable {
         for index in sessions.indices { lp_perf_close(&sessions[index]) }
         sessions = []
         let capture = Capture(
-            pid: pid, records: Self.merged(records), initialMappings: initialMappings,
-            syscallsRecorded: syscallsRecorded)
+            pid: pid, records: Self.merged(records), initialMappings: initialMappings)
         records = []
         return capture
     }

@@ -4,8 +4,6 @@ public enum PerfRecord: Sendable {
     case stack(StackSample)
     /// The thread left the CPU (`out`; `preempted` when it was still runnable) or got it back.
     case switched(thread: Int32, timeNs: UInt64, out: Bool, preempted: Bool)
-    /// The thread entered a system call.
-    case syscall(thread: Int32, timeNs: UInt64, number: Int64)
     /// A new mapping of a file (executable ones only).
     case mapping(timeNs: UInt64, start: UInt64, length: UInt64, fileOffset: UInt64, path: String, executable: Bool)
     /// The kernel dropped this many records (the buffer was full).
@@ -17,7 +15,7 @@ extension PerfRecord {
     public var timeNs: UInt64? {
         switch self {
         case .stack(let sample): sample.timeNs
-        case .switched(_, let time, _, _), .syscall(_, let time, _), .mapping(let time, _, _, _, _, _): time
+        case .switched(_, let time, _, _), .mapping(let time, _, _, _, _, _): time
         case .lost: nil
         }
     }
@@ -37,13 +35,16 @@ public struct StackSample: Sendable {
     public var registers: [UInt64]
     /// The bytes copied from the stack pointer up.
     public var stack: [UInt8]
+    /// A switch-out's kernel return addresses, innermost first (`KernelSyscallNames`).
+    public var kernelFrames: [UInt64]
 
-    public init(kind: Kind, thread: Int32, timeNs: UInt64, registers: [UInt64], stack: [UInt8]) {
+    public init(kind: Kind, thread: Int32, timeNs: UInt64, registers: [UInt64], stack: [UInt8], kernelFrames: [UInt64] = []) {
         self.kind = kind
         self.thread = thread
         self.timeNs = timeNs
         self.registers = registers
         self.stack = stack
+        self.kernelFrames = kernelFrames
     }
 }
 
@@ -51,16 +52,15 @@ public struct StackSample: Sendable {
 /// the events' attributes (see sampling.c): samples start with PERF_SAMPLE_IDENTIFIER, and
 /// every other record ends with the sample-id trailer {pid, tid, time, identifier}.
 public struct PerfRecordParser: Sendable {
-    /// Event identifiers (one of each per buffer): task clock, context switches, sys_enter.
+    /// Event identifiers (one of each per buffer): task clock, context switches (whose samples
+    /// carry a kernel call chain).
     public var clockIDs: Set<UInt64>
     public var switchIDs: Set<UInt64>
-    public var syscallIDs: Set<UInt64>
     static let registerCount = 17
 
-    public init(clockIDs: Set<UInt64> = [], switchIDs: Set<UInt64> = [], syscallIDs: Set<UInt64> = []) {
+    public init(clockIDs: Set<UInt64> = [], switchIDs: Set<UInt64> = []) {
         self.clockIDs = clockIDs
         self.switchIDs = switchIDs
-        self.syscallIDs = syscallIDs
     }
 
     /// Appends the records in `bytes` (whole records, back to back) to `records`.
@@ -85,13 +85,18 @@ public struct PerfRecordParser: Sendable {
             let id = u64(8)
             let thread = Int32(bitPattern: u32(20))
             let time = u64(24)
-            if syscallIDs.contains(id) {
-                // raw: u32 size, then the tracepoint's fields; `id` (long) at offset 8 of them.
-                return .syscall(thread: thread, timeNs: time, number: Int64(bitPattern: u64(36 + 8)))
-            }
             let isClock = clockIDs.contains(id)
             guard isClock || switchIDs.contains(id) else { return nil }
             var at = 32
+            var kernelFrames: [UInt64] = []
+            if !isClock {
+                // PERF_SAMPLE_CALLCHAIN: a count, then addresses with context markers
+                // (PERF_CONTEXT_KERNEL and the like, the top 4095 values) among them.
+                let count = Int(min(u64(at), UInt64(r.count / 8)))
+                at += 8
+                kernelFrames = (0..<count).map { u64(at + $0 * 8) }.filter { $0 < UInt64.max - 4094 }
+                at += count * 8
+            }
             let abi = u64(at)
             at += 8
             var registers: [UInt64] = []
@@ -99,16 +104,17 @@ public struct PerfRecordParser: Sendable {
                 registers = (0..<Self.registerCount).map { u64(at + $0 * 8) }
                 at += Self.registerCount * 8
             }
-            let stackSize = Int(u64(at))
+            // Sizes come from the kernel; clamped so that a damaged record cannot trap.
+            let stackSize = Int(clamping: u64(at))
             at += 8
             var stack: [UInt8] = []
-            if stackSize > 0, at + stackSize + 8 <= r.count {
-                let used = min(Int(u64(at + stackSize)), stackSize)
+            if stackSize > 0, stackSize <= r.count, at + stackSize + 8 <= r.count {
+                let used = min(Int(clamping: u64(at + stackSize)), stackSize)
                 stack = Array(r[at..<(at + used)])
             }
             return .stack(StackSample(
                 kind: isClock ? .onCPU : .switchOut, thread: thread, timeNs: time,
-                registers: registers, stack: stack))
+                registers: registers, stack: stack, kernelFrames: kernelFrames))
         case 14:  // PERF_RECORD_SWITCH
             let end = r.count
             return .switched(

@@ -2,8 +2,7 @@
 import Glibc
 #endif
 
-/// Mappings of a process, from `/proc/PID/maps`, read in one go and parsed as bytes: this runs
-/// while the child waits at its exec stop.
+/// Mappings of a process, from `/proc/PID/maps`, read in one go and parsed as bytes.
 enum ProcessMappings {
     /// Executable mappings of files, and the vDSO (named `[vdso]`).
     static func executable(_ pid: Int32) -> [StackSymbolizer.Mapping] {

@@ -3,8 +3,8 @@ import LaunchprofELF
 import LaunchprofReport
 
 /// Unwinds and names a launch's samples and turns them, with the switch records, into spans:
-/// what each thread was doing (on CPU, runnable, blocked and in which system call) from when to
-/// when, with its stack.
+/// what each thread was doing (on CPU, runnable, blocked and in which system call, named from
+/// the switch-out's kernel frames) from when to when, with its stack.
 ///
 /// Per thread: an on-CPU sample ends a stretch on the CPU with its stack; a switch-out ends one
 /// with the stack the switch-out sample took, and starts an off-CPU stretch (runnable when
@@ -12,6 +12,7 @@ import LaunchprofReport
 /// in order, so a library mapped during the launch is known from its first sample on.
 public final class SampleTimelineBuilder {
     private let symbolizer: StackSymbolizer
+    private let syscallNames: KernelSyscallNames
     private let unwinder: OpaquePointer
     private var mappings: [StackSymbolizer.LoadedMapping] = []
     private var lastMapping = 0
@@ -22,10 +23,11 @@ public final class SampleTimelineBuilder {
     public private(set) var unwindNs: UInt64 = 0
 
     /// `libunwindOnly`: without launchprof's cached call-frame rules (to compare the two).
-    public init?(symbolizer: StackSymbolizer, libunwindOnly: Bool = false) {
+    public init?(symbolizer: StackSymbolizer, syscallNames: KernelSyscallNames = .shared, libunwindOnly: Bool = false) {
         guard let unwinder = lp_unwinder_create() else { return nil }
         lp_unwinder_use_libunwind_only(unwinder, libunwindOnly)
         self.symbolizer = symbolizer
+        self.syscallNames = syscallNames
         self.unwinder = unwinder
     }
 
@@ -39,8 +41,7 @@ public final class SampleTimelineBuilder {
         var offSyscall: String?
         var offStackIsGuess = false
         var lastStack: [SampledFrame] = []
-        var lastSyscall: String?
-        var pendingOut: (frames: [SampledFrame], inSyscall: Bool)?
+        var pendingOut: (frames: [SampledFrame], syscall: String?)?
     }
 
     /// Spans of every sampled thread, times in ns from `originNs` (the spawn).
@@ -65,11 +66,10 @@ public final class SampleTimelineBuilder {
                 add(StackSymbolizer.Mapping(start: start, end: start &+ length, offset: offset, path: path))
             case .lost(let count):
                 lost += Int(clamping: count)
-            case .syscall(let thread, _, let number):
-                threads[thread, default: ThreadState()].lastSyscall = SyscallNames.name(number)
             case .stack(let sample):
                 lastTime = max(lastTime, sample.timeNs)
-                let (frames, inSyscall) = symbolize(sample)
+                let frames = symbolize(sample)
+                let syscall = sample.kernelFrames.isEmpty ? nil : syscallNames.name(kernelFrames: sample.kernelFrames)
                 var state = threads[sample.thread, default: ThreadState()]
                 switch sample.kind {
                 case .onCPU:
@@ -80,12 +80,12 @@ public final class SampleTimelineBuilder {
                     state.lastStack = frames
                 case .switchOut:
                     if state.onCPU {
-                        state.pendingOut = (frames, inSyscall)
+                        state.pendingOut = (frames, syscall)
                     } else if state.offStackIsGuess {
                         // The switch record came first: the stack belongs to the stretch it opened.
                         state.offStack = frames
                         state.offStackIsGuess = false
-                        if state.offState == .blocked, inSyscall { state.offSyscall = state.lastSyscall }
+                        if state.offState == .blocked { state.offSyscall = syscall }
                     }
                 }
                 threads[sample.thread] = state
@@ -101,7 +101,7 @@ public final class SampleTimelineBuilder {
                     state.offState = preempted ? .runnable : .blocked
                     state.offStack = frames
                     state.offStackIsGuess = pending == nil
-                    state.offSyscall = !preempted && pending?.inSyscall == true ? state.lastSyscall : nil
+                    state.offSyscall = preempted ? nil : pending?.syscall
                     state.pendingOut = nil
                     if !frames.isEmpty { state.lastStack = frames }
                 } else {
@@ -165,10 +165,9 @@ public final class SampleTimelineBuilder {
         return mappings[index]
     }
 
-    /// The sample's frames, named, and whether its innermost frame sits right after a
-    /// `syscall` instruction (the thread is in a system call).
-    private func symbolize(_ sample: StackSample) -> ([SampledFrame], Bool) {
-        guard sample.registers.count == Int(LP_SAMPLE_REGISTER_COUNT) else { return ([], false) }
+    /// The sample's frames, named.
+    private func symbolize(_ sample: StackSample) -> [SampledFrame] {
+        guard sample.registers.count == Int(LP_SAMPLE_REGISTER_COUNT) else { return [] }
         var count: Int32 = 0
         let capacity = Int32(addresses.count)
         let started = lp_now_ns()
@@ -194,10 +193,6 @@ public final class SampleTimelineBuilder {
             let address = addresses[index]
             frames.append(symbolizer.frame(address, in: mapping(containing: address), isReturnAddress: index > 0))
         }
-        var inSyscall = false
-        if let first = frames.first, let loaded = mapping(containing: first.address), let symbols = loaded.symbols {
-            inSyscall = symbols.bytes(atVirtualAddress: first.offset &- 2, count: 2) == [0x0f, 0x05]
-        }
-        return (frames, inSyscall)
+        return frames
     }
 }

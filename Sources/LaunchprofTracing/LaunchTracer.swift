@@ -35,9 +35,13 @@ public struct TraceRequest: Sendable {
     /// Observe the boundaries with these uprobes instead of breakpoints (ptrace then only
     /// controls the process: exec, forks, signals, crashes).
     public var uprobes: UprobeRequest?
-    /// Called with the child's pid once it has exec'd, before it runs (`--sample` opens its
-    /// perf events here).
+    /// Called with the child's pid as soon as the spawn returns, while the kernel is still
+    /// finishing the exec: start there, on another thread, what must be in place before the
+    /// program's first instruction (`--sample`'s perf events), and return at once.
     public var onSpawn: (@Sendable (Int32) -> Void)?
+    /// Called at the exec stop, before the child runs its first instruction: returns when what
+    /// `onSpawn` started is in place. The child is continued right after it returns.
+    public var beforeFirstInstruction: (@Sendable () -> Void)?
 
     public init(executable: String, arguments: [String], environment: [String], plan: ImagePlan?) {
         self.executable = executable
@@ -201,6 +205,7 @@ private struct TracedLaunch {
         try Ptrace.setOptions(pid, options)
         events.append(.imageStarted(image: 0, path: request.executable, atNs: first.at_ns))
         try startImage(plan: request.plan, path: request.executable)
+        request.beforeFirstInstruction?()
 
         var signalToDeliver: Int32 = 0
         var stopped = pid

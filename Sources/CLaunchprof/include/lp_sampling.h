@@ -9,16 +9,10 @@
 
 #ifndef __has_feature
 #define __has_feature(x) 0
-/// Where the kernel mapped launchprof's own vDSO (AT_SYSINFO_EHDR), 0 without one.
-uint64_t lp_vdso_base(void);
-
 #endif
 #if !__has_feature(nullability)
 #define _Nonnull
 #define _Nullable
-/// Where the kernel mapped launchprof's own vDSO (AT_SYSINFO_EHDR), 0 without one.
-uint64_t lp_vdso_base(void);
-
 #endif
 
 /// The user registers every stack sample carries, in perf's order: AX BX CX DX SI DI BP SP IP
@@ -35,17 +29,19 @@ typedef struct lp_perf_options {
     /// Follow the threads the process creates (inherit), not only its main thread. The kernel
     /// maps an inherited event's buffer only per CPU: open one session per CPU then.
     bool all_threads;
-    /// raw_syscalls:sys_enter tracepoint id (from tracefs), 0: do not record system calls.
-    uint64_t sys_enter_id;
     /// Ring buffer data pages (a power of two).
     uint32_t pages;
 } lp_perf_options;
 
-/// One sampling session of one process: three events sharing one ring buffer.
+/// Kernel frames kept per switch-out sample: deep enough to reach the system call's entry
+/// from `schedule` through a file system's read path.
+enum { LP_KERNEL_CHAIN_DEPTH = 48 };
+
+/// One sampling session of one process: two events sharing one ring buffer.
 typedef struct lp_perf_session {
-    int fds[3];
-    /// Identifiers of the events (PERF_SAMPLE_IDENTIFIER): cpu clock, context switch, sys_enter.
-    uint64_t ids[3];
+    int fds[2];
+    /// Identifiers of the events (PERF_SAMPLE_IDENTIFIER): task clock, context switches.
+    uint64_t ids[2];
     void *_Nullable ring;
     size_t ring_bytes;
     size_t data_bytes;
@@ -65,10 +61,12 @@ int lp_perf_drain(lp_perf_session *_Nonnull session, uint8_t *_Nonnull buffer, s
 /// `wake_fd` to be readable. Returns 0 or errno.
 int lp_perf_wait(const lp_perf_session *_Nonnull sessions, int count, int wake_fd, int timeout_ms);
 
-/// Opens a disabled sys_enter event on launchprof itself and keeps it: the first event of a
-/// tracepoint registers its probe (a few hundred µs of text patching); with this one open, the
-/// events of each launch attach in microseconds. Returns 0 or errno.
-int lp_perf_open_anchor(uint64_t sys_enter_id, int *_Nonnull fd);
+/// Opens, on launchprof itself, disabled events of the kinds a launch's session uses and keeps
+/// them: the first event of a kind switches on kernel static keys and call chain buffers
+/// (hundreds of µs of text patching while the child waits at its exec) and the last one's close
+/// switches them off (tens of ms). With these open, a launch's events attach and go in
+/// microseconds. Returns 0 or the first errno; `fds` holds -1 for a failure.
+int lp_perf_open_anchors(int fds[_Nonnull 2]);
 
 /// Records lost to a full buffer so far are reported as PERF_RECORD_LOST; this closes the events.
 void lp_perf_close(lp_perf_session *_Nonnull session);

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+@testable import LaunchprofSampling
+
+/// The system call a blocked thread is in, named from its switch-out's kernel frames.
+@Suite("sampling: system calls from kernel frames")
+struct KernelSyscallNamesTests {
+    static let kallsyms = """
+        ffffffff81000000 T _stext
+        ffffffff81000130 T entry_SYSCALL_64_after_hwframe
+        ffffffff81100000 T schedule
+        ffffffff8142db10 T __x64_sys_clock_nanosleep
+        ffffffff8142dc00 t common_nsleep
+        ffffffff816dd5a0 T __x64_sys_poll
+        ffffffff816dd700 T __ia32_sys_poll
+        ffffffff81900000 d some_data
+        ffffffff821ef620 T do_syscall_64
+        ffffffffc0001000 t __x64_sys_module_thing\t[some_module]
+        """
+
+    let names = KernelSyscallNames(kallsyms: Array(kallsyms.utf8))
+
+    @Test func theInnermostSyscallEntryNamesTheCall() {
+        // schedule+0x23 ← do_sys_poll (not listed: inside __x64_sys_poll's range) ← do_syscall_64+0x71
+        #expect(names.name(kernelFrames: [0xffffffff81100023, 0xffffffff816dd5d4, 0xffffffff821ef691]) == "poll")
+        #expect(names.name(kernelFrames: [0xffffffff81100023, 0xffffffff8142dc30, 0xffffffff8142dbde]) == "clock_nanosleep")
+    }
+
+    @Test func framesOutsideAnyEntryNameNothing() {
+        // Preempted in an interrupt, or blocked in a page fault: no system call entry on the stack.
+        #expect(names.name(kernelFrames: [0xffffffff81100023, 0xffffffff821ef691]) == nil)
+        #expect(names.name(kernelFrames: [0xffffffff8142dc30]) == nil, "common_nsleep ends clock_nanosleep's range")
+        #expect(names.name(kernelFrames: [0xffffffff816dd5a0]) == nil, "a return address is past its call, never at the entry")
+        #expect(names.name(kernelFrames: []) == nil)
+    }
+
+    @Test func aModuleSymbolLosesItsModuleName() {
+        #expect(names.name(kernelFrames: [0xffffffffc0001010]) == "module_thing")
+    }
+
+    @Test func aReturnAddressJustPastTheEntryStillCounts() {
+        // A call as the entry function's last instruction returns to the next symbol's start.
+        #expect(names.name(kernelFrames: [0xffffffff816dd700]) == "poll")
+    }
+
+    @Test func hiddenAddressesNameNothing() {
+        let hidden = KernelSyscallNames(kallsyms: Array("0000000000000000 T __x64_sys_poll\n".utf8))
+        #expect(hidden.isEmpty)
+        #expect(hidden.name(kernelFrames: [0x10]) == nil)
+    }
+
+    /// On this kernel, through /proc/kallsyms (the tests run as root, so addresses are shown).
+    @Test func theRunningKernelsPollEntryIsNamed() throws {
+        // Read to the end: /proc files report a size of 0.
+        let file = try #require(FileHandle(forReadingAtPath: "/proc/kallsyms"))
+        let text = String(decoding: try #require(try file.readToEnd()), as: UTF8.self)
+        let line = try #require(text.split(separator: "\n").first { $0.hasSuffix(" __x64_sys_poll") })
+        let address = try #require(UInt64(line.split(separator: " ")[0], radix: 16))
+        try #require(address != 0, "/proc/kallsyms hides addresses: the tests need root")
+        #expect(KernelSyscallNames.shared.name(kernelFrames: [address + 0x20]) == "poll")
+    }
+}
