@@ -6,6 +6,9 @@
  *                        tiny_step() for LP_SAMPLE_SMALL_US (5 ms), and, when LP_SAMPLE_PLUGIN
  *                        names a library, plugin_work() from it (dlopen'ed here) for
  *                        LP_SAMPLE_PLUGIN_US (60 ms).
+ *   restoreState:        with LP_SAMPLE_SLEEP_US, restore_session() sleeps that long in
+ *                        nanosleep(2) (a different system call from poll, named by the kernel's
+ *                        clock_nanosleep).
  *   Then the first frame. LP_SAMPLE_QUICK=1: nothing but the first frame.
  *
  * Truth (LP_FIXTURE_TRUTH): one line per function, "<function> <thread-cpu-ns> <wall-ns>".
@@ -71,6 +74,13 @@ __attribute__((noinline)) void wait_for_config(void) {
     close(fds[1]);
 }
 
+__attribute__((noinline)) void restore_session(uint64_t us) {
+    struct timespec pause = {.tv_sec = (time_t)(us / 1000000), .tv_nsec = (long)(us % 1000000) * 1000};
+    uint64_t cpu = thread_cpu(), wall = lp_now();
+    while (nanosleep(&pause, &pause) != 0) {}
+    truth("restore_session", thread_cpu() - cpu, lp_now() - wall);
+}
+
 __attribute__((noinline)) void load_plugin(const char *path) {
     void *library = dlopen(path, RTLD_NOW);
     if (!library) {
@@ -89,6 +99,12 @@ int main(void) {
         launchprof_begin("willFinishLaunching");
         wait_for_config();
         launchprof_end("willFinishLaunching");
+        uint64_t sleep_us = lp_setting("LP_SAMPLE_SLEEP_US", 0);
+        if (sleep_us > 0) {
+            launchprof_begin("restoreState");
+            restore_session(sleep_us);
+            launchprof_end("restoreState");
+        }
         launchprof_begin("didFinishLaunching");
         compute_layout();
         tiny_step();

@@ -94,6 +94,24 @@ struct SamplingTests {
         #expect(summary.first { $0.function == "wait_for_config" && $0.kind == .blocked }?.runs == 3)
     }
 
+    /// The system call of a blocked flag is read from the kernel's own stack at the switch-out:
+    /// a sleep is named as the call the C library made for it, not as the last one seen.
+    @Test func aSleepIsNamedByItsOwnSystemCall() throws {
+        let program = try Self.sampleWork()
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let outcome = try RunHarness.run(
+            program, environment: ["LP_FIXTURE_TRUTH": truthPath, "LP_SAMPLE_SLEEP_US": "60000", "LP_SAMPLE_CPU_US": "30000"]
+        ) { $0.sampling = SamplingConfiguration() }
+        let flags = try #require(outcome.runs.first?.flags)
+        let sleep = try #require(flags.first { $0.kind == .blocked && $0.function == "restore_session" }, "\(flags)")
+        #expect(sleep.phase == "restoreState")
+        #expect(sleep.syscall == "clock_nanosleep")  // glibc's nanosleep(3) enters clock_nanosleep(2)
+        #expect(flags.first { $0.kind == .blocked && $0.function == "wait_for_config" }?.syscall == "poll")
+        let truth = try Self.truth(truthPath)
+        Self.expectWithin15Percent(sleep.durationNs, truth["restore_session"]?.first?.wall ?? 0, "restore_session asleep")
+    }
+
     static func contains(_ tree: CallStackTree, symbol: String) -> Bool {
         func search(_ frames: [CallStackTree.Frame]) -> Bool {
             frames.contains { $0.symbol == symbol || search($0.subFrames ?? []) }
