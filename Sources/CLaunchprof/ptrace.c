@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -22,6 +23,13 @@ uint64_t lp_now_ns(void) {
 
 int lp_pipe(int fds[2], bool nonblocking) {
     return pipe2(fds, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0)) == 0 ? 0 : errno;
+}
+
+int lp_pidfd_open(pid_t pid, int *fd) {
+    int result = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (result < 0) return errno;
+    *fd = result;
+    return 0;
 }
 
 int lp_ptrace(int request, pid_t pid, uintptr_t addr, uintptr_t data, long *result) {

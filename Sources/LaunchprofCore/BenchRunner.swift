@@ -154,11 +154,7 @@ private final class LaunchState {
             for var run in collector.runs {
                 run.index = recorded
                 recorded += 1
-                do throws(LaunchReportError) {
-                    try writer.append(run)
-                } catch {
-                    throw RunError.report(error)
-                }
+                try writer.record(run)
             }
         } catch {
             if case .interrupted = error { throw error }

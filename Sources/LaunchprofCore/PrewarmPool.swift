@@ -120,11 +120,7 @@ final class PrewarmPool: @unchecked Sendable {
                     combined.prewarm?.poolHit = taken != nil
                     combined.index = index - configuration.run.warmup
                     if measured {
-                        do throws(LaunchReportError) {
-                            try writer.append(combined)
-                        } catch {
-                            throw .report(error)
-                        }
+                        try writer.record(combined)
                         last = combined
                         onRun?(combined)
                     }

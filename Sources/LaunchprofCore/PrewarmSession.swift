@@ -107,11 +107,7 @@ public final class PrewarmSession: @unchecked Sendable {
                     guard let (run, record) = prewarmed else { continue }
                     let combined = try Self.combine(run, record: record, ordinary: ordinary, freezeAt: freezeAt)
                     if measured {
-                        do throws(LaunchReportError) {
-                            try writer.append(combined)
-                        } catch {
-                            throw .report(error)
-                        }
+                        try writer.record(combined)
                         last = combined
                         onRun?(combined)
                     }

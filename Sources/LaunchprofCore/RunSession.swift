@@ -135,11 +135,7 @@ public final class RunSession: @unchecked Sendable {
                     }
                     if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
                     if measured {
-                        do throws(LaunchReportError) {
-                            try writer.append(run)
-                        } catch {
-                            throw .report(error)
-                        }
+                        try writer.record(run)
                         last = run
                         onRun?(run)
                     }

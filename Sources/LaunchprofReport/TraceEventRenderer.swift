@@ -64,22 +64,7 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
             metadata("process_sort_index", pid: pid, key: "sort_index", value: .integer(Int64(sortIndex))),
         ]
         events += trackName("launch", pid: pid, tid: Self.launchTrack)
-        var launchPhases: [LaunchPhase] = []
-        var taskTracks: [String: Int] = [:]
-        for phase in run.phases {
-            if phase.name == LaunchPhase.extendedLaunch {
-                let task = phase.task ?? "task"
-                let tid = taskTracks[task] ?? (Self.firstTaskTrack + taskTracks.count)
-                if taskTracks[task] == nil {
-                    taskTracks[task] = tid
-                    events += trackName("extendedLaunch \(task)", pid: pid, tid: tid)
-                }
-                events.append(slice(phase, pid: pid, tid: tid))
-            } else {
-                launchPhases.append(phase)
-            }
-        }
-        events += laidOut(launchPhases, pid: pid)
+        events += phaseEvents(run.phases, pid: pid)
         if let flags = run.flags, !flags.isEmpty {
             events += trackName("flags", pid: pid, tid: Self.flagsTrack)
             let flagPhases = flags.map { flag in
@@ -124,12 +109,21 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
             metadata("process_sort_index", pid: pid, key: "sort_index", value: .integer(-1)),
         ]
         events += trackName("launch", pid: pid, tid: Self.launchTrack)
-        var launchPhases: [LaunchPhase] = []
-        var taskTracks: [String: Int] = [:]
-        for phase in summary.phases {
-            let median = LaunchPhase(
+        let medians = summary.phases.map { phase in
+            LaunchPhase(
                 name: phase.name, startNs: phase.startNs.median, durationNs: phase.durationNs.median,
                 object: phase.object, task: phase.task, image: phase.image)
+        }
+        return events + phaseEvents(medians, pid: pid)
+    }
+
+    /// The phases of one process: each extended-launch task on a track of its own (named at its
+    /// first phase), the launch's phases laid out on the launch track.
+    private func phaseEvents(_ phases: [LaunchPhase], pid: Int) -> [TraceEvent] {
+        var events: [TraceEvent] = []
+        var launchPhases: [LaunchPhase] = []
+        var taskTracks: [String: Int] = [:]
+        for phase in phases {
             if phase.name == LaunchPhase.extendedLaunch {
                 let task = phase.task ?? "task"
                 let tid = taskTracks[task] ?? (Self.firstTaskTrack + taskTracks.count)
@@ -137,9 +131,9 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
                     taskTracks[task] = tid
                     events += trackName("extendedLaunch \(task)", pid: pid, tid: tid)
                 }
-                events.append(slice(median, pid: pid, tid: tid))
+                events.append(slice(phase, pid: pid, tid: tid))
             } else {
-                launchPhases.append(median)
+                launchPhases.append(phase)
             }
         }
         return events + laidOut(launchPhases, pid: pid)

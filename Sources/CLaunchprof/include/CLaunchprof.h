@@ -10,38 +10,10 @@
 
 #ifndef __has_feature
 #define __has_feature(x) 0
-// MARK: Prewarm hazard scan (prewarm.c)
-
-/// A syscall stop as PTRACE_GET_SYSCALL_INFO describes it (x86_64 numbers).
-typedef struct lp_syscall_stop {
-    /// 1 entry, 2 exit, 3 seccomp, 0 not a syscall stop.
-    int op;
-    uint64_t nr;
-    uint64_t args[6];
-    int64_t rval;
-} lp_syscall_stop;
-
-/// PTRACE_GET_SYSCALL_INFO for a tracee in a syscall stop. Returns 0 or errno.
-int lp_syscall_info(pid_t pid, lp_syscall_stop *_Nonnull stop);
-
 #endif
 #if !__has_feature(nullability)
 #define _Nonnull
 #define _Nullable
-// MARK: Prewarm hazard scan (prewarm.c)
-
-/// A syscall stop as PTRACE_GET_SYSCALL_INFO describes it (x86_64 numbers).
-typedef struct lp_syscall_stop {
-    /// 1 entry, 2 exit, 3 seccomp, 0 not a syscall stop.
-    int op;
-    uint64_t nr;
-    uint64_t args[6];
-    int64_t rval;
-} lp_syscall_stop;
-
-/// PTRACE_GET_SYSCALL_INFO for a tracee in a syscall stop. Returns 0 or errno.
-int lp_syscall_info(pid_t pid, lp_syscall_stop *_Nonnull stop);
-
 #endif
 
 enum { LP_SPAWN_CPU_INHERIT = -1, LP_SPAWN_CPU_LAUNCHPROFS = -2 };
@@ -135,6 +107,10 @@ int lp_wait(pid_t pid, bool nohang, lp_wait_result *_Nonnull result);
 
 /// pipe2(2) with O_CLOEXEC (and O_NONBLOCK when asked). Returns 0 or errno.
 int lp_pipe(int fds[_Nonnull 2], bool nonblocking);
+
+/// pidfd_open(2): a descriptor that becomes readable when `pid` ends, whoever its parent is.
+/// Returns 0 or errno.
+int lp_pidfd_open(pid_t pid, int *_Nonnull fd);
 
 /// CLOCK_MONOTONIC in nanoseconds.
 uint64_t lp_now_ns(void);

@@ -32,17 +32,14 @@ struct PrewarmSignalTests {
             usleep(20_000)
         }
         #expect(frozen.count >= wanted, "never saw \(wanted) frozen process(es)")
+        // Watched before the signal: after it they are launchprof's orphans, reaped by init.
+        let watchers = RunHarness.exitWatchers(RunHarness.processes(withMarker: marker))
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
-        // SIGKILL: the kernel ends the tracees (PTRACE_O_EXITKILL) as the tracer exits; let
-        // the reaping finish (bounded) before looking. Again no handle to wait on: they were
-        // launchprof's children, reaped by init now.
-        let gone = Date().addingTimeInterval(5)
-        var left = RunHarness.processes(withMarker: marker)
-        while !left.isEmpty, Date() < gone {
-            usleep(10_000)
-            left = RunHarness.processes(withMarker: marker).filter { RunHarness.state(of: $0) != "Z" }
-        }
+        // SIGKILL: the kernel ends the tracees (PTRACE_O_EXITKILL) as the tracer exits; wait
+        // (bounded) for them to end before looking.
+        RunHarness.awaitExit(watchers, timeoutMs: 5_000)
+        let left = RunHarness.processes(withMarker: marker).filter { RunHarness.state(of: $0) != "Z" }
         #expect(left.isEmpty, "left behind: \(left.map { "\($0) \(RunHarness.state(of: $0).map(String.init) ?? "?")" })")
         if signal != SIGKILL { #expect(process.terminationStatus == 130) }
     }

@@ -1,3 +1,4 @@
+import CLaunchprof
 import Foundation
 import LaunchprofCore
 import LaunchprofReport
@@ -45,6 +46,29 @@ enum RunHarness {
             guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
             return data.split(separator: 0).contains { Array($0) == needle }
         }
+    }
+
+    /// Descriptors that become readable when each of `pids` ends (pidfds: they work for
+    /// processes that are not this test's children). Close them with `awaitExit`.
+    static func exitWatchers(_ pids: [Int32]) -> [Int32] {
+        pids.compactMap { pid in
+            var fd: Int32 = -1
+            return lp_pidfd_open(pid, &fd) == 0 ? fd : nil
+        }
+    }
+
+    /// Waits until every watched process has ended or `timeoutMs` has passed, and closes the
+    /// descriptors.
+    static func awaitExit(_ watchers: [Int32], timeoutMs: Int) {
+        var pending = watchers.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let deadline = Date().addingTimeInterval(Double(timeoutMs) / 1000)
+        while !pending.isEmpty {
+            let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+            guard poll(&pending, nfds_t(pending.count), left) > 0 else { break }
+            pending.removeAll { $0.revents != 0 }
+            for index in pending.indices { pending[index].revents = 0 }
+        }
+        watchers.forEach { close($0) }
     }
 
     /// The state letter of a process (`R`, `S`, `t` traced-stopped, `Z` zombie…), nil if gone.
