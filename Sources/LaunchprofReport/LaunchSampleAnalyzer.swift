@@ -306,7 +306,7 @@ public struct LaunchSampleAnalyzer: Sendable {
         guard count > 0 else { return nil }
         let children = node.order.compactMap { frame(node.children[$0]!) }
         return CallStackTree.Frame(
-            binaryName: node.frame.object, binaryUUID: node.frame.buildID, address: node.frame.address,
+            binaryName: node.frame.object, buildID: node.frame.buildID, address: node.frame.address,
             offsetIntoBinaryTextSegment: node.frame.offset, sampleCount: count, symbol: node.frame.function,
             subFrames: children.isEmpty ? nil : children)
     }

@@ -1,5 +1,6 @@
 /// `diagnostics.json`: an `MXDiagnosticPayload` (its `jsonRepresentation`) with MetricKit's
-/// keys: slow launches and hangs, each with the sampled call stack tree when the sampler ran.
+/// keys: slow launches and hangs, each with the sampled call stack tree (an empty one when the
+/// sampler did not run: MetricKit never writes a diagnostic without a tree).
 /// An empty list is left out, as MetricKit leaves out a diagnostic kind it has none of.
 public struct MetricKitDiagnosticPayload: Sendable, Equatable, Codable {
     public var timeStampBegin: String
@@ -24,12 +25,12 @@ public struct MetricKitDiagnosticPayload: Sendable, Equatable, Codable {
     public struct LaunchDiagnostic: Sendable, Equatable, Codable {
         public var version: String
         public var diagnosticMetaData: MetricKitMetaData
-        /// The run's sampled main-thread stacks; left out when the sampler did not run.
-        public var callStackTree: CallStackTree?
+        /// The run's sampled stacks; `CallStackTree.empty` when the sampler did not run.
+        public var callStackTree: CallStackTree
 
         public init(
             version: String = MetricKitDiagnosticPayload.diagnosticVersion, diagnosticMetaData: MetricKitMetaData,
-            callStackTree: CallStackTree?
+            callStackTree: CallStackTree
         ) {
             self.version = version
             self.diagnosticMetaData = diagnosticMetaData
@@ -41,14 +42,14 @@ public struct MetricKitDiagnosticPayload: Sendable, Equatable, Codable {
     public struct HangDiagnostic: Sendable, Equatable, Codable {
         public var version: String
         public var diagnosticMetaData: MetricKitMetaData
-        /// The run's sampled main-thread stacks (the sampler keeps one tree per run).
-        public var callStackTree: CallStackTree?
+        /// The run's sampled stacks (the sampler keeps one tree per run).
+        public var callStackTree: CallStackTree
         /// "Main Runloop Hang": the flag is about the main thread.
         public var hangType: String
 
         public init(
             version: String = MetricKitDiagnosticPayload.diagnosticVersion, diagnosticMetaData: MetricKitMetaData,
-            callStackTree: CallStackTree?, hangType: String = "Main Runloop Hang"
+            callStackTree: CallStackTree, hangType: String = "Main Runloop Hang"
         ) {
             self.version = version
             self.diagnosticMetaData = diagnosticMetaData

@@ -18,7 +18,7 @@ public struct MetricKitPayloadBuilder: Sendable {
         public var distribution: String
         /// `uname -m`.
         public var architecture: String
-        /// The locale's territory ("US"), nil under C/POSIX.
+        /// The locale's territory ("US"), nil under C/POSIX (written as "ZZ", unknown region).
         public var regionFormat: String?
         /// Seconds since the epoch (UTC) when the first run started and the last one ended.
         public var beganAtSeconds: Int64
@@ -94,14 +94,14 @@ public struct MetricKitPayloadBuilder: Sendable {
                 meta.appVersion = Self.unknownAppVersion
                 meta.pid = run.pid
                 meta.launchDuration = Self.milliseconds(duration)
-                launches.append(.init(diagnosticMetaData: meta, callStackTree: run.callStackTree))
+                launches.append(.init(diagnosticMetaData: meta, callStackTree: run.callStackTree ?? .empty))
             }
             for hang in Self.hangs(run) {
                 var meta = metaData(report)
                 meta.appVersion = Self.unknownAppVersion
                 meta.pid = run.pid
                 meta.hangDuration = Self.milliseconds(hang.durationNs)
-                hangs.append(.init(diagnosticMetaData: meta, callStackTree: run.callStackTree))
+                hangs.append(.init(diagnosticMetaData: meta, callStackTree: run.callStackTree ?? .empty))
             }
         }
         return MetricKitDiagnosticPayload(
@@ -120,7 +120,8 @@ public struct MetricKitPayloadBuilder: Sendable {
         MetricKitMetaData(
             appBuildVersion: report.target.buildID ?? "", bundleIdentifier: report.target.path,
             deviceType: report.host.cpu, osVersion: "\(context.distribution), Linux \(report.host.kernel)",
-            platformArchitecture: context.architecture, regionFormat: context.regionFormat)
+            platformArchitecture: context.architecture,
+            regionFormat: context.regionFormat ?? MetricKitMetaData.unknownRegion)
     }
 
     static func hasExtendedTasks(_ run: LaunchRun) -> Bool {
@@ -131,14 +132,11 @@ public struct MetricKitPayloadBuilder: Sendable {
         (run.flags ?? []).filter { $0.kind == .hang }
     }
 
-    /// "16.237 ms": ms with up to three decimals (µs), trailing zeros dropped.
+    /// "16 ms": whole milliseconds, rounded to the nearest (half up), as MetricKit writes
+    /// durations. ms rather than MetricKit's "sec" for hangs too: a 250–999 ms hang would
+    /// otherwise read "0 sec" or "1 sec"; the unit is in the string.
     static func milliseconds(_ ns: UInt64) -> String {
-        let micros = (ns + 500) / 1_000
-        let whole = micros / 1_000
-        var fraction = String(micros % 1_000)
-        fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
-        while fraction.hasSuffix("0") { fraction.removeLast() }
-        return fraction.isEmpty ? "\(whole) ms" : "\(whole).\(fraction) ms"
+        "\(ns / 1_000_000 + (ns % 1_000_000 >= 500_000 ? 1 : 0)) ms"
     }
 
     /// MetricKit's "yyyy-MM-dd HH:mm:ss", in UTC, computed from the civil calendar directly so

@@ -9,19 +9,19 @@ enum ExportSamples {
     static let tree = CallStackTree(callStacks: [
         .init(threadAttributed: true, callStackRootFrames: [
             .init(
-                binaryName: "app", binaryUUID: "0123abcd", address: 0x5555_0000_1000, offsetIntoBinaryTextSegment: 0x1000,
+                binaryName: "app", buildID: "0123456789abcdef0123456789abcdef01234567", address: 0x5555_0000_1000, offsetIntoBinaryTextSegment: 0x1000,
                 sampleCount: 6, symbol: "main",
                 subFrames: [
                     .init(
-                        binaryName: "app", binaryUUID: "0123abcd", address: 0x5555_0000_2000,
+                        binaryName: "app", buildID: "0123456789abcdef0123456789abcdef01234567", address: 0x5555_0000_2000,
                         offsetIntoBinaryTextSegment: 0x2000, sampleCount: 3, symbol: "parse",
                         subFrames: [
                             .init(
-                                binaryName: "libc.so.6", binaryUUID: "feed", address: 0x7f00_0000_3000,
+                                binaryName: "libc.so.6", buildID: "feed", address: 0x7f00_0000_3000,
                                 offsetIntoBinaryTextSegment: 0x3000, sampleCount: 1, symbol: "read")
                         ]),
                     .init(
-                        binaryName: "app", binaryUUID: "0123abcd", address: 0x5555_0000_4000,
+                        binaryName: "app", buildID: "0123456789abcdef0123456789abcdef01234567", address: 0x5555_0000_4000,
                         offsetIntoBinaryTextSegment: 0x4000, sampleCount: 2),
                 ])
         ])

@@ -46,12 +46,12 @@ struct LaunchRunJSONTests {
                 closureBytes: offset == 1 ? 99_999 : nil)
             if offset == 2 {
                 let leaf = CallStackTree.Frame(
-                    binaryName: awkward, binaryUUID: "ab12", address: 0x401000,
+                    binaryName: awkward, buildID: "ab12", address: 0x401000,
                     offsetIntoBinaryTextSegment: 0x1000, sampleCount: 3, symbol: awkward)
                 run.callStackTree = CallStackTree(callStacks: [
                     .init(threadAttributed: true, callStackRootFrames: [
                         .init(
-                            binaryName: "app", binaryUUID: "", address: 1, offsetIntoBinaryTextSegment: 1,
+                            binaryName: "app", buildID: "", address: 1, offsetIntoBinaryTextSegment: 1,
                             sampleCount: 4, subFrames: [leaf])
                     ])
                 ])

@@ -95,7 +95,7 @@ struct LaunchSampleAnalyzerTests {
         let main = tree.callStacks[0].callStackRootFrames
         #expect(main.map(\.symbol) == ["main"])
         #expect(main.first?.sampleCount == 155, "80 ms waiting + 70 ms computing or preempted + 5 ms small, at 1 ms")
-        #expect(main.first?.binaryUUID == "b1")
+        #expect(main.first?.launchprofBuildID == "b1")
         #expect(result.folded["didFinishLaunching;main;did;compute;memcpy"] == 70)
         #expect(result.folded["willFinishLaunching;main;will;wait;__poll"] == 80)
         #expect(result.folded["thread 9;main;did;small"] == 10)

@@ -2,7 +2,9 @@ import Foundation
 
 /// A strict reader of MetricKit payloads, written from the documented shape
 /// (/work/shared/reference/metrickit.md, Reports/METRICKIT.md) rather than from launchprof's
-/// types: an unknown or misspelled key, a missing required key or a wrong type fails.
+/// types: an unknown or misspelled key, a missing required key or a wrong type fails. It reads
+/// Apple's real payloads too: timestamps with or without " +0000", durations in any of
+/// MetricKit's units ("20000 ms", "20 sec"), the metric groups launchprof does not write.
 enum MetricKitPayloadParser {
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -32,7 +34,10 @@ enum MetricKitPayloadParser {
 
     struct Diagnostic {
         var metaData: [String: Any]
-        var hasCallStackTree: Bool
+        /// `launchDuration` or `hangDuration`, in ms.
+        var durationMs: Double
+        /// Frames in the call stack tree (0: an empty tree, the sampler did not run).
+        var frameCount: Int
         var hangType: String?
     }
 
@@ -47,6 +52,12 @@ enum MetricKitPayloadParser {
         "bundleIdentifier", "regionFormat", "osVersion", "deviceType", "appBuildVersion",
         "platformArchitecture", "lowPowerModeEnabled", "pid", "isTestFlightApp",
     ]
+    /// The metric groups of MXMetricPayload that launchprof does not write (read and ignored).
+    static let otherMetricGroups: Set = [
+        "cpuMetrics", "gpuMetrics", "cellularConditionMetrics", "applicationTimeMetrics", "locationActivityMetrics",
+        "networkTransferMetrics", "applicationExitMetrics", "diskIOMetrics", "memoryMetrics", "displayMetrics",
+        "animationMetrics", "signpostMetrics", "diskSpaceUsageMetrics",
+    ]
     static let launchKeys: Set = [
         "histogrammedTimeToFirstDrawKey", "histogrammedOptimizedTimeToFirstDrawKey", "histogrammedResumeTime",
         "histogrammedExtendedLaunch",
@@ -56,7 +67,7 @@ enum MetricKitPayloadParser {
         let top = try object(try JSONSerialization.jsonObject(with: data), "payload")
         try keys(
             top, "payload", required: ["appVersion", "timeStampBegin", "timeStampEnd", "metaData"],
-            optional: ["applicationLaunchMetrics", "applicationResponsivenessMetrics"])
+            optional: otherMetricGroups.union(["applicationLaunchMetrics", "applicationResponsivenessMetrics"]))
         let meta = try object(top["metaData"], "metaData")
         try keys(meta, "metaData", required: ["appBuildVersion", "osVersion", "bundleIdentifier"], optional: metaDataKeys)
         var launch: [String: Histogram] = [:]
@@ -93,8 +104,10 @@ enum MetricKitPayloadParser {
                 let where_ = "\(key)[\(index)]"
                 let diagnostic = try object(item, where_)
                 try keys(
-                    diagnostic, where_, required: hang ? ["version", "diagnosticMetaData", "hangType"] : ["version", "diagnosticMetaData"],
-                    optional: ["callStackTree"])
+                    diagnostic, where_,
+                    required: hang ? ["version", "diagnosticMetaData", "callStackTree", "hangType"]
+                        : ["version", "diagnosticMetaData", "callStackTree"],
+                    optional: [])
                 guard try string(diagnostic["version"], "\(where_).version") == "1.0.0" else {
                     throw Failure(description: "\(where_).version is not 1.0.0")
                 }
@@ -102,10 +115,10 @@ enum MetricKitPayloadParser {
                 try keys(
                     meta, "\(where_).diagnosticMetaData", required: ["appVersion", "appBuildVersion", durationKey],
                     optional: metaDataKeys)
-                _ = try milliseconds(meta[durationKey], "\(where_).\(durationKey)")
-                if let tree = diagnostic["callStackTree"] { try callStackTree(tree, "\(where_).callStackTree") }
+                let duration = try milliseconds(meta[durationKey], "\(where_).\(durationKey)")
+                let frames = try callStackTree(diagnostic["callStackTree"], "\(where_).callStackTree")
                 return Diagnostic(
-                    metaData: meta, hasCallStackTree: diagnostic["callStackTree"] != nil,
+                    metaData: meta, durationMs: duration, frameCount: frames,
                     hangType: hang ? try string(diagnostic["hangType"], "\(where_).hangType") : nil)
             }
         }
@@ -116,40 +129,59 @@ enum MetricKitPayloadParser {
             hangs: try list("hangDiagnostics", durationKey: "hangDuration", hang: true))
     }
 
-    /// "16.237 ms" → 16.237.
+    /// A duration with one of MetricKit's (NSUnitDuration's) units, in ms: "16 ms" → 16,
+    /// "20 sec" → 20 000.
     static func milliseconds(_ value: Any?, _ path: String) throws -> Double {
         let text = try string(value, path)
-        guard text.hasSuffix(" ms"), let number = Double(text.dropLast(3)), number >= 0 else {
-            throw Failure(description: "\(path) is not a duration in ms: \(text)")
+        let units: [String: Double] = ["ns": 1e-6, "µs": 1e-3, "μs": 1e-3, "ms": 1, "sec": 1e3, "min": 60e3, "hr": 3_600e3]
+        let parts = text.split(separator: " ")
+        guard parts.count == 2, let scale = units[String(parts[1])], let number = Double(parts[0]), number >= 0 else {
+            throw Failure(description: "\(path) is not a duration with a unit: \(text)")
         }
-        return number
+        return number * scale
     }
 
-    private static func callStackTree(_ value: Any?, _ path: String) throws {
+    /// Checks a tree and returns how many frames it holds.
+    @discardableResult
+    static func callStackTree(_ value: Any?, _ path: String) throws -> Int {
         let tree = try object(value, path)
         try keys(tree, path, required: ["callStackPerThread", "callStacks"], optional: [])
         guard tree["callStackPerThread"] is Bool, let stacks = tree["callStacks"] as? [Any] else {
             throw Failure(description: "\(path): callStackPerThread or callStacks has the wrong type")
         }
+        var frames = 0
         for (index, stack) in stacks.enumerated() {
             let stack = try object(stack, "\(path).callStacks[\(index)]")
             try keys(stack, "\(path).callStacks[\(index)]", required: ["threadAttributed", "callStackRootFrames"], optional: [])
             guard let roots = stack["callStackRootFrames"] as? [Any] else { throw Failure(description: "\(path): roots") }
-            for root in roots { try frame(root, "\(path).frame", depth: 1) }
+            for root in roots { frames += try frame(root, "\(path).frame", depth: 1) }
         }
+        return frames
     }
 
-    private static func frame(_ value: Any?, _ path: String, depth: Int) throws {
+    /// launchprof's own frame keys, which MetricKit does not write.
+    static let launchprofFrameKeys: Set = ["launchprofBuildID", "symbol"]
+
+    private static func frame(_ value: Any?, _ path: String, depth: Int) throws -> Int {
         guard depth <= 130 else { throw Failure(description: "\(path): deeper than 130 frames") }
         let fields = try object(value, path)
         try keys(
             fields, path, required: ["binaryName", "binaryUUID", "address", "offsetIntoBinaryTextSegment", "sampleCount"],
-            optional: ["subFrames", "symbol"])
+            optional: launchprofFrameKeys.union(["subFrames"]))
         guard let count = fields["sampleCount"] as? Int, count >= 1 else { throw Failure(description: "\(path).sampleCount") }
+        let uuid = try string(fields["binaryUUID"], "\(path).binaryUUID")
+        guard uuid.wholeMatch(of: /[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}/) != nil else {
+            throw Failure(description: "\(path).binaryUUID is not an uppercase NSUUID string: \(uuid)")
+        }
+        guard fields["address"] is Int, fields["offsetIntoBinaryTextSegment"] is Int else {
+            throw Failure(description: "\(path): address or offsetIntoBinaryTextSegment is not an integer")
+        }
+        var frames = 1
         if let sub = fields["subFrames"] {
             guard let sub = sub as? [Any], !sub.isEmpty else { throw Failure(description: "\(path).subFrames empty or not an array") }
-            for child in sub { try frame(child, path, depth: depth + 1) }
+            for child in sub { frames += try frame(child, path, depth: depth + 1) }
         }
+        return frames
     }
 
     private static func histogram(_ value: Any?, _ path: String) throws -> Histogram {
@@ -184,8 +216,8 @@ enum MetricKitPayloadParser {
 
     private static func timestamp(_ value: Any?, _ path: String) throws -> String {
         let text = try string(value, path)
-        guard text.wholeMatch(of: /\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/) != nil else {
-            throw Failure(description: "\(path) is not yyyy-MM-dd HH:mm:ss: \(text)")
+        guard text.wholeMatch(of: /\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}( [+-]\d{4})?/) != nil else {
+            throw Failure(description: "\(path) is not yyyy-MM-dd HH:mm:ss[ +0000]: \(text)")
         }
         return text
     }
