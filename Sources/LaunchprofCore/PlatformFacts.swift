@@ -1,3 +1,4 @@
+import LaunchprofReport
 import LaunchprofTracing
 import Glibc
 
@@ -40,4 +41,19 @@ public enum PlatformFacts {
         return territory.isEmpty ? nil : String(territory)
     }
 
+    /// A `CLOCK_MONOTONIC` reading with its `CLOCK_BOOTTIME` peer: the two clocks differ by the
+    /// time the machine was suspended, which is measured now (a run is seconds old at most).
+    public static func spawnInstant(monotonicNs: UInt64) -> SpawnInstant {
+        var monotonic = timespec()
+        var boottime = timespec()
+        guard clock_gettime(CLOCK_BOOTTIME, &boottime) == 0, clock_gettime(CLOCK_MONOTONIC, &monotonic) == 0 else {
+            return SpawnInstant(monotonicNs: monotonicNs, boottimeNs: monotonicNs)
+        }
+        let suspended = max(0, nanoseconds(boottime) - nanoseconds(monotonic))
+        return SpawnInstant(monotonicNs: monotonicNs, boottimeNs: monotonicNs &+ UInt64(suspended))
+    }
+
+    private static func nanoseconds(_ time: timespec) -> Int64 {
+        Int64(time.tv_sec) &* 1_000_000_000 &+ Int64(time.tv_nsec)
+    }
 }

@@ -250,6 +250,7 @@ public final class RunSession: @unchecked Sendable {
         if configuration.resumeCycles > 0 { Self.addLifecycle(&run, observed, spawn: result.events.first) }
         if case .spawned(let spawnedAt) = result.events.first {
             run.phases = ObserverAccounting.assign(result.observerCosts, spawnedAtNs: spawnedAt, to: run.phases)
+            run.spawnedAt = PlatformFacts.spawnInstant(monotonicNs: spawnedAt)
         }
         if let sampling, let sampler {
             try sampling.annotate(&run, capture: capture, sampler: sampler.sampler, spawnNs: result.events.first?.timestamp ?? 0)

@@ -51,6 +51,7 @@ extension LaunchRun {
             if let prewarm { json.encoded("prewarm", prewarm) }
             if let residentBeforeBytes { json.field("residentBeforeBytes", residentBeforeBytes) }
             if let sampling { json.encoded("sampling", sampling) }
+            if let spawnedAt { json.encoded("spawnedAt", spawnedAt) }
             if let states { json.encoded("states", states) }
             json.field("timedOut", timedOut)
             if let tracerPauseNs { json.field("tracerPauseNs", tracerPauseNs) }

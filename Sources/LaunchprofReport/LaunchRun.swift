@@ -29,6 +29,8 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     /// `--sample`: the rate, the main thread's time by state, per-phase call stack trees, or the
     /// "too short to sample" note.
     public var sampling: LaunchSampling?
+    /// The spawn on the system's clocks (the phases count from it); nil in reports that predate it.
+    public var spawnedAt: SpawnInstant?
 
     public init(
         index: Int, pid: Int32, exitStatus: RunExit?, phases: [LaunchPhase],

@@ -1,14 +1,16 @@
 /// One event of the Chrome Trace Event format (the JSON Perfetto UI and chrome://tracing open):
-/// `X` complete slices, `i` instants and `M` metadata (track names and order). Times are µs.
+/// `X` complete slices, `i` instants and `M` metadata (track names and order). Times are µs, on
+/// a grid of 1/8 µs (`TraceEventRenderer.micros`), so every viewer's arithmetic on them is exact.
 public struct TraceEvent: Sendable, Equatable, Codable {
     public var name: String
     /// Category, for the viewers' filters.
     public var cat: String?
     /// Phase: "X", "i" or "M".
     public var ph: String
-    /// Start, µs (fractions keep the ns).
+    /// Start, µs: a multiple of 1/8 µs (125 ns), exactly representable and at most three
+    /// decimals.
     public var ts: Double?
-    /// Duration of an "X" slice, µs.
+    /// Duration of an "X" slice, µs, on the same grid: `ts + dur` is the end exactly.
     public var dur: Double?
     public var pid: Int
     public var tid: Int
@@ -55,16 +57,18 @@ public struct TraceEvent: Sendable, Equatable, Codable {
     }
 }
 
-/// The trace file: `{"displayTimeUnit": "ms", "otherData": {…}, "traceEvents": […]}`.
+/// The trace file: `{"displayTimeUnit": "ms", "metadata": {…}, "traceEvents": […]}`.
 public struct TraceDocument: Sendable, Equatable, Codable {
     public var displayTimeUnit: String
-    /// What was launched, for a person reading the file.
-    public var otherData: [String: String]
+    /// What was launched (program, build-id, …): the Trace Event format's trace-level metadata,
+    /// which chrome://tracing and DevTools show. Perfetto skips it, so each run's `spawn`
+    /// instant carries the same facts as arguments.
+    public var metadata: [String: String]
     public var traceEvents: [TraceEvent]
 
-    public init(displayTimeUnit: String = "ms", otherData: [String: String], traceEvents: [TraceEvent]) {
+    public init(displayTimeUnit: String = "ms", metadata: [String: String], traceEvents: [TraceEvent]) {
         self.displayTimeUnit = displayTimeUnit
-        self.otherData = otherData
+        self.metadata = metadata
         self.traceEvents = traceEvents
     }
 }

@@ -7,6 +7,12 @@
 /// viewer cannot draw on one track) go to an `app phases (overlapping)` track. Each
 /// extended-launch task has its own track; the sampler's flags and its call stack tree (laid
 /// out by sample count over the launch, like a flame graph: not in time order) have theirs.
+///
+/// Every track is laid out in integer nanoseconds and written on a grid of 1/8 µs (125 ns; the
+/// exact ns are in each slice's `startNs`/`durationNs` arguments): a multiple of 1/8 is exact in
+/// binary and has at most three decimals, so Perfetto (which reads the decimal text into ns),
+/// chrome://tracing and speedscope (which add `ts + dur` in doubles) all see children inside
+/// their parents and a slice ending exactly where the next begins.
 public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
     public init() {}
 
@@ -17,18 +23,14 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
 
     public func document(_ report: LaunchReport) -> TraceDocument {
         var events: [TraceEvent] = []
+        let facts = Self.facts(report)
         for (position, run) in report.runs.enumerated() {
-            events += runEvents(run, pid: position + 1, sortIndex: position)
+            events += runEvents(run, facts: facts, pid: position + 1, sortIndex: position)
         }
         if !report.summary.phases.isEmpty {
             events += medianEvents(report.summary, pid: report.runs.count + 1)
         }
-        var otherData = [
-            "program": report.target.path, "runs": String(report.summary.runs),
-            "generator": "launchprof", "timeOrigin": "each run's spawn",
-        ]
-        if let buildID = report.target.buildID { otherData["buildID"] = buildID }
-        return TraceDocument(otherData: otherData, traceEvents: events)
+        return TraceDocument(metadata: Self.facts(report), traceEvents: events)
     }
 
     /// The trace as the file holds it: sorted keys, one event per line, a final newline.
@@ -54,51 +56,93 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
         return bytes
     }
 
+    /// What was launched: the document's `metadata`, and each run's `spawn` arguments.
+    static func facts(_ report: LaunchReport) -> [String: String] {
+        var facts = [
+            "program": report.target.path, "runs": String(report.summary.runs),
+            "generator": "launchprof", "timeOrigin": "each run's spawn (see its spawn instant for the system clocks)",
+        ]
+        if let buildID = report.target.buildID { facts["buildID"] = buildID }
+        return facts
+    }
+
     private func metadata(_ name: String, pid: Int, tid: Int = 0, key: String, value: TraceEvent.Argument) -> TraceEvent {
         TraceEvent(name: name, ph: "M", pid: pid, tid: tid, args: [key: value])
     }
 
-    private func runEvents(_ run: LaunchRun, pid: Int, sortIndex: Int) -> [TraceEvent] {
+    private func runEvents(_ run: LaunchRun, facts: [String: String], pid: Int, sortIndex: Int) -> [TraceEvent] {
         var events = [
             metadata("process_name", pid: pid, key: "name", value: .text("run \(run.index) · pid \(run.pid)")),
             metadata("process_sort_index", pid: pid, key: "sort_index", value: .integer(Int64(sortIndex))),
         ]
         events += trackName("launch", pid: pid, tid: Self.launchTrack)
+        events.append(spawnEvent(run, facts: facts, pid: pid))
         events += phaseEvents(run.phases, pid: pid)
         if let flags = run.flags, !flags.isEmpty {
-            events += trackName("flags", pid: pid, tid: Self.flagsTrack)
-            let flagPhases = flags.map { flag in
-                // A flag without a start is placed at the start of its phase.
-                let start = flag.startNs ?? run.phases.first { $0.name == flag.phase }?.startNs ?? 0
-                return (flag, start)
-            }
-            for (flag, start) in flagPhases.sorted(by: { $0.1 < $1.1 }) {
-                var args: [String: TraceEvent.Argument] = [
-                    "kind": .text(flag.kind.rawValue), "phase": .text(flag.phase), "object": .text(flag.object),
-                    "advice": .text(flag.advice), "durationNs": .integer(Int64(clamping: flag.durationNs)),
-                ]
-                if let syscall = flag.syscall { args["syscall"] = .text(syscall) }
-                if flag.startNs == nil { args["placedAt"] = .text("start of \(flag.phase)") }
-                events.append(
-                    TraceEvent(
-                        name: "\(flag.kind.rawValue): \(flag.function)", cat: "flag", ph: "X", ts: Self.micros(start),
-                        dur: Self.micros(flag.durationNs), pid: pid, tid: Self.flagsTrack, args: args))
-            }
+            events += flagEvents(flags, phases: run.phases, pid: pid)
         }
         if let tree = run.callStackTree {
             let roots = tree.callStacks.filter(\.threadAttributed).flatMap(\.callStackRootFrames)
-            let total = roots.reduce(0) { $0 + $1.sampleCount }
+            let total = roots.reduce(0) { $0 + max($1.sampleCount, 0) }
             let span = run.metrics.extendedLaunchNs ?? run.metrics.timeToFirstFrameNs
                 ?? run.phases.map(\.endNs).max() ?? 0
             if total > 0, span > 0 {
                 events += trackName("sampled stacks (by sample count, not time)", pid: pid, tid: Self.samplesTrack)
-                var start = 0.0
-                let scale = Self.micros(span) / Double(total)
+                // Sample positions are integers; a position's time is span × position / total.
+                let at = { (position: Int) -> UInt64 in
+                    UInt64(total).dividingFullWidth(span.multipliedFullWidth(by: UInt64(position))).quotient
+                }
+                var position = 0
                 for root in roots {
-                    events += flame(root, start: start, scale: scale, depth: 0, pid: pid)
-                    start += Double(root.sampleCount) * scale
+                    let count = min(max(root.sampleCount, 0), total - position)
+                    guard count > 0 else { break }
+                    events += flame(root, first: position, count: count, at: at, depth: 0, pid: pid)
+                    position += count
                 }
             }
+        }
+        return events
+    }
+
+    /// An instant at the spawn (0) carrying what Perfetto shows nowhere else: the program, its
+    /// build-id and the spawn on the system's clocks, to line the run up with a system trace.
+    private func spawnEvent(_ run: LaunchRun, facts: [String: String], pid: Int) -> TraceEvent {
+        var args: [String: TraceEvent.Argument] = ["program": .text(facts["program"] ?? "")]
+        if let buildID = facts["buildID"] { args["buildID"] = .text(buildID) }
+        if let spawnedAt = run.spawnedAt {
+            args["clockMonotonicNs"] = .integer(Int64(clamping: spawnedAt.monotonicNs))
+            args["clockBoottimeNs"] = .integer(Int64(clamping: spawnedAt.boottimeNs))
+        }
+        return TraceEvent(
+            name: "spawn", cat: "instant", ph: "i", ts: 0, pid: pid, tid: Self.launchTrack, s: "t", args: args)
+    }
+
+    /// The sampler's flags, in lanes: flags that overlap without nesting (a `cpu` stretch and a
+    /// `hang` around it) go to tracks of their own.
+    private func flagEvents(_ flags: [LaunchFlag], phases: [LaunchPhase], pid: Int) -> [TraceEvent] {
+        let placed = flags.map { flag -> (flag: LaunchFlag, start: UInt64, end: UInt64) in
+            // A flag without a start is placed at the start of its phase.
+            let start = flag.startNs ?? phases.first { $0.name == flag.phase }?.startNs ?? 0
+            return (flag, start, start + min(flag.durationNs, UInt64.max - start))
+        }.sorted { $0.start < $1.start }
+        let lanes = Self.lanes(placed.map { ($0.start, $0.end) })
+        var events: [TraceEvent] = []
+        for lane in Set(lanes).sorted() {
+            events += trackName(lane == 0 ? "flags" : "flags (overlapping)", pid: pid, tid: Self.flagsTrack + lane)
+        }
+        for ((flag, start, end), lane) in zip(placed, lanes) {
+            var args: [String: TraceEvent.Argument] = [
+                "kind": .text(flag.kind.rawValue), "phase": .text(flag.phase), "object": .text(flag.object),
+                "advice": .text(flag.advice), "startNs": .integer(Int64(clamping: start)),
+                "durationNs": .integer(Int64(clamping: flag.durationNs)),
+            ]
+            if let syscall = flag.syscall { args["syscall"] = .text(syscall) }
+            if flag.startNs == nil { args["placedAt"] = .text("start of \(flag.phase)") }
+            let span = Self.span(startNs: start, endNs: end)
+            events.append(
+                TraceEvent(
+                    name: "\(flag.kind.rawValue): \(flag.function)", cat: "flag", ph: "X", ts: span.ts, dur: span.dur,
+                    pid: pid, tid: Self.flagsTrack + lane, args: args))
         }
         return events
     }
@@ -196,24 +240,32 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
     }
 
     private func slice(_ phase: LaunchPhase, pid: Int, tid: Int) -> TraceEvent {
-        TraceEvent(
-            name: Self.label(phase), cat: Self.category(phase.name), ph: "X", ts: Self.micros(phase.startNs),
-            dur: Self.micros(phase.durationNs), pid: pid, tid: tid, args: Self.arguments(phase))
+        let span = Self.span(startNs: phase.startNs, endNs: phase.endNs)
+        return TraceEvent(
+            name: Self.label(phase), cat: Self.category(phase.name), ph: "X", ts: span.ts, dur: span.dur, pid: pid,
+            tid: tid, args: Self.arguments(phase))
     }
 
-    private func flame(_ frame: CallStackTree.Frame, start: Double, scale: Double, depth: Int, pid: Int) -> [TraceEvent] {
+    /// A frame over sample positions `first ..< first + count`, its callees after each other
+    /// from `first`, each capped to what is left of its parent (rounded counts can add up to
+    /// more than the parent's).
+    private func flame(
+        _ frame: CallStackTree.Frame, first: Int, count: Int, at: (Int) -> UInt64, depth: Int, pid: Int
+    ) -> [TraceEvent] {
         guard depth < CallStackTree.maximumDepth else { return [] }
         let name = frame.symbol ?? "\(frame.binaryName)+0x\(String(frame.offsetIntoBinaryTextSegment, radix: 16))"
+        let span = Self.span(startNs: at(first), endNs: at(first + count))
         var events = [
             TraceEvent(
-                name: name, cat: "samples", ph: "X", ts: start, dur: Double(frame.sampleCount) * scale, pid: pid,
-                tid: Self.samplesTrack,
+                name: name, cat: "samples", ph: "X", ts: span.ts, dur: span.dur, pid: pid, tid: Self.samplesTrack,
                 args: ["samples": .integer(Int64(frame.sampleCount)), "binary": .text(frame.binaryName)])
         ]
-        var childStart = start
+        var childFirst = first
         for child in frame.subFrames ?? [] {
-            events += flame(child, start: childStart, scale: scale, depth: depth + 1, pid: pid)
-            childStart += Double(child.sampleCount) * scale
+            let childCount = min(max(child.sampleCount, 0), first + count - childFirst)
+            guard childCount > 0 else { break }
+            events += flame(child, first: childFirst, count: childCount, at: at, depth: depth + 1, pid: pid)
+            childFirst += childCount
         }
         return events
     }
@@ -243,6 +295,21 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
         return args
     }
 
-    /// ns → µs, keeping the ns as three decimals.
-    static func micros(_ ns: UInt64) -> Double { Double(ns) / 1_000 }
+    /// The trace's time grid, in ns: 1/8 µs, the finest binary fraction of a µs with at most
+    /// three decimals.
+    public static let gridNs: UInt64 = 125
+
+    /// `ns` in grid steps, rounded to the nearest (monotone, so nesting survives).
+    static func gridSteps(_ ns: UInt64) -> UInt64 { ns / gridNs + (ns % gridNs >= (gridNs + 1) / 2 ? 1 : 0) }
+
+    /// ns → µs on the grid: exact in binary, at most three decimals.
+    public static func micros(_ ns: UInt64) -> Double { Double(gridSteps(ns)) / 8 }
+
+    /// A slice's `ts` and `dur` from its start and end in ns: both on the grid, so `ts + dur`
+    /// is exactly the end's `micros` in any viewer's arithmetic.
+    public static func span(startNs: UInt64, endNs: UInt64) -> (ts: Double, dur: Double) {
+        let start = gridSteps(startNs)
+        let end = max(gridSteps(endNs), start)
+        return (Double(start) / 8, Double(end - start) / 8)
+    }
 }

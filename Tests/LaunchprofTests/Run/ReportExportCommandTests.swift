@@ -113,7 +113,7 @@ struct ReportExportCommandTests {
         #expect(exported.diagnostics.launches.map { $0.metaData["pid"] as? Int } == report.runs.map { Int($0.pid) })
         for (diagnostic, truth) in zip(exported.diagnostics.launches, firstFrames) {
             let ms = try MetricKitPayloadParser.milliseconds(diagnostic.metaData["launchDuration"], "launchDuration")
-            #expect(abs(ms - Double(truth) / 1e6) <= 0.0005)
+            #expect(ms == (Double(truth) / 1e6).rounded(), "whole ms, rounded to the nearest")
         }
         #expect(exported.diagnostics.hangs.isEmpty)
         expectTraceHoldsEveryPhase(exported)
