@@ -31,5 +31,13 @@ enum HTMLReportStyle {
         .legend span { display: inline-block; margin-right: 14px; color: var(--muted); }
         .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; border-radius: 2px; vertical-align: -1px; }
         select { font: inherit; }
+        .hold-gap { fill: var(--bg); } .hold-break { stroke: var(--muted); stroke-width: 1.5; }
+        .prewarm-part { fill-opacity: .55; }
+        p.headline { font-size: 15px; margin: 4px 0 10px; }
+        p.warning { color: var(--flag); }
+        .badge { display: inline-block; padding: 0 6px; border-radius: 8px; font-size: 12px; }
+        .badge-hazard { background: #fee2e2; color: #991b1b; } .badge-note { background: var(--grid); color: var(--muted); }
+        tr.severity-note td { color: var(--muted); }
+        td.flag-function b { font-weight: 600; }
         """#
 }

@@ -30,4 +30,111 @@ struct HTMLReportRendererTests {
         #expect(try JSONDecoder().decode(LaunchReport.self, from: embedded) == report)
         try SchemaValidator.expectValid(embedded, against: .launchReport, "embedded report")
     }
+
+    /// Statistics of `values` (sorted median, min, max), enough for the page.
+    static func stats(_ values: [UInt64]) -> SummaryStatistics {
+        let sorted = values.sorted()
+        let median = sorted[(sorted.count - 1) / 2]
+        return SummaryStatistics(
+            count: sorted.count, min: sorted.first ?? 0, median: median, p90: sorted.last ?? 0, p99: sorted.last ?? 0,
+            max: sorted.last ?? 0, mean: median, stddev: 0, outliers: 0)
+    }
+
+    /// A `launchprof prewarm` report: prewarmed runs held 500 ms, each paired with an ordinary
+    /// launch, two hazard findings and a pool.
+    static func prewarmReport() -> LaunchReport {
+        let ms = ExportSamples.ms
+        var runs: [LaunchRun] = []
+        for index in 0..<5 {
+            let frozenAt = 2 * ms + UInt64(index) * 10_000
+            let hold = 500 * ms
+            let optimized = 6 * ms + UInt64(index) * 150_000
+            var run = ExportSamples.run(index: index, firstFrameMs: 2 + 500 + 6, tasks: false)
+            run.phases = [
+                .init(name: "exec", startNs: 0, durationNs: 200_000),
+                .init(name: "loader.map", startNs: 200_000, durationNs: 800_000),
+                .init(name: "program.init", startNs: 1_000_000, durationNs: frozenAt - 1_000_000),
+                .init(name: "main", startNs: frozenAt, durationNs: 0),
+                .init(name: "didFinishLaunching", startNs: frozenAt + hold + 100_000, durationNs: optimized - 200_000),
+                .init(name: "firstFrame", startNs: frozenAt + hold + optimized, durationNs: 0),
+            ]
+            run.metrics.timeToFirstFrameNs = frozenAt + hold + optimized
+            run.metrics.optimizedTimeToFirstFrameNs = optimized
+            var prewarm = PrewarmRun(freezeAt: "main", prewarmNs: frozenAt, holdNs: hold, resumeAtNs: frozenAt + hold,
+                                     frozenPSSBytes: 3_500_000)
+            prewarm.ordinaryTimeToFirstFrameNs = 34 * ms + UInt64(index) * 100_000
+            prewarm.ordinaryTimeToMainNs = 20 * ms
+            prewarm.savingNs = Int64(prewarm.ordinaryTimeToFirstFrameNs ?? 0) - Int64(optimized)
+            run.prewarm = prewarm
+            runs.append(run)
+        }
+        var report = ExportSamples.report(runs)
+        var pool = PrewarmSummary.PoolSummary(
+            size: 2, launches: 5, hits: 4, expired: 1, heldPSSBytes: stats([7_000_000]), refillNs: stats([2 * ms]), ttlNs: nil)
+        pool.ttlNs = 60_000 * ms
+        report.summary.prewarm = PrewarmSummary(
+            savingNs: stats(runs.compactMap { $0.prewarm?.savingNs }.map { UInt64(max($0, 0)) }), losses: 0,
+            prewarmNs: stats(runs.compactMap { $0.prewarm?.prewarmNs }), holdNs: stats(runs.compactMap { $0.prewarm?.holdNs }),
+            ordinaryTimeToFirstFrameNs: stats(runs.compactMap { $0.prewarm?.ordinaryTimeToFirstFrameNs }),
+            frozenPSSBytes: stats([3_500_000]),
+            hazards: [
+                PrewarmHazard(kind: .wallClock, syscall: "clock_gettime", detail: "CLOCK_REALTIME", object: "app", function: "stamp_start"),
+                PrewarmHazard(kind: .randomness, syscall: "getrandom", detail: "16 bytes", object: "libc.so.6", function: "malloc"),
+            ],
+            prewarmSafe: false, pool: pool)
+        return report
+    }
+
+    @Test("prewarm page: ordinary and prewarmed side by side, the hold as a break, hazards with severity, the pool")
+    func prewarmPage() throws {
+        let report = Self.prewarmReport()
+        var html = try HTMLReportRenderer().render(report)
+        // The severity and why a newer report carries: the page reads them when present.
+        html = html.replacingOccurrences(
+            of: #""kind":"randomness""#, with: #""kind":"randomness","severity":"note","why":"a spawned process draws its own seed""#)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lp-prewarm-\(UUID().uuidString).html")
+        try html.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let page = try HeadlessChromium.load(file.path, screenshot: try HeadlessChromium.artifactPath("prewarm-page.png"))
+        #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
+        #expect(page.consoleLines.isEmpty, "console: \(page.consoleLines)")
+        // Both kinds of launch, counted from the report: five paired ordinary launches.
+        #expect(page.dom.contains("ordinary (5)") && page.dom.contains("prewarmed (5)"))
+        #expect(!page.dom.contains("ordinary (0)"))
+        #expect(page.count(class: "run-dot") == 15, "5 ordinary in the time-to-first-frame strip, 5 + 5 compared")
+        // The hold is a break (one per chart that spans it), labelled with its length.
+        #expect(page.count(class: "hold-gap") >= 2)
+        #expect(page.dom.contains("hold 500 ms"))
+        // The prewarmed launch's resume → first frame is drawn wide, not a sliver of a 500 ms axis.
+        let headline = try #require(page.dom.firstMatch(of: /id="lp-prewarm-headline">([^<]*)</)?.output.1)
+        #expect(headline.contains("ordinary 34.2 ms") && headline.contains("prewarmed 6.30 ms"), "\(headline)")
+        // Hazards, the note after the hazard, with its why; the pool.
+        #expect(page.dom.contains("Not prewarm-safe: 1 hazard before the freeze."))
+        #expect(page.count(class: "severity-hazard") == 1 && page.count(class: "severity-note") == 1)
+        #expect(page.dom.contains("a spawned process draws its own seed"))
+        #expect(page.dom.contains(#"id="lp-pool""#) && page.dom.contains("4 (80.0%)"))
+    }
+
+    @Test("run page: flags with their path, the flame graph, histogram ticks that differ")
+    func runPage() throws {
+        var runs = (0..<30).map { index in
+            ExportSamples.run(index: index, firstFrameMs: 15, tasks: false, hangsMs: index == 3 ? [300] : [], sampled: index < 4)
+        }
+        // First frames 15.80–15.95 ms: a narrow spread whose ticks need two decimals.
+        for index in runs.indices { runs[index].metrics.timeToFirstFrameNs = 15_800_000 + UInt64(index) * 5_000 }
+        var html = try HTMLReportRenderer().render(ExportSamples.report(runs))
+        // A flag's `path` (owner → innermost), as a newer report carries it.
+        html = html.replacingOccurrences(of: #""function":"syncDatabase""#, with: #""function":"syncDatabase","path":["loadCatalog","syncDatabase","fsync_wrapper"]"#)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lp-run-\(UUID().uuidString).html")
+        try html.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let page = try HeadlessChromium.load(file.path, screenshot: try HeadlessChromium.artifactPath("run-page.png"))
+        #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
+        #expect(page.dom.contains("loadCatalog</b> → syncDatabase → fsync_wrapper"))
+        #expect(page.count(class: "flag-row") == 1)
+        #expect(page.count(class: "flame-frame") >= 4)
+        let ticks = page.dom.matches(of: /class="axis hist-tick"[^>]*>([^<]*)</).map { String($0.output.1) }
+        #expect(ticks.count >= 3)
+        #expect(Set(ticks).count == ticks.count, "tick labels differ: \(ticks)")
+    }
 }
