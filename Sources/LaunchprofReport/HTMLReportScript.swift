@@ -462,6 +462,7 @@ enum HTMLReportScript {
               "What the user waits for after the tap. Ordinary: spawn → first frame. Prewarmed: resume → first frame; " +
               "the prewarm part ran before the tap and the process was held frozen until it (the hold is drawn as a break, " +
               "not to scale).");
+            node.setAttribute("id", "lp-prewarm-section");
             var headline = el("p", { "class": "headline", id: "lp-prewarm-headline" }, node);
             headline.textContent = "Median: ordinary " + fmt(ordinaryMedian) + ", prewarmed " + fmt(prewarmedMedian) +
               (ps.savingNs ? " — prewarming saves " + fmt(ps.savingNs.median) + " per launch" : "") +
@@ -520,6 +521,8 @@ enum HTMLReportScript {
             }
 
             // Every launch, one dot each.
+            el("p", { "class": "note" }, node, "Every launch, one dot each (dashed: the median): ordinary from the spawn, " +
+              "prewarmed from the resume.");
             var all = a.concat(b).map(function (v) { return v.value; });
             var maxNs = Math.max.apply(null, all.concat([1])) * 1.05;
             var x0 = 150, stripWidth = 680;
@@ -560,14 +563,17 @@ enum HTMLReportScript {
               " (harmless in a spawned process) listed below." : ""));
             node.setAttribute("id", "lp-hazards");
             if (!hazards.length) return;
+            var anyWhy = hazards.some(function (h) { return h.why; });
             var table = el("table", {}, node);
             var head = el("tr", {}, table);
-            ["severity", "kind", "call", "detail", "function", "object", "why"].forEach(function (n) { el("th", {}, head, n); });
+            ["severity", "kind", "call", "detail", "function", "object"].concat(anyWhy ? ["why"] : [])
+              .forEach(function (n) { el("th", {}, head, n); });
             hazards.forEach(function (h) {
               var row = el("tr", { "class": "hazard-row severity-" + severity(h) }, table);
               el("td", {}, row).appendChild(el("span", { "class": "badge badge-" + severity(h) }, null, severity(h)));
               el("td", {}, row, h.kind); el("td", {}, row, h.syscall); el("td", {}, row, h.detail);
-              el("td", {}, row, h.function); el("td", {}, row, h.object); el("td", {}, row, h.why || "");
+              el("td", {}, row, h.function); el("td", {}, row, h.object);
+              if (anyWhy) el("td", {}, row, h.why || "");
             });
           })();
 
@@ -587,6 +593,17 @@ enum HTMLReportScript {
               var row = el("tr", {}, table);
               el("th", {}, row, pair[0]);
               el("td", { "class": "num" }, row, pair[1]);
+            });
+          })();
+
+          // A prewarm report is about the comparison: its sections go right after the metrics.
+          (function () {
+            var first = main.querySelector("section");
+            if (!first || !runs.some(function (r) { return r.prewarm; })) return;
+            var after = first.nextSibling;
+            ["lp-prewarm-section", "lp-hazards", "lp-pool"].forEach(function (id) {
+              var node = document.getElementById(id);
+              if (node) main.insertBefore(node, after);
             });
           })();
 
