@@ -75,8 +75,14 @@ struct ReportExportCommandTests {
 
     func expectTraceHoldsEveryPhase(_ exported: Exported) {
         for (position, run) in exported.report.runs.enumerated() {
-            let mine = exported.trace.traceEvents.filter { $0.pid == position + 1 && ($0.ph == "X" || $0.ph == "i") }
+            let mine = exported.trace.traceEvents.filter {
+                $0.pid == position + 1 && ($0.ph == "X" || $0.ph == "i") && $0.name != "spawn"
+            }
             #expect(mine.count == run.phases.count, "run \(run.index): one event per phase")
+            // And the spawn on the system clocks, as the run recorded it.
+            let spawn = exported.trace.traceEvents.first { $0.pid == position + 1 && $0.name == "spawn" }
+            let monotonic = run.spawnedAt.map { TraceEvent.Argument.integer(Int64($0.monotonicNs)) }
+            #expect(monotonic != nil && spawn?.args?["clockMonotonicNs"] == monotonic, "run \(run.index): spawn clocks")
         }
     }
 
@@ -184,7 +190,7 @@ struct ReportExportCommandTests {
         let page = try HeadlessChromium.load(html, screenshot: try HeadlessChromium.artifactPath("sampled-report.png"))
         #expect(page.consoleLines.isEmpty, "console: \(page.consoleLines)")
         #expect(page.bodyAttribute("data-render") == "ok")
-        #expect(page.bodyAttribute("data-charts") == "7")
+        #expect(page.bodyAttribute("data-charts") == "8", "7 and the prewarm timeline")
         #expect(page.count(class: "flag-row") == 1)
         // Merged over two sampled runs: all samples, main, parse, read, app+0x4000.
         #expect(page.count(class: "flame-frame") == 5)
