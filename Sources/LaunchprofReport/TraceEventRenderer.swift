@@ -17,6 +17,8 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
     public init() {}
 
     static let launchTrack = 1
+    /// A prewarmed run's hold (frozen → resumed) on its launch track.
+    public static let holdSlice = "prewarm.hold (frozen)"
     static let flagsTrack = 200
     static let samplesTrack = 300
     static let firstTaskTrack = 100
@@ -77,7 +79,13 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
         ]
         events += trackName("launch", pid: pid, tid: Self.launchTrack)
         events.append(spawnEvent(run, facts: facts, pid: pid))
-        events += phaseEvents(run.phases, pid: pid)
+        var phases = run.phases
+        if let prewarm = run.prewarm, prewarm.holdNs > 0, prewarm.resumeAtNs >= prewarm.holdNs {
+            // The hold as a slice of its own, so the gap before the resume reads as the freeze.
+            phases.append(
+                LaunchPhase(name: Self.holdSlice, startNs: prewarm.resumeAtNs - prewarm.holdNs, durationNs: prewarm.holdNs))
+        }
+        events += phaseEvents(phases, pid: pid)
         if let flags = run.flags, !flags.isEmpty {
             events += flagEvents(flags, phases: run.phases, pid: pid)
         }
@@ -281,6 +289,7 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
     static func category(_ name: String) -> String {
         if name.hasPrefix("loader.") || name == LaunchPhase.exec { return "loader" }
         if name.hasPrefix("program.") { return "program" }
+        if name == holdSlice { return "prewarm" }
         if name == LaunchPhase.extendedLaunch { return "extendedLaunch" }
         return "app"
     }

@@ -245,6 +245,12 @@ struct TraceEventRendererTests {
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
             #expect(line.firstMatch(of: /"(ts|dur)":[0-9]+\.[0-9]{4}/) == nil, "at most three decimals: \(line)")
         }
+        // The prewarmed run's hold is a slice of its own, from the freeze to the resume.
+        let prewarm = try #require(report.runs[2].prewarm)
+        let hold = try #require(document.traceEvents.first { $0.pid == 3 && $0.name == TraceEventRenderer.holdSlice })
+        #expect(hold.ts == TraceEventRenderer.micros(prewarm.resumeAtNs - prewarm.holdNs))
+        #expect((hold.ts ?? 0) + (hold.dur ?? 0) == TraceEventRenderer.micros(prewarm.resumeAtNs))
+        #expect(!document.traceEvents.contains { $0.pid == 1 && $0.name == TraceEventRenderer.holdSlice })
         // Adjacent phases meet exactly in every viewer: the end of one is the start of the next.
         for viewer in Viewer.allCases {
             let launch = try #require(Self.slices(bytes, viewer: viewer)["1/1"])
