@@ -37,6 +37,14 @@ struct ReportExportCommandTests {
         var diagnostics: MetricKitPayloadParser.DiagnosticPayload
         var trace: TraceDocument
         var reportPath: String
+        /// CLOCK_MONOTONIC before and after the command: every spawn lies inside.
+        var monotonicWindow: ClosedRange<UInt64>
+    }
+
+    static func monotonicNow() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// `launchprof run` with every export; validates each file and reads it back.
@@ -44,20 +52,36 @@ struct ReportExportCommandTests {
         let reportPath = dir.appendingPathComponent("report.json").path
         let trace = dir.appendingPathComponent("trace.json").path
         let metrickit = dir.appendingPathComponent("metrickit").path
+        let before = Self.monotonicNow()
         let outcome = try launchprof(
             ["run", "--runs", String(runs), "--json", reportPath, "--metrickit", metrickit, "--trace", trace,
              "--launch-diagnostic-threshold", thresholdMs] + extra + [program])
+        let after = Self.monotonicNow()
         #expect(outcome.status == 0, "\(outcome.stderr)")
         try SchemaValidator.expectValid(file: reportPath, against: .launchReport)
         try SchemaValidator.expectValid(file: metrickit + "/metrics.json", against: .metricKitMetrics)
         try SchemaValidator.expectValid(file: metrickit + "/diagnostics.json", against: .metricKitDiagnostics)
         let traceBytes = Array(try Data(contentsOf: URL(fileURLWithPath: trace)))
+        // The real files decode with the types MetricKit's consumers declare.
+        typealias Mirror = MetricKitConsumerMirrors
+        let metricsData = try Data(contentsOf: URL(fileURLWithPath: metrickit + "/metrics.json"))
+        let diagnosticsData = try Data(contentsOf: URL(fileURLWithPath: metrickit + "/diagnostics.json"))
+        _ = try Mirror.decoder().decode(Mirror.MetricPayload.self, from: metricsData)
+        _ = try Mirror.decoder().decode(Mirror.MeterDiagnosticPayload.self, from: diagnosticsData)
+        let diagnosticsTop = try JSONSerialization.jsonObject(with: diagnosticsData) as? [String: Any] ?? [:]
+        for key in ["appLaunchDiagnostics", "hangDiagnostics"] {
+            for diagnostic in diagnosticsTop[key] as? [[String: Any]] ?? [] {
+                let tree = try JSONSerialization.data(withJSONObject: diagnostic["callStackTree"] ?? [:])
+                _ = try JSONDecoder().decode(Mirror.SentryCallStackTree.self, from: tree)
+            }
+        }
         return Exported(
             report: try JSONDecoder().decode(LaunchReport.self, from: Data(contentsOf: URL(fileURLWithPath: reportPath))),
             metrics: try MetricKitPayloadParser.metrics(Data(contentsOf: URL(fileURLWithPath: metrickit + "/metrics.json"))),
             diagnostics: try MetricKitPayloadParser.diagnostics(
                 Data(contentsOf: URL(fileURLWithPath: metrickit + "/diagnostics.json"))),
-            trace: try TraceEventRendererTests.expectWellFormed(traceBytes), reportPath: reportPath)
+            trace: try TraceEventRendererTests.expectWellFormed(traceBytes), reportPath: reportPath,
+            monotonicWindow: before...after)
     }
 
     /// Each bucket holds exactly the report's values that fall in it.
@@ -83,6 +107,10 @@ struct ReportExportCommandTests {
             let spawn = exported.trace.traceEvents.first { $0.pid == position + 1 && $0.name == "spawn" }
             let monotonic = run.spawnedAt.map { TraceEvent.Argument.integer(Int64($0.monotonicNs)) }
             #expect(monotonic != nil && spawn?.args?["clockMonotonicNs"] == monotonic, "run \(run.index): spawn clocks")
+            if let spawnedAt = run.spawnedAt {
+                #expect(exported.monotonicWindow.contains(spawnedAt.monotonicNs), "run \(run.index): spawned while the command ran")
+                #expect(spawnedAt.boottimeNs >= spawnedAt.monotonicNs, "boot time counts suspended time too")
+            }
         }
     }
 
