@@ -100,7 +100,8 @@ struct ReportExportCommandTests {
     func expectTraceHoldsEveryPhase(_ exported: Exported) {
         for (position, run) in exported.report.runs.enumerated() {
             let mine = exported.trace.traceEvents.filter {
-                $0.pid == position + 1 && ($0.ph == "X" || $0.ph == "i") && $0.name != "spawn"
+                $0.pid == position + 1 && ($0.ph == "X" || $0.ph == "i") && $0.name != "spawn" && $0.cat != "samples"
+                    && $0.cat != "flag"
             }
             #expect(mine.count == run.phases.count, "run \(run.index): one event per phase")
             // And the spawn on the system clocks, as the run recorded it.
@@ -171,6 +172,33 @@ struct ReportExportCommandTests {
         }
         #expect(page.count(class: "library-bar") == preMain.count)
         #expect(preMain.contains { $0.object?.hasSuffix("libc.so.6") == true })
+    }
+
+    @Test("the demo app sampled: every frame's binaryUUID is its object's build-id in NSUUID form, the stack track nests")
+    func sampledDemo() throws {
+        let dir = try directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let exported = try runWithExports(try Self.demoProgram(), runs: 2, thresholdMs: "1", extra: ["--sample"], in: dir)
+        expectTraceHoldsEveryPhase(exported)
+        #expect(exported.diagnostics.launches.count == 2)
+        #expect(exported.diagnostics.launches.allSatisfy { $0.frameCount > 0 }, "sampled: each launch diagnostic has its tree")
+        var frames: [CallStackTree.Frame] = []
+        func collect(_ frame: CallStackTree.Frame) {
+            frames.append(frame)
+            for child in frame.subFrames ?? [] { collect(child) }
+        }
+        for run in exported.report.runs {
+            for stack in run.callStackTree?.callStacks ?? [] { stack.callStackRootFrames.forEach(collect) }
+        }
+        #expect(!frames.isEmpty)
+        for frame in frames {
+            #expect(frame.binaryUUID == CallStackTree.Frame.uuid(buildID: frame.launchprofBuildID), "\(frame.binaryName)")
+            #expect(UUID(uuidString: frame.binaryUUID) != nil)
+        }
+        // The demo's own frames carry the demo's build-id, the one the report names.
+        let demo = frames.filter { $0.binaryName == "launchprof-demo" }
+        #expect(!demo.isEmpty && demo.allSatisfy { $0.launchprofBuildID == exported.report.target.buildID })
+        #expect(exported.trace.traceEvents.contains { $0.tid == 300 && $0.ph == "X" }, "the stack track")
     }
 
     @Test("a fixture with app phases and extended tasks: payload buckets hold the report's runs")
