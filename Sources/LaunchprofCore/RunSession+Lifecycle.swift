@@ -1,6 +1,19 @@
 import LaunchprofReport
 
 extension RunSession {
+    /// The run's outcome: the monitor's timeout (with what it waited for) and its finding that
+    /// the program handles no lifecycle signal come first, then the timeline's own ending.
+    static func outcome(of timeline: PhaseTimeline, _ observed: RunMonitor.Outcome, timeoutNs: UInt64?) -> RunOutcome {
+        if observed.timedOut {
+            return .timedOut(after: timeoutNs, waitingFor: observed.waitedFor ?? "readiness")
+        }
+        let ending = RunOutcome(timeline: timeline, timedOut: false)
+        if ending.kind == .completed, let reason = observed.noLifecycleHandling {
+            return RunOutcome(kind: .noLifecycleHandling, reason: reason)
+        }
+        return ending
+    }
+
     /// `--resume-cycles`: the run's `resumeTimeNs` (the median of its cycles) and its states,
     /// in ns from the spawn.
     static func addLifecycle(_ run: inout LaunchRun, _ observed: RunMonitor.Outcome, spawn: LaunchEvent?) {

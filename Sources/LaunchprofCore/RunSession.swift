@@ -246,7 +246,7 @@ public final class RunSession: @unchecked Sendable {
         var run = LaunchRun(
             index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
             residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes,
-            tracerPauseNs: result.pauseNs)
+            tracerPauseNs: result.pauseNs, outcome: Self.outcome(of: timeline, observed, timeoutNs: configuration.timeoutNs))
         if configuration.resumeCycles > 0 { Self.addLifecycle(&run, observed, spawn: result.events.first) }
         if case .spawned(let spawnedAt) = result.events.first {
             run.phases = ObserverAccounting.assign(result.observerCosts, spawnedAtNs: spawnedAt, to: run.phases)

@@ -199,7 +199,7 @@ private struct TimelineBuilder {
     func exitDescription(_ status: ExitStatus) -> String {
         switch status {
         case .exited(let code): "exited with status \(code)"
-        case .signaled(let signal, _): "was killed by signal \(signal)"
+        case .signaled(let signal, _): "was killed by signal \(signal) (\(RunOutcome.signalName(signal)))"
         case .killedByLaunchprof(_, let reason): "was ended by launchprof (\(reason))"
         }
     }
@@ -412,7 +412,9 @@ private struct TimelineBuilder {
             }
         } else if let ready {
             firstFrame = ready.atNs
-        } else if readiness.exitIsReadiness, let exit {
+        } else if readiness.exitIsReadiness, let exit, case .exited(0) = exit.status {
+            // Only a clean exit is readiness: a crash, a failure status or launchprof's own
+            // ending (a timeout) is not a first frame.
             firstFrame = exit.atNs
         }
         if let firstFrame {
@@ -430,7 +432,10 @@ private struct TimelineBuilder {
     }
 
     private func firstFrameAbsenceReason() -> String {
-        switch readiness {
+        if readiness.exitIsReadiness, let exit {
+            return "the process \(exitDescription(exit.status)) before its first frame"
+        }
+        return switch readiness {
         case .hook: "the app never called launchprof_first_frame"
         case .stdout(let pattern): "no stdout line matched '\(pattern)'"
         case .stderr(let pattern): "no stderr line matched '\(pattern)'"
