@@ -38,6 +38,10 @@ public struct PhaseTimeline: Sendable, Equatable {
     public var exitStatus: ExitStatus?
     /// The `spawned` timestamp every time in the timeline is relative to (absolute monotonic ns).
     public var spawnedAtNs: UInt64
+    /// The process exited inside the dynamic loader: its first image started, the loader's
+    /// relocation was observable but never finished, and nothing of the program ran (a missing
+    /// library or symbol: the loader prints which and exits 127).
+    public var exitedInLoader = false
 
     /// MetricKit's limits on extended-launch tasks.
     public static let maximumExtendedTasks = 16
@@ -63,6 +67,7 @@ public struct PhaseTimeline: Sendable, Equatable {
         builder.buildExit()
         builder.applyUnobservable()
         self = builder.finish()
+        exitedInLoader = builder.exitedInLoader
     }
 
     init(
@@ -212,6 +217,19 @@ private struct TimelineBuilder {
         }
         if let exit { return "the process \(exitDescription(exit.status)) before \(boundary)" }
         return "\(boundary) was not observed"
+    }
+
+    /// See `PhaseTimeline.exitedInLoader`.
+    var exitedInLoader: Bool {
+        guard exit != nil, segments.count == 1, let segment = segments.first, segment.startNs != nil else { return false }
+        let loaderPhases = [LaunchPhase.loaderMap, LaunchPhase.loaderRelocate]
+        if segment.unobservable.contains(where: { loaderPhases.contains($0.phase) }) { return false }
+        return !segment.boundaries.contains { event in
+            switch event {
+            case .relocationFinished, .objectInitStarted, .entryReached, .programInitStarted, .mainReached: true
+            default: false
+            }
+        }
     }
 
     // MARK: Loader and program phases

@@ -33,7 +33,7 @@ public struct RunOutcome: Sendable, Equatable, Hashable, Codable, CustomStringCo
     }
 
     public var kind: Kind
-    /// `exitedEarly`: the program's exit status.
+    /// `exitedEarly`, `failedToStart`: the exit status.
     public var exitCode: Int32?
     /// `exitedEarly`: it exited before readiness (false: at readiness, with a non-zero status).
     public var beforeReadiness: Bool?
@@ -134,10 +134,17 @@ extension RunOutcome {
             self = .timedOut(after: nil, waitingFor: "readiness")
             return
         }
+        let exit = timeline.exitStatus.map(RunExit.init)
+        if timeline.exitedInLoader, let code = exit?.code, code != 0 {
+            self.init(
+                kind: .failedToStart, exitCode: code,
+                reason: "the dynamic loader exited with status \(code) before the program's own code ran "
+                    + "(a library or symbol it needs is missing: the program's stderr says which)")
+            return
+        }
         let started = timeline.phases.contains { $0.name == LaunchPhase.exec }
         self.init(
-            exit: timeline.exitStatus.map(RunExit.init),
-            reachedReadiness: timeline.metrics.timeToFirstFrameNs != nil, startedProgram: started,
+            exit: exit, reachedReadiness: timeline.metrics.timeToFirstFrameNs != nil, startedProgram: started,
             notStartedReason: timeline.absent.first { $0.phase == LaunchPhase.exec }?.reason)
     }
 }

@@ -288,6 +288,23 @@ struct PhaseTimelineTests {
         }
     }
 
+    @Test("an exit inside the loader is a failure to start; one after relocation is not")
+    func exitInsideTheLoader() throws {
+        let start: [LaunchEvent] = [.spawned(atNs: Self.at(0)), .imageStarted(image: 0, path: "/opt/app", atNs: Self.at(100_000))]
+        let exit: LaunchEvent = .exited(.exited(code: 127), atNs: Self.at(900_000))
+        let inLoader = try PhaseTimeline(events: start + [.relocationStarted(atNs: Self.at(200_000)), exit])
+        #expect(inLoader.exitedInLoader)
+        #expect(RunOutcome(timeline: inLoader, timedOut: false).kind == .failedToStart)
+        let relocated = try PhaseTimeline(events: start + [
+            .relocationStarted(atNs: Self.at(200_000)), .relocationFinished(atNs: Self.at(300_000)), exit,
+        ])
+        #expect(!relocated.exitedInLoader)
+        #expect(RunOutcome(timeline: relocated, timedOut: false).kind == .exitedEarly)
+        // A static program: the loader's phases are unobservable, so nothing says it was the loader.
+        let noLoader = try PhaseTimeline(events: start + [.unobservable(phase: "loader.map", reason: "statically linked"), exit])
+        #expect(!noLoader.exitedInLoader)
+    }
+
     @Test("outcomes read as the summary prints them")
     func outcomeDescriptions() {
         #expect(RunOutcome(exit: RunExit(signal: 11, coreDumped: false), reachedReadiness: false, startedProgram: true).description == "crashed (SIGSEGV)")

@@ -108,6 +108,26 @@ struct RunOutcomeTests {
         #expect(!clean.stdout.contains(" of 1 runs "))
     }
 
+    /// A program whose library is missing never runs its own code: the loader exits 127.
+    @Test func missingLibraryFailsToStart() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The app finds liblpmissing.so beside itself ($ORIGIN); a copy elsewhere does not.
+        let built = try RunFixtures.app(libraries: ["lpmissing"], directory: "run-missing")
+        let copy = directory.appendingPathComponent("app").path
+        try FileManager.default.copyItem(atPath: built, toPath: copy)
+        let json = directory.appendingPathComponent("r.json").path
+        let outcome = try LaunchprofCLI.run(["run", "-r", "1", "--json", json, copy])
+        #expect(outcome.status == 1, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("1 of 1 runs failed to start: the dynamic loader exited with status 127"), "\(outcome.stdout)")
+        try SchemaValidator.expectValid(file: json, against: .launchReport)
+        let ending = try #require(try runs(json).first?["outcome"] as? [String: Any])
+        #expect(ending["kind"] as? String == "failedToStart")
+        #expect(ending["exitCode"] as? Int == 127)
+        // The same program beside its library starts.
+        #expect(try LaunchprofCLI.run(["run", "-r", "1", built]).status == 0)
+    }
+
     /// MetricKit's launch histograms hold only the runs that completed; a crash or a timeout
     /// among them is left out (its first frame, if any, is no launch).
     @Test func metricKitCountsOnlyCompletedLaunches() throws {
