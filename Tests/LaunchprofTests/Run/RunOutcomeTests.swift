@@ -81,6 +81,13 @@ struct RunOutcomeTests {
             #expect(ending["signal"] as? String == "SIGSEGV")
             #expect(ending["signalNumber"] as? Int == Int(SIGSEGV))
         }
+        // The HTML page says it too, drawn by Chromium without a console message.
+        let html = directory.appendingPathComponent("r.html").path
+        let rendered = try LaunchprofCLI.run(["report", json, "--html", html])
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        let page = try HeadlessChromium.load(html, screenshot: directory.appendingPathComponent("r.png").path, height: 600)
+        #expect(page.dom.contains("2 crashed (SIGSEGV)"), "the Metrics section names the outcome")
+        #expect(page.consoleLines.isEmpty, "\(page.consoleLines)")
     }
 
     @Test func earlyExitGivesItsStatus() throws {
