@@ -32,6 +32,7 @@ public final class PrewarmSession: @unchecked Sendable {
     public var target: LaunchReport.Target { runSession.target }
     public var mode: LaunchReport.Mode {
         var mode = runSession.mode
+        mode.prewarm = true
         // Not the user's choice: the freeze needs it (whatever --observer said).
         mode.observerReason = "prewarm: the freeze is the ptrace observer's stop at \(configuration.freezeAt == .main ? "main" : "the app's self-stop before willFinishLaunching")"
         return mode

@@ -27,7 +27,7 @@ public struct OpenMetricsRenderer: LaunchReportRenderer {
         let summary = report.summary
         // A prewarm report's launches are timed from the resume: not comparable with warm ones.
         let cache = report.mode.cold ? "cold" : "warm"
-        labels.append(("mode", summary.prewarm == nil ? cache : "prewarm" + (report.mode.cold ? ",cold" : "")))
+        labels.append(("mode", report.isPrewarm ? "prewarm" + (report.mode.cold ? ",cold" : "") : cache))
 
         let metricValues: [String: SummaryStatistics?] = [
             "timeToMainNs": summary.timeToMainNs, "timeToFirstFrameNs": summary.timeToFirstFrameNs,

@@ -42,7 +42,7 @@ public struct ReportComparison: Sendable, Equatable, Codable {
             runs = report.summary.runs
             failedRuns = report.summary.failedRuns
             cold = report.mode.cold
-            prewarm = report.summary.prewarm == nil ? nil : true
+            prewarm = report.isPrewarm ? true : nil
             let failures = report.summary.outcomes?.filter { $0.outcome.kind != .completed } ?? []
             self.failures = failures.isEmpty ? nil : failures
         }

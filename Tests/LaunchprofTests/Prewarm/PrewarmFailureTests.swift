@@ -44,6 +44,22 @@ struct PrewarmFailureTests {
         #expect(!outcome.stdout.contains("saving"))
     }
 
+    /// A bench launch of mode prewarm is headed prewarm even when no launch was frozen, with
+    /// how its runs failed, on stdout; the bench exits 1.
+    @Test func benchHeadsAFailedPrewarmLaunchAsPrewarm() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-bench-pw-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let suite = directory.appendingPathComponent("suite.json").path
+        try """
+            {"version": 1, "launches": [{"name": "pcrash", "program": "\(try RunFixtures.program("crash"))", "mode": "prewarm",
+              "hold": "10ms", "runs": 2, "warmup": 0}]}
+            """.write(toFile: suite, atomically: true, encoding: .utf8)
+        let outcome = try LaunchprofCLI.run(["bench", suite, "-o", directory.appendingPathComponent("out").path])
+        #expect(outcome.status == 1, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("pcrash (prewarm, 2 runs, no baseline, 2 crashed (SIGSEGV)): failed"), "\(outcome.stdout)")
+    }
+
     /// `--ttl 0` expires every frozen process at once: every launch misses, so there is no
     /// prewarm part to show (not "0 ns").
     @Test func poolWhoseProcessesAllExpireShowsNoPrewarmPart() throws {

@@ -80,6 +80,7 @@ struct ReportSchemaTests {
         report.mode = .init(runs: 2, warmup: 1, cold: true, readiness: .stdout(pattern: "ready"), timeoutNs: 5_000_000_000)
         report.mode.observer = "uprobe"
         report.mode.observerReason = "auto: perf events permitted and the uprobe PMU present"
+        report.mode.prewarm = true
         return report
     }
 
