@@ -64,6 +64,31 @@ struct RunOutcomeTests {
         #expect(traceText.contains("timed out after 1.00 s waiting for the first-frame hook"))
     }
 
+    /// The timeout names the readiness rule it waited for.
+    @Test func timeoutNamesTheOutputLineItWaitedFor() throws {
+        let outcome = try LaunchprofCLI.run([
+            "run", "-r", "1", "--timeout", "1", "--ready", "stdout:^up$", try RunFixtures.program("never-ready"),
+        ])
+        #expect(outcome.status == 1)
+        #expect(outcome.stdout.contains("1 of 1 runs timed out after 1.00 s waiting for a line on stdout matching '^up$'"), "\(outcome.stdout)")
+    }
+
+    /// Some runs failing: one line per way they failed, and the metric over the others only.
+    @Test func mixedOutcomesReadAsTheSummarySaysThem() throws {
+        var runs = (0..<3).map { ExportSamples.run(index: $0, firstFrameMs: 10 + UInt64($0), tasks: false) }
+        runs[0].outcome = .completed
+        runs[1].outcome = .completed
+        runs[2].outcome = .timedOut(after: 1_000_000_000, waitingFor: "the first-frame hook")
+        runs[2].metrics.timeToFirstFrameNs = nil
+        let report = ExportSamples.report(runs)
+        let text = try TextWaterfallRenderer().render(report)
+        #expect(text.contains("1 of 3 runs timed out after 1.00 s waiting for the first-frame hook"), "\(text)")
+        let firstFrame = try #require(text.split(separator: "\n").first { $0.hasPrefix("time to first frame") })
+        #expect(firstFrame.contains("(2 of 3 runs)"), "\(firstFrame)")
+        #expect(firstFrame.contains("max 11.0 ms"), "the timed-out run is not in the statistics: \(firstFrame)")
+        #expect(report.summary.outcomes?.map(\.runs) == [2, 1])
+    }
+
     @Test func crashNamesItsSignalAndHasNoFirstFrame() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
