@@ -37,8 +37,15 @@ struct PrewarmFailureTests {
     }
 
     @Test func crashingProgramFailsOnStdoutWithTheSignal() throws {
-        let outcome = try LaunchprofCLI.run(["prewarm", "-r", "2", "--hold", "10ms", "--no-hazard-scan", try RunFixtures.program("crash")])
+        let json = NSTemporaryDirectory() + "prewarm-crash-\(UUID().uuidString).json"
+        defer { unlink(json) }
+        let outcome = try LaunchprofCLI.run([
+            "prewarm", "-r", "2", "--hold", "10ms", "--no-hazard-scan", "--json", json, try RunFixtures.program("crash"),
+        ])
         #expect(outcome.status == 1, "\(outcome.stderr)")
+        try SchemaValidator.expectValid(file: json, against: .launchReport)
+        let runs = try #require(try report(json)["runs"] as? [[String: Any]])
+        #expect(runs.count == 2 && runs.allSatisfy { ($0["outcome"] as? [String: Any])?["signal"] as? String == "SIGSEGV" })
         #expect(outcome.stdout.contains("no prewarmed launch was frozen at main"), "\(outcome.stdout)")
         #expect(outcome.stdout.contains("2 of 2 prewarmed launches crashed (SIGSEGV)"), "\(outcome.stdout)")
         #expect(!outcome.stdout.contains("saving"))
@@ -72,6 +79,7 @@ struct PrewarmFailureTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(!outcome.stdout.contains("prewarm part         0 ns"), "\(outcome.stdout)")
         #expect(outcome.stdout.contains("prewarm part         none: no launch found a frozen process (0 of 2 hit): every frozen process expired first (--ttl)"), "\(outcome.stdout)")
+        try SchemaValidator.expectValid(file: json, against: .launchReport)
         let summary = try #require(try report(json)["summary"] as? [String: Any])
         let prewarm = try #require(summary["prewarm"] as? [String: Any])
         #expect(prewarm["prewarmNs"] == nil && prewarm["holdNs"] == nil, "misses have no prewarm part: \(prewarm)")
