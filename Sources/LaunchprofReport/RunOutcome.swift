@@ -82,12 +82,23 @@ public struct RunOutcome: Sendable, Equatable, Hashable, Codable, CustomStringCo
         }
     }
 
-    /// A report written before outcomes were recorded: told from the exit and the timeout flag.
+    /// A report written before outcomes were recorded, told as it was then judged: a timeout, a
+    /// signal launchprof did not send, a non-zero status, or no recorded exit failed it.
     init(legacyExit exit: RunExit?, timedOut: Bool, reachedReadiness: Bool) {
-        if timedOut {
+        guard !timedOut else {
             self = .timedOut(after: nil, waitingFor: "readiness")
+            return
+        }
+        guard let exit else {
+            self = .timedOut(after: nil, waitingFor: "the program's exit (the report records none)")
+            return
+        }
+        if exit.killedBy == nil, let signal = exit.signal {
+            self.init(kind: .crashed, signal: Self.signalName(signal), signalNumber: signal)
+        } else if let code = exit.code, code != 0 {
+            self.init(kind: .exitedEarly, exitCode: code, beforeReadiness: !reachedReadiness)
         } else {
-            self.init(exit: exit, reachedReadiness: reachedReadiness, startedProgram: true)
+            self = .completed
         }
     }
 
