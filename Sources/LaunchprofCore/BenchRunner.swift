@@ -220,7 +220,13 @@ enum BenchSession {
     }
 
     var target: LaunchReport.Target { runSession.target }
-    var mode: LaunchReport.Mode { runSession.mode }
+    /// A prewarm session's own mode: it says prewarm, and why its observer is ptrace.
+    var mode: LaunchReport.Mode {
+        switch self {
+        case .run(let session): session.mode
+        case .prewarm(let session): session.mode
+        }
+    }
     var program: LocatedProgram { runSession.program }
 
     func run(

@@ -9,6 +9,10 @@ import Glibc
 /// cgroup of its own under the v2 hierarchy (`/sys/fs/cgroup` or, in the hybrid layout,
 /// `/sys/fs/cgroup/unified`); a fatal signal still ends a frozen task, so launchprof's own
 /// cleanup (SIGKILL) works on it. Nil when there is no writable v2 hierarchy.
+///
+/// The cgroup is named `launchprof-<launchprof's pid>-<the app's pid>`: a launchprof killed
+/// (SIGKILL) mid-cycle cannot remove its own, so the next one removes every cgroup whose owner
+/// is no longer a live launchprof (`removeStale`).
 final class CgroupFreezer {
     let directory: String
 
@@ -37,11 +41,41 @@ final class CgroupFreezer {
 
     /// Thaws, moves any process still inside back to the root and removes the cgroup.
     func remove() {
-        thaw()
-        if let procs = SmallFile.read(directory + "/cgroup.procs"), let root = Self.root() {
-            for pid in procs.split(separator: "\n") { _ = Self.write(String(pid), to: root + "/cgroup.procs") }
+        Self.remove(directory)
+    }
+
+    private static func remove(_ directory: String) {
+        _ = write("0", to: directory + "/cgroup.freeze")
+        if let procs = SmallFile.read(directory + "/cgroup.procs"), let root = root() {
+            for pid in procs.split(separator: "\n") { _ = write(String(pid), to: root + "/cgroup.procs") }
         }
         rmdir(directory)
+    }
+
+    /// Removes the cgroups left by launchprof processes that died without removing theirs
+    /// (thawed, any process inside moved back to the root). Returns the paths removed.
+    @discardableResult
+    static func removeStale() -> [String] {
+        guard let root = root(), let stream = opendir(root) else { return [] }
+        var stale: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let parts = name.split(separator: "-")
+            guard parts.count == 3, parts[0] == "launchprof", let owner = Int32(parts[1]), owner != getpid(),
+                !isLaunchprof(owner)
+            else { continue }
+            stale.append(root + "/" + name)
+        }
+        closedir(stream)
+        for directory in stale { remove(directory) }
+        return stale
+    }
+
+    /// Whether `pid` is a live launchprof (or a process embedding it, such as its tests): a pid
+    /// reused by another program does not keep a dead launchprof's cgroup alive.
+    private static func isLaunchprof(_ pid: Int32) -> Bool {
+        guard let comm = SmallFile.read("/proc/\(pid)/comm") else { return false }
+        return comm.hasPrefix("launchprof")
     }
 
     static func root() -> String? {

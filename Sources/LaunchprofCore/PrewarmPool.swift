@@ -114,7 +114,7 @@ final class PrewarmPool: @unchecked Sendable {
                         combined = run
                         var prewarm = PrewarmRun(freezeAt: freezeAt.rawValue, prewarmNs: 0, holdNs: 0, resumeAtNs: 0)
                         combined.metrics.optimizedTimeToFirstFrameNs = run.metrics.timeToFirstFrameNs
-                        prewarm.pair(with: ordinary, optimizedTimeToFirstFrameNs: run.metrics.timeToFirstFrameNs)
+                        prewarm.pair(with: ordinary, optimizedTimeToFirstFrameNs: run.metrics.timeToFirstFrameNs, prewarmedCompleted: !run.failed)
                         combined.prewarm = prewarm
                     }
                     combined.prewarm?.poolHit = taken != nil
@@ -203,6 +203,9 @@ final class PrewarmPool: @unchecked Sendable {
                 result = .failure(error)
             }
             if case .success(let (_, record)) = result, record.expired { continue }
+            // It failed before its freeze point: refilling would fail the same way; the
+            // coordinator's launches miss and report the failure themselves.
+            if case .success(let (_, record)) = result, !record.frozen { return }
             let stopping = shared.withLock { state -> Bool in
                 if !state.stopping { state.finished[slot] = result }
                 return state.stopping

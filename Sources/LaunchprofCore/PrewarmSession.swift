@@ -30,7 +30,13 @@ public final class PrewarmSession: @unchecked Sendable {
     }
 
     public var target: LaunchReport.Target { runSession.target }
-    public var mode: LaunchReport.Mode { runSession.mode }
+    public var mode: LaunchReport.Mode {
+        var mode = runSession.mode
+        mode.prewarm = true
+        // Not the user's choice: the freeze needs it (whatever --observer said).
+        mode.observerReason = "prewarm: the freeze is the ptrace observer's stop at \(configuration.freezeAt == .main ? "main" : "the app's self-stop before willFinishLaunching")"
+        return mode
+    }
 
     /// What one frozen launch went through, filled in on its tracer's thread.
     final class FreezeRecord: @unchecked Sendable {
@@ -105,7 +111,9 @@ public final class PrewarmSession: @unchecked Sendable {
                     }
                     if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
                     guard let (run, record) = prewarmed else { continue }
-                    let combined = try Self.combine(run, record: record, ordinary: ordinary, freezeAt: freezeAt)
+                    // Never frozen (it failed first): the run as it ended, no prewarm figures.
+                    let combined = record.frozen
+                        ? try Self.combine(run, record: record, ordinary: ordinary, freezeAt: freezeAt) : run
                     if measured {
                         try writer.record(combined)
                         last = combined
@@ -194,7 +202,9 @@ public final class PrewarmSession: @unchecked Sendable {
                 request.freeze = freeze
             }, extraTimeoutNs: extra).0
         if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
-        guard record.frozen else {
+        // A program that failed before the freeze point is a failed prewarmed launch, reported
+        // with its outcome; one that completed without stopping there cannot be frozen there.
+        guard record.frozen || run.failed else {
             throw .notExecutable(
                 path: runSession.program.path,
                 reason: freezeAt == .main
@@ -241,7 +251,9 @@ public final class PrewarmSession: @unchecked Sendable {
         // optimized metric (MetricKit files it apart the same way).
         run.metrics.timeToFirstFrameNs = nil
         run.metrics.extendedLaunchNs = nil
-        if let ordinary { prewarm.pair(with: ordinary, optimizedTimeToFirstFrameNs: run.metrics.optimizedTimeToFirstFrameNs) }
+        if let ordinary {
+            prewarm.pair(with: ordinary, optimizedTimeToFirstFrameNs: run.metrics.optimizedTimeToFirstFrameNs, prewarmedCompleted: !run.failed)
+        }
         run.prewarm = prewarm
         var states = [LifecycleState(.notRunning, atNs: 0), LifecycleState(.prewarmed, atNs: frozenAt),
                       LifecycleState(.inactive, atNs: resumeAt)]
@@ -270,11 +282,15 @@ struct SplitMix64: RandomNumberGenerator {
 extension PrewarmRun {
     /// Records the ordinary launch this prewarmed one is compared with, and the saving: the
     /// ordinary time to first frame minus the prewarmed launch's from the resume.
-    mutating func pair(with ordinary: LaunchRun, optimizedTimeToFirstFrameNs: UInt64?) {
+    /// A pair in which either launch failed has no saving: a crash or a timeout is no launch.
+    mutating func pair(with ordinary: LaunchRun, optimizedTimeToFirstFrameNs: UInt64?, prewarmedCompleted: Bool) {
         ordinaryPid = ordinary.pid
         ordinaryTimeToMainNs = ordinary.metrics.timeToMainNs
         ordinaryTimeToFirstFrameNs = ordinary.metrics.timeToFirstFrameNs
-        if let before = ordinary.metrics.timeToFirstFrameNs, let after = optimizedTimeToFirstFrameNs {
+        ordinaryOutcome = ordinary.resolvedOutcome
+        if prewarmedCompleted, !ordinary.failed, let before = ordinary.metrics.timeToFirstFrameNs,
+            let after = optimizedTimeToFirstFrameNs
+        {
             savingNs = Int64(before) - Int64(after)
         }
     }

@@ -33,4 +33,15 @@ enum ProcessProbe {
         return nil
     }
 
+    /// Whether `pid` has a handler installed for `signal` (`SigCgt:` in `/proc/PID/status`, a
+    /// hex mask whose bit n-1 is signal n). Nil when the process is gone or the line unreadable.
+    static func catches(_ pid: Int32, signal: Int32) -> Bool? {
+        guard signal >= 1, signal <= 64, let text = SmallFile.read("/proc/\(pid)/status") else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("SigCgt:") {
+            let hex = line.dropFirst("SigCgt:".count).trimmingPrefix { $0 == " " || $0 == "\t" }
+            guard let mask = UInt64(hex, radix: 16) else { return nil }
+            return mask & (UInt64(1) << UInt64(signal - 1)) != 0
+        }
+        return nil
+    }
 }

@@ -81,6 +81,23 @@ struct ResumeCycler: Sendable {
         }
     }
 
+    /// The state the cycler is waiting for the app to report, for a timeout's message; nil when
+    /// it is not waiting on the app.
+    var awaitedState: String? {
+        let cycle = "(resume cycle \(completed + 1) of \(cycles))"
+        switch step {
+        case .awaitingBackground:
+            return "the app to report didEnterBackground after SIGUSR1 \(cycle)"
+        case .awaitingActive:
+            return "the app to report didBecomeActive after SIGUSR2 \(cycle)"
+        case .sendBackground, .suspend, .sendForeground:
+            return nil
+        }
+    }
+
+    /// Whether nothing has been sent to the app yet.
+    var hasNotStarted: Bool { completed == 0 && step == .sendBackground }
+
     /// The median resume time (the run's `resumeTimeNs`).
     var medianResumeNs: UInt64? {
         guard !resumeTimesNs.isEmpty else { return nil }

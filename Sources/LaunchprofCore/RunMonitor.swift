@@ -15,6 +15,10 @@ final class RunMonitor: @unchecked Sendable {
         var events: [LaunchEvent] = []
         var warnings: [TimelineWarning] = []
         var timedOut = false
+        /// With `timedOut`: what the launch was still waiting for.
+        var waitedFor: String?
+        /// `--resume-cycles` on a program that catches neither lifecycle signal: why no cycle ran.
+        var noLifecycleHandling: String?
         /// `--resume-cycles`: each resume's time and the states entered (CLOCK_MONOTONIC).
         var resumeTimesNs: [UInt64] = []
         var lifecycle: [(state: LifecycleState.State, atNs: UInt64)] = []
@@ -155,7 +159,16 @@ final class RunMonitor: @unchecked Sendable {
             }
             let after = lp_now_ns()
             if !state.ready, isComplete(state) {
-                if var cycling = cycler, !cycling.isDone {
+                if let cycling = cycler, cycling.hasNotStarted, let missing = missingLifecycleHandlers() {
+                    // Its default action would kill the program: say so instead of sending it.
+                    outcome.noLifecycleHandling =
+                        "the program has no lifecycle handling: it does not catch \(missing), so the "
+                        + "background and foreground signals would end it; install the launch hooks' "
+                        + "lifecycle callback (launchprof_set_lifecycle_callback, LaunchprofApplication)"
+                    cycler = nil
+                    state.ready = true
+                    state.completedAt = after
+                } else if var cycling = cycler, !cycling.isDone {
                     // Suspending is followed at once by the resume: nothing else would wake
                     // this loop in between.
                     while let action = cycling.next(now: lp_now_ns()) {
@@ -181,6 +194,7 @@ final class RunMonitor: @unchecked Sendable {
             if !state.ready, let timeoutNs, after >= startedAt + timeoutNs {
                 state.ready = true
                 outcome.timedOut = true
+                outcome.waitedFor = awaited(state)
                 terminate(&state, at: after, reason: "timeout after \(timeoutNs / 1_000_000) ms")
             }
             if let sent = state.terminationSentAt, after >= sent + graceNs {
@@ -194,6 +208,27 @@ final class RunMonitor: @unchecked Sendable {
         guard state.terminationSentAt == nil else { return }
         state.terminationSentAt = time
         control.terminate(signal: SIGTERM, reason: reason)
+    }
+
+    /// The lifecycle signals the child has no handler for ("SIGUSR1 and SIGUSR2"); nil when it
+    /// catches both, or when /proc cannot say (then the cycles are tried).
+    private func missingLifecycleHandlers() -> String? {
+        let pid = control.pid
+        let missing = [ResumeCycler.backgroundSignal, ResumeCycler.foregroundSignal].filter {
+            ProcessProbe.catches(pid, signal: $0) == false
+        }
+        guard !missing.isEmpty else { return nil }
+        return missing.map { RunOutcome.signalName($0) }.joined(separator: " and ")
+    }
+
+    /// What an incomplete launch is still waiting for, as its timeout names it.
+    private func awaited(_ state: LaunchState) -> String {
+        if let awaitedState = cycler?.awaitedState, isComplete(state) { return awaitedState }
+        if state.firstFrame, !state.openTasks.isEmpty, readiness != .exit {
+            let tasks = state.openTasks.sorted().map { "'\($0)'" }.joined(separator: ", ")
+            return "the extended-launch task\(state.openTasks.count == 1 ? "" : "s") \(tasks) to finish"
+        }
+        return readiness.awaitedEvent
     }
 
     /// Whether the launch is complete without waiting for the child's exit.

@@ -1,6 +1,28 @@
 import LaunchprofReport
 
 extension RunSession {
+    /// The run's outcome: the monitor's timeout (with what it waited for) and its finding that
+    /// the program handles no lifecycle signal come first, then the timeline's own ending.
+    static func outcome(
+        of timeline: PhaseTimeline, _ observed: RunMonitor.Outcome, timeoutNs: UInt64?, resumeCycles: Int
+    ) -> RunOutcome {
+        if observed.timedOut {
+            return .timedOut(after: timeoutNs, waitingFor: observed.waitedFor ?? "readiness")
+        }
+        let ending = RunOutcome(timeline: timeline, timedOut: false)
+        guard ending.kind == .completed, resumeCycles > 0 else { return ending }
+        if let reason = observed.noLifecycleHandling {
+            return RunOutcome(kind: .noLifecycleHandling, reason: reason)
+        }
+        if observed.lifecycle.isEmpty {
+            // Ready at its exit: there was no running app left to send to the background.
+            return RunOutcome(
+                kind: .noLifecycleHandling,
+                reason: "the program exited at its first frame, before any resume cycle: --resume-cycles needs an app that keeps running after its first frame")
+        }
+        return ending
+    }
+
     /// `--resume-cycles`: the run's `resumeTimeNs` (the median of its cycles) and its states,
     /// in ns from the spawn.
     static func addLifecycle(_ run: inout LaunchRun, _ observed: RunMonitor.Outcome, spawn: LaunchEvent?) {

@@ -64,6 +64,9 @@ public final class RunSession: @unchecked Sendable {
             throw .observer(error)
         }
         sampling = configuration.sampling.map(SessionSampling.init)
+        // A launchprof killed during --resume-cycles left its cgroup: the next one removes it
+        // (and thaws whatever it holds). One directory read per session.
+        CgroupFreezer.removeStale()
         switch configuration.readiness {
         case .stdout(let text), .stderr(let text):
             do {
@@ -246,7 +249,8 @@ public final class RunSession: @unchecked Sendable {
         var run = LaunchRun(
             index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
             residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes,
-            tracerPauseNs: result.pauseNs)
+            tracerPauseNs: result.pauseNs, outcome: Self.outcome(
+                of: timeline, observed, timeoutNs: configuration.timeoutNs, resumeCycles: configuration.resumeCycles))
         if configuration.resumeCycles > 0 { Self.addLifecycle(&run, observed, spawn: result.events.first) }
         if case .spawned(let spawnedAt) = result.events.first {
             run.phases = ObserverAccounting.assign(result.observerCosts, spawnedAtNs: spawnedAt, to: run.phases)

@@ -1,9 +1,12 @@
 /// The cells shared by the text and markdown renderers.
 enum ComparisonRows {
     static func heading(_ entry: ReportComparison) -> String {
-        let mode = entry.new.cold ? "cold" : "warm"
+        let cache = entry.new.cold ? "cold" : "warm"
+        let mode = entry.new.prewarm == true ? "prewarm" + (entry.new.cold ? ", cold" : "") : cache
         let runs = entry.base.map { "\($0.runs) vs \(entry.new.runs) runs" } ?? "\(entry.new.runs) runs, no baseline"
-        let failed = entry.new.failedRuns > 0 ? ", \(entry.new.failedRuns) failed" : ""
+        // How the failed runs ended, when the report says (issue 22).
+        let failed = entry.new.failures.map { ", " + $0.map { "\($0.runs) \($0.outcome)" }.joined(separator: ", ") }
+            ?? (entry.new.failedRuns > 0 ? ", \(entry.new.failedRuns) failed" : "")
         return "\(entry.name) (\(mode), \(runs)\(failed)): \(entry.verdict.rawValue)"
     }
 

@@ -140,10 +140,20 @@ enum HTMLReportScript {
             ", ready at " + report.mode.readiness + " — " + report.host.cpu + ", " + report.host.cores + " CPUs, Linux " +
             report.host.kernel + ", " + report.host.libc;
 
+          // Issue 22: how runs that did not complete ended, as the text summary says it.
+          function outcomeText(o) {
+            if (o.kind === "crashed") return "crashed (" + o.signal + ")";
+            if (o.kind === "timedOut") return "timed out" + (o.timeoutNs ? " after " + fmt(o.timeoutNs) : "") + " waiting for " + o.waitedFor;
+            if (o.kind === "exitedEarly") return "exited with status " + o.exitCode + (o.beforeReadiness ? " before readiness" : "");
+            return o.kind + (o.reason ? ": " + o.reason : "");
+          }
+          var failures = (summary.outcomes || []).filter(function (c) { return c.outcome.kind !== "completed"; })
+            .map(function (c) { return c.runs + " " + outcomeText(c.outcome); }).join("; ");
+
           // Headline metrics.
           (function () {
             var node = section(main, "Metrics", "Across " + summary.runs + " runs" +
-              (summary.failedRuns ? " (" + summary.failedRuns + " failed)" : "") + "; times from the spawn.");
+              (failures ? " (" + failures + ")" : summary.failedRuns ? " (" + summary.failedRuns + " failed)" : "") + "; times from the spawn.");
             var table = el("table", {}, node);
             var head = el("tr", {}, table);
             ["metric", "median", "min", "p90", "max", "runs"].forEach(function (name) { el("th", {}, head, name); });

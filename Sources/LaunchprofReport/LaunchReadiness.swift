@@ -43,6 +43,18 @@ public enum LaunchReadiness: Sendable, Equatable, Hashable, Codable {
         }
     }
 
+    /// What a run waits for under this rule, as a timeout names it.
+    public var awaitedEvent: String {
+        switch self {
+        case .automatic: "the first-frame hook or the program's exit"
+        case .exit: "the program's exit"
+        case .hook: "the first-frame hook"
+        case .stdout(let pattern): "a line on stdout matching '\(pattern)'"
+        case .stderr(let pattern): "a line on stderr matching '\(pattern)'"
+        case .listen: "a listening socket"
+        }
+    }
+
     /// Whether the child's exit stands in for the first frame when the app sends none.
     public var exitIsReadiness: Bool {
         self == .automatic || self == .exit

@@ -75,6 +75,10 @@ public struct LaunchReport: Sendable, Equatable, Codable {
         }
     }
 
+    /// Whether the runs are prewarmed launches (said by the mode, or by a prewarm summary in a
+    /// report written before the mode said it).
+    public var isPrewarm: Bool { mode.prewarm == true || summary.prewarm != nil }
+
     /// How the runs were made.
     public struct Mode: Sendable, Equatable, Codable {
         /// Measured runs requested.
@@ -91,6 +95,9 @@ public struct LaunchReport: Sendable, Equatable, Codable {
         public var observer: String?
         /// Why that observer: asked for, or (`--observer auto`) what decided it.
         public var observerReason: String?
+        /// `launchprof prewarm` (or a bench launch of mode prewarm): the runs are prewarmed
+        /// launches, timed from the resume, each paired with an ordinary one. Nil otherwise.
+        public var prewarm: Bool?
 
         public init(
             runs: Int, warmup: Int = 0, cold: Bool = false,

@@ -35,6 +35,7 @@ extension LaunchRun {
                 if let value = metrics.timeToFirstFrameNs { json.field("timeToFirstFrameNs", value) }
                 if let value = metrics.timeToMainNs { json.field("timeToMainNs", value) }
             }
+            if let outcome { json.encoded("outcome", outcome) }
             json.key("phases")
             json.array(phases) { json, phase in
                 json.object { json in

@@ -11,6 +11,9 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     public var warnings: [TimelineWarning]
     /// The run never became ready before `--timeout`; its timeline is partial.
     public var timedOut: Bool
+    /// How the run ended: completed, or why not (nil in reports written before it was recorded;
+    /// `resolvedOutcome` then tells it from `exitStatus` and `timedOut`).
+    public var outcome: RunOutcome?
     /// `--cold`: bytes of the closure's files resident in the page cache just before the run.
     public var residentBeforeBytes: UInt64?
     /// `--cold`: total bytes of the closure's files (so residency reads as a fraction).
@@ -36,9 +39,10 @@ public struct LaunchRun: Sendable, Equatable, Codable {
         index: Int, pid: Int32, exitStatus: RunExit?, phases: [LaunchPhase],
         metrics: LaunchMetrics, absent: [AbsentPhase] = [], warnings: [TimelineWarning] = [],
         timedOut: Bool = false, residentBeforeBytes: UInt64? = nil, closureBytes: UInt64? = nil,
-        tracerPauseNs: UInt64? = nil
+        tracerPauseNs: UInt64? = nil, outcome: RunOutcome? = nil
     ) {
         self.tracerPauseNs = tracerPauseNs
+        self.outcome = outcome
         self.index = index
         self.pid = pid
         self.exitStatus = exitStatus
@@ -54,18 +58,35 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     /// A run from its timeline.
     public init(
         index: Int, pid: Int32, timeline: PhaseTimeline, timedOut: Bool = false,
-        residentBeforeBytes: UInt64? = nil, closureBytes: UInt64? = nil, tracerPauseNs: UInt64? = nil
+        residentBeforeBytes: UInt64? = nil, closureBytes: UInt64? = nil, tracerPauseNs: UInt64? = nil,
+        outcome: RunOutcome? = nil
     ) {
         self.init(
             index: index, pid: pid, exitStatus: timeline.exitStatus.map(RunExit.init),
             phases: timeline.phases, metrics: timeline.metrics, absent: timeline.absent,
             warnings: timeline.warnings, timedOut: timedOut,
             residentBeforeBytes: residentBeforeBytes, closureBytes: closureBytes,
-            tracerPauseNs: tracerPauseNs)
+            tracerPauseNs: tracerPauseNs,
+            outcome: outcome ?? RunOutcome(timeline: timeline, timedOut: timedOut))
     }
 
-    /// Whether the run failed (non-zero exit, signal, timeout): `launchprof run` exits non-zero.
+    /// The run's outcome, told from its exit and timeout flag in a report that predates
+    /// `outcome`.
+    public var resolvedOutcome: RunOutcome {
+        outcome ?? RunOutcome(
+            legacyExit: exitStatus, timedOut: timedOut,
+            reachedReadiness: metrics.timeToFirstFrameNs != nil || metrics.optimizedTimeToFirstFrameNs != nil)
+    }
+
+    /// Whether the run is a launch for MetricKit's launch histograms: it reached readiness and
+    /// ended well (a timeout, a crash or an early exit is not a launch).
+    public var countsAsLaunch: Bool {
+        let kind = resolvedOutcome.kind
+        return kind == .completed || kind == .noLifecycleHandling
+    }
+
+    /// Whether the run failed (any outcome but `completed`): `launchprof run` exits non-zero.
     public var failed: Bool {
-        timedOut || !(exitStatus?.isSuccess ?? false)
+        resolvedOutcome.kind != .completed
     }
 }

@@ -20,6 +20,20 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
     public var prewarm: PrewarmSummary?
     /// `--sample`: the flags of every run, one entry per kind, phase, function and system call.
     public var flags: [FlagSummary]?
+    /// How many runs ended each way, one entry per distinct outcome in the order first seen
+    /// (nil in reports written before outcomes were recorded).
+    public var outcomes: [OutcomeCount]?
+
+    /// Runs that ended one way.
+    public struct OutcomeCount: Sendable, Equatable, Codable {
+        public var outcome: RunOutcome
+        public var runs: Int
+
+        public init(outcome: RunOutcome, runs: Int) {
+            self.outcome = outcome
+            self.runs = runs
+        }
+    }
 
     public init(
         runs: Int = 0, failedRuns: Int = 0, timeToMainNs: SummaryStatistics? = nil,

@@ -24,12 +24,22 @@ public struct LaunchSummaryBuilder: Sendable {
     private var phases: [PhaseAccumulator] = []
     private var prewarm = PrewarmSummaryBuilder()
     private var flags = FlagSummaryBuilder()
+    private var outcomes: [LaunchSummary.OutcomeCount] = []
 
     public init() {}
 
     public mutating func add(_ run: LaunchRun) {
         runs += 1
-        if run.failed { failedRuns += 1 }
+        let outcome = run.resolvedOutcome
+        // A prewarm pair fails with either of its launches.
+        if outcome.kind != .completed || run.prewarm?.ordinaryOutcome.map({ $0.kind != .completed }) == true {
+            failedRuns += 1
+        }
+        if let slot = outcomes.firstIndex(where: { $0.outcome == outcome }) {
+            outcomes[slot].runs += 1
+        } else {
+            outcomes.append(LaunchSummary.OutcomeCount(outcome: outcome, runs: 1))
+        }
         for (slot, metric) in run.metrics.named.enumerated() {
             if let value = metric.valueNs { metrics[slot].record(value) }
         }
@@ -62,6 +72,7 @@ public struct LaunchSummaryBuilder: Sendable {
         var summary = phaseSummary
         summary.prewarm = prewarm.summary
         summary.flags = flags.summaries
+        summary.outcomes = runs == 0 ? nil : outcomes
         return summary
     }
 

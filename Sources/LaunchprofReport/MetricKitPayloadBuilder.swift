@@ -58,8 +58,10 @@ public struct MetricKitPayloadBuilder: Sendable {
     /// runs with extended-launch tasks under the extended launch.
     public func metricPayload(_ report: LaunchReport) -> MetricKitMetricPayload {
         let runs = report.runs
-        let prewarmed = runs.filter { $0.metrics.optimizedTimeToFirstFrameNs != nil }
-        let ordinary = runs.filter { $0.metrics.optimizedTimeToFirstFrameNs == nil }
+        // Issue 22: a timed-out, crashed or early-exited run is not a launch.
+        let launches = runs.filter(\.countsAsLaunch)
+        let prewarmed = launches.filter { $0.metrics.optimizedTimeToFirstFrameNs != nil }
+        let ordinary = launches.filter { $0.metrics.optimizedTimeToFirstFrameNs == nil }
         let width = Self.launchBucketWidthMs
         var launch = MetricKitMetricPayload.LaunchMetrics(
             histogrammedTimeToFirstDrawKey: MetricKitHistogram(
@@ -69,7 +71,7 @@ public struct MetricKitPayloadBuilder: Sendable {
             histogrammedResumeTime: MetricKitHistogram(
                 valuesNs: runs.compactMap(\.metrics.resumeTimeNs), bucketWidthMs: width))
         launch.histogrammedExtendedLaunch = MetricKitHistogram(
-            valuesNs: runs.filter(Self.hasExtendedTasks).compactMap(\.metrics.extendedLaunchNs), bucketWidthMs: width)
+            valuesNs: launches.filter(Self.hasExtendedTasks).compactMap(\.metrics.extendedLaunchNs), bucketWidthMs: width)
         let hangs = MetricKitHistogram(
             valuesNs: runs.flatMap(Self.hangs).map(\.durationNs), bucketWidthMs: Self.hangBucketWidthMs)
         return MetricKitMetricPayload(
@@ -87,7 +89,7 @@ public struct MetricKitPayloadBuilder: Sendable {
         var launches: [MetricKitDiagnosticPayload.LaunchDiagnostic] = []
         var hangs: [MetricKitDiagnosticPayload.HangDiagnostic] = []
         for run in report.runs {
-            if let duration = run.metrics.optimizedTimeToFirstFrameNs ?? run.metrics.timeToFirstFrameNs,
+            if run.countsAsLaunch, let duration = run.metrics.optimizedTimeToFirstFrameNs ?? run.metrics.timeToFirstFrameNs,
                 duration >= launchDiagnosticThresholdNs
             {
                 var meta = metaData(report)

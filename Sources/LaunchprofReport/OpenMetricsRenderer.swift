@@ -15,6 +15,8 @@ public struct OpenMetricsRenderer: LaunchReportRenderer {
         ("timeToFirstFrameNs", "launchprof_time_to_first_frame_seconds", "Time from the spawn to the first frame (or readiness)."),
         ("extendedLaunchNs", "launchprof_extended_launch_seconds", "Time from the spawn to the end of the extended launch."),
         ("exitNs", "launchprof_exit_seconds", "Time from the spawn to the program's exit."),
+        ("optimizedTimeToFirstFrameNs", "launchprof_optimized_time_to_first_frame_seconds", "A prewarmed launch: time from the resume to the first frame."),
+        ("resumeTimeNs", "launchprof_resume_time_seconds", "Time from the foreground signal to didBecomeActive (median of a run's resume cycles)."),
     ]
 
     public func render(_ report: LaunchReport) throws(LaunchReportError) -> String {
@@ -22,18 +24,28 @@ public struct OpenMetricsRenderer: LaunchReportRenderer {
         if let buildID = report.target.buildID { labels.append(("build_id", buildID)) }
         let hosts = report.hosts ?? [report.host]
         labels.append(("host", hosts.map { $0.name ?? "unknown" }.joined(separator: ",")))
-        labels.append(("mode", report.mode.cold ? "cold" : "warm"))
-
         let summary = report.summary
+        // A prewarm report's launches are timed from the resume: not comparable with warm ones.
+        let cache = report.mode.cold ? "cold" : "warm"
+        labels.append(("mode", report.isPrewarm ? "prewarm" + (report.mode.cold ? ",cold" : "") : cache))
+
         let metricValues: [String: SummaryStatistics?] = [
             "timeToMainNs": summary.timeToMainNs, "timeToFirstFrameNs": summary.timeToFirstFrameNs,
             "extendedLaunchNs": summary.extendedLaunchNs, "exitNs": summary.exitNs,
+            "optimizedTimeToFirstFrameNs": summary.optimizedTimeToFirstFrameNs,
+            "resumeTimeNs": summary.resumeTimeNs,
         ]
         var lines: [String] = []
+        lines += Self.runCounts(summary, labels)
         for (key, family, help) in Self.metricFamilies {
             guard let statistics = metricValues[key] ?? nil else { continue }
             lines += Self.header(family, help)
             lines += Self.summary(family, labels, statistics)
+        }
+        if let saving = summary.prewarm?.savingNs {
+            let family = "launchprof_prewarm_saving_seconds"
+            lines += Self.header(family, "Ordinary time to first frame minus the prewarmed launch's from the resume, per pair (a loss counts as 0).")
+            lines += Self.summary(family, labels, saving)
         }
         if !summary.phases.isEmpty {
             let family = "launchprof_phase_duration_seconds"
@@ -49,6 +61,25 @@ public struct OpenMetricsRenderer: LaunchReportRenderer {
         }
         lines.append("# EOF")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `launchprof_runs_total{outcome=…}`: the runs by outcome, every outcome listed (0 when
+    /// none), so a failure rate needs no absent series.
+    private static func runCounts(_ summary: LaunchSummary, _ labels: [(String, String)]) -> [String] {
+        let family = "launchprof_runs"
+        var lines = ["# TYPE \(family) counter", "# HELP \(family) Measured runs by outcome (completed, or why not)."]
+        var counts: [RunOutcome.Kind: Int] = [:]
+        if let outcomes = summary.outcomes {
+            for entry in outcomes { counts[entry.outcome.kind, default: 0] += entry.runs }
+        } else {
+            // A report written before outcomes: only completed or failed is known.
+            counts[.completed] = summary.runs - summary.failedRuns
+            if summary.failedRuns > 0 { lines.append("\(family)_total\(labelText(labels + [("outcome", "failed")])) \(summary.failedRuns)") }
+        }
+        for kind in RunOutcome.Kind.allCases {
+            lines.append("\(family)_total\(labelText(labels + [("outcome", kind.metricLabel)])) \(counts[kind, default: 0])")
+        }
+        return lines
     }
 
     private static func header(_ family: String, _ help: String) -> [String] {

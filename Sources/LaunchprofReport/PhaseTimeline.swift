@@ -38,6 +38,10 @@ public struct PhaseTimeline: Sendable, Equatable {
     public var exitStatus: ExitStatus?
     /// The `spawned` timestamp every time in the timeline is relative to (absolute monotonic ns).
     public var spawnedAtNs: UInt64
+    /// The process exited inside the dynamic loader: its first image started, the loader's
+    /// relocation was observable but never finished, and nothing of the program ran (a missing
+    /// library or symbol: the loader prints which and exits 127).
+    public var exitedInLoader = false
 
     /// MetricKit's limits on extended-launch tasks.
     public static let maximumExtendedTasks = 16
@@ -63,6 +67,7 @@ public struct PhaseTimeline: Sendable, Equatable {
         builder.buildExit()
         builder.applyUnobservable()
         self = builder.finish()
+        exitedInLoader = builder.exitedInLoader
     }
 
     init(
@@ -199,7 +204,7 @@ private struct TimelineBuilder {
     func exitDescription(_ status: ExitStatus) -> String {
         switch status {
         case .exited(let code): "exited with status \(code)"
-        case .signaled(let signal, _): "was killed by signal \(signal)"
+        case .signaled(let signal, _): "was killed by signal \(signal) (\(RunOutcome.signalName(signal)))"
         case .killedByLaunchprof(_, let reason): "was ended by launchprof (\(reason))"
         }
     }
@@ -212,6 +217,19 @@ private struct TimelineBuilder {
         }
         if let exit { return "the process \(exitDescription(exit.status)) before \(boundary)" }
         return "\(boundary) was not observed"
+    }
+
+    /// See `PhaseTimeline.exitedInLoader`.
+    var exitedInLoader: Bool {
+        guard exit != nil, segments.count == 1, let segment = segments.first, segment.startNs != nil else { return false }
+        let loaderPhases = [LaunchPhase.loaderMap, LaunchPhase.loaderRelocate]
+        if segment.unobservable.contains(where: { loaderPhases.contains($0.phase) }) { return false }
+        return !segment.boundaries.contains { event in
+            switch event {
+            case .relocationFinished, .objectInitStarted, .entryReached, .programInitStarted, .mainReached: true
+            default: false
+            }
+        }
     }
 
     // MARK: Loader and program phases
@@ -412,7 +430,9 @@ private struct TimelineBuilder {
             }
         } else if let ready {
             firstFrame = ready.atNs
-        } else if readiness.exitIsReadiness, let exit {
+        } else if readiness.exitIsReadiness, let exit, case .exited(0) = exit.status {
+            // Only a clean exit is readiness: a crash, a failure status or launchprof's own
+            // ending (a timeout) is not a first frame.
             firstFrame = exit.atNs
         }
         if let firstFrame {
@@ -430,7 +450,10 @@ private struct TimelineBuilder {
     }
 
     private func firstFrameAbsenceReason() -> String {
-        switch readiness {
+        if readiness.exitIsReadiness, let exit {
+            return "the process \(exitDescription(exit.status)) before its first frame"
+        }
+        return switch readiness {
         case .hook: "the app never called launchprof_first_frame"
         case .stdout(let pattern): "no stdout line matched '\(pattern)'"
         case .stderr(let pattern): "no stderr line matched '\(pattern)'"

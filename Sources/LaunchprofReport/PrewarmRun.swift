@@ -19,7 +19,10 @@ public struct PrewarmRun: Sendable, Equatable, Codable {
     public var ordinaryTimeToFirstFrameNs: UInt64?
     public var ordinaryTimeToMainNs: UInt64?
     public var ordinaryPid: Int32?
-    /// Ordinary time to first frame minus the prewarmed launch's optimized one.
+    /// How the paired ordinary launch ended (a failed one gives no saving).
+    public var ordinaryOutcome: RunOutcome?
+    /// Ordinary time to first frame minus the prewarmed launch's optimized one; nil unless both
+    /// launches of the pair completed.
     public var savingNs: Int64?
     /// Pool mode: the launch found a frozen process ready (false: it launched cold).
     public var poolHit: Bool?

@@ -19,14 +19,17 @@ public struct PrewarmSummary: Sendable, Equatable, Codable {
     public var frozenCPURuns: Int
     /// `--pool`: hit rate and memory held.
     public var pool: PoolSummary?
+    /// How the paired ordinary launches ended, one entry per distinct outcome.
+    public var ordinaryOutcomes: [LaunchSummary.OutcomeCount]?
 
     public init(
         savingNs: SummaryStatistics? = nil, losses: Int = 0, prewarmNs: SummaryStatistics? = nil,
         holdNs: SummaryStatistics? = nil, ordinaryTimeToFirstFrameNs: SummaryStatistics? = nil,
         frozenPSSBytes: SummaryStatistics? = nil, hazards: [PrewarmHazard] = [],
         prewarmSafe: Bool = false, hazardScanError: String? = nil, frozenCPURuns: Int = 0,
-        pool: PoolSummary? = nil
+        pool: PoolSummary? = nil, ordinaryOutcomes: [LaunchSummary.OutcomeCount]? = nil
     ) {
+        self.ordinaryOutcomes = ordinaryOutcomes
         self.savingNs = savingNs
         self.losses = losses
         self.prewarmNs = prewarmNs

@@ -9,6 +9,7 @@ public struct PrewarmSummaryBuilder: Sendable {
     private var ordinary = StreamingStatistics()
     private var pss = StreamingStatistics()
     private var frozenCPURuns = 0
+    private var ordinaryOutcomes: [LaunchSummary.OutcomeCount] = []
 
     public init() {}
 
@@ -18,8 +19,18 @@ public struct PrewarmSummaryBuilder: Sendable {
             if savingNs < 0 { losses += 1 }
             saving.record(UInt64(max(0, savingNs)))
         }
-        prewarm.record(run.prewarmNs)
-        hold.record(run.holdNs)
+        // A pool miss launched from the spawn: it had no prewarm part and no hold.
+        if run.poolHit != false {
+            prewarm.record(run.prewarmNs)
+            hold.record(run.holdNs)
+        }
+        if let outcome = run.ordinaryOutcome {
+            if let slot = ordinaryOutcomes.firstIndex(where: { $0.outcome == outcome }) {
+                ordinaryOutcomes[slot].runs += 1
+            } else {
+                ordinaryOutcomes.append(LaunchSummary.OutcomeCount(outcome: outcome, runs: 1))
+            }
+        }
         if let value = run.ordinaryTimeToFirstFrameNs { ordinary.record(value) }
         if let value = run.frozenPSSBytes { pss.record(value) }
         if run.frozenCPUNs > 0 { frozenCPURuns += 1 }
@@ -31,6 +42,7 @@ public struct PrewarmSummaryBuilder: Sendable {
         return PrewarmSummary(
             savingNs: saving.summary, losses: losses, prewarmNs: prewarm.summary,
             holdNs: hold.summary, ordinaryTimeToFirstFrameNs: ordinary.summary,
-            frozenPSSBytes: pss.summary, frozenCPURuns: frozenCPURuns)
+            frozenPSSBytes: pss.summary, frozenCPURuns: frozenCPURuns,
+            ordinaryOutcomes: ordinaryOutcomes.isEmpty ? nil : ordinaryOutcomes)
     }
 }

@@ -5,7 +5,17 @@ public struct PrewarmTextRenderer: Sendable {
 
     public func render(_ report: LaunchReport, hold: String, freezeAt: String) -> String {
         let summary = report.summary
-        guard let prewarm = summary.prewarm else { return "\(report.target.path): no prewarmed launch completed\n" }
+        // Failures first, on stdout with the table: a failed pair has no saving.
+        var failures = TextWaterfallRenderer.outcomeLines(summary, noun: "prewarmed launches")
+        if let ordinary = summary.prewarm?.ordinaryOutcomes {
+            failures += ordinary.filter { $0.outcome.kind != .completed }.map {
+                "\($0.runs) of \(summary.runs) ordinary launches \($0.outcome)"
+            }
+        }
+        guard let prewarm = summary.prewarm else {
+            return (["\(report.target.path): no prewarmed launch was frozen at \(freezeAt)"] + failures)
+                .joined(separator: "\n") + "\n"
+        }
         func median(_ statistics: SummaryStatistics?) -> String {
             statistics.map { TextWaterfallRenderer.duration($0.median) } ?? "—"
         }
@@ -16,16 +26,25 @@ public struct PrewarmTextRenderer: Sendable {
         var lines: [String] = []
         let point = freezeAt
         lines.append("\(report.target.path): \(summary.runs) prewarmed launches, each paired with an ordinary one; frozen at \(point), held \(hold)")
+        lines += failures
         lines.append("")
         lines.append("                     ordinary launch       prewarmed launch (from the resume)")
         lines.append("time to first frame  " + pad(median(prewarm.ordinaryTimeToFirstFrameNs), 22) + median(summary.optimizedTimeToFirstFrameNs))
         if let saving = prewarm.savingNs {
             lines.append("saving               p50 \(TextWaterfallRenderer.duration(saving.median)), p90 \(TextWaterfallRenderer.duration(saving.p90))"
                 + (prewarm.losses > 0 ? " (\(prewarm.losses) pair(s) slower prewarmed)" : ""))
+        } else {
+            lines.append("saving               none: no pair in which both launches completed")
         }
-        lines.append("prewarm part         " + median(prewarm.prewarmNs) + "  spawn → frozen, done before the user's tap")
-        lines.append("hold                 " + median(prewarm.holdNs) + (prewarm.frozenCPURuns == 0
-            ? "  no CPU used while frozen" : "  CPU used while frozen in \(prewarm.frozenCPURuns) run(s)!"))
+        if prewarm.prewarmNs == nil, let pool = prewarm.pool {
+            // Every launch missed the pool: nothing was prewarmed, so there is no part to show.
+            let why = pool.expired > 0 ? ": every frozen process expired first (--ttl)" : ""
+            lines.append("prewarm part         none: no launch found a frozen process (\(pool.hits) of \(pool.launches) hit)\(why)")
+        } else {
+            lines.append("prewarm part         " + median(prewarm.prewarmNs) + "  spawn → frozen, done before the user's tap")
+            lines.append("hold                 " + median(prewarm.holdNs) + (prewarm.frozenCPURuns == 0
+                ? "  no CPU used while frozen" : "  CPU used while frozen in \(prewarm.frozenCPURuns) run(s)!"))
+        }
         if let pss = prewarm.frozenPSSBytes {
             lines.append("frozen memory        PSS median \(bytes(pss.median)) per process")
         }

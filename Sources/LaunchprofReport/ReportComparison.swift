@@ -23,6 +23,10 @@ public struct ReportComparison: Sendable, Equatable, Codable {
         public var runs: Int
         public var failedRuns: Int
         public var cold: Bool
+        /// A `launchprof prewarm` report (its launches timed from the resume); nil otherwise.
+        public var prewarm: Bool?
+        /// How the runs that failed ended (issue 22), one entry per distinct outcome.
+        public var failures: [LaunchSummary.OutcomeCount]?
 
         public init(program: String, buildID: String? = nil, runs: Int, failedRuns: Int, cold: Bool) {
             self.program = program
@@ -38,6 +42,9 @@ public struct ReportComparison: Sendable, Equatable, Codable {
             runs = report.summary.runs
             failedRuns = report.summary.failedRuns
             cold = report.mode.cold
+            prewarm = report.isPrewarm ? true : nil
+            let failures = report.summary.outcomes?.filter { $0.outcome.kind != .completed } ?? []
+            self.failures = failures.isEmpty ? nil : failures
         }
     }
 

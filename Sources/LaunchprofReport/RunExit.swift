@@ -23,10 +23,4 @@ public struct RunExit: Sendable, Equatable, Hashable, Codable {
         case .killedByLaunchprof(let signal, let reason): self.init(signal: signal, killedBy: reason)
         }
     }
-
-    /// Whether the child ended well: exit code 0, or ended by launchprof (readiness reached;
-    /// a timeout is marked on the run itself).
-    public var isSuccess: Bool {
-        code == 0 || killedBy != nil
-    }
 }

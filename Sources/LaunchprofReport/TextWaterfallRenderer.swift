@@ -30,9 +30,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
                 + (report.mode.observer.map { observer in
                     ", observer \(observer)" + (report.mode.observerReason.map { " (\($0))" } ?? "")
                 } ?? ""))
-        if summary.failedRuns > 0 {
-            lines.append(paint("\(summary.failedRuns) of \(summary.runs) runs failed", code: "31"))
-        }
+        for line in Self.outcomeLines(summary) { lines.append(paint(line, code: "31")) }
 
         let firstFrame = summary.timeToFirstFrameNs?.median
         let showsObserver = summary.phases.contains { $0.observerNs != nil }
@@ -82,6 +80,9 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             ("extended launch", summary.extendedLaunchNs), ("exit", summary.exitNs),
             ("resume time", summary.resumeTimeNs),
         ]
+        if summary.runs > 0, summary.timeToFirstFrameNs == nil, summary.optimizedTimeToFirstFrameNs == nil {
+            lines.append(pad("time to first frame", 20) + " none: no run reached readiness")
+        }
         for (name, statistics) in metrics {
             guard let statistics else { continue }
             var text =
@@ -135,6 +136,17 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
     }
 
     // MARK: Pieces
+
+    /// One line per way runs failed: "2 of 2 runs crashed (SIGSEGV)", "1 of 3 runs timed out
+    /// after 1.00 s waiting for the first-frame hook". `noun` names the runs ("prewarmed launches").
+    public static func outcomeLines(_ summary: LaunchSummary, noun: String = "runs") -> [String] {
+        guard let outcomes = summary.outcomes else {
+            return summary.failedRuns > 0 ? ["\(summary.failedRuns) of \(summary.runs) \(noun) failed"] : []
+        }
+        return outcomes.filter { $0.outcome.kind != .completed }.map {
+            "\($0.runs) of \(summary.runs) \(noun) \($0.outcome)"
+        }
+    }
 
     /// Which `loader.init` rows fold into one per image: all but the slowest
     /// `limit - 1`. `groups` maps the first folded row of an image to its members.

@@ -74,7 +74,9 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
 
     private func runEvents(_ run: LaunchRun, facts: [String: String], pid: Int, sortIndex: Int) -> [TraceEvent] {
         var events = [
-            metadata("process_name", pid: pid, key: "name", value: .text("run \(run.index) · pid \(run.pid)")),
+            // Issue 22: a run that did not complete says how it ended in its track's name.
+            metadata("process_name", pid: pid, key: "name", value: .text(
+                "run \(run.index) · pid \(run.pid)" + (run.failed ? " · \(run.resolvedOutcome)" : ""))),
             metadata("process_sort_index", pid: pid, key: "sort_index", value: .integer(Int64(sortIndex))),
         ]
         events += trackName("launch", pid: pid, tid: Self.launchTrack)

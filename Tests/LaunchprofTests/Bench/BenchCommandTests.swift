@@ -166,6 +166,7 @@ struct BenchCommandTests {
         let output = directory.appendingPathComponent("out").path
         let outcome = try launchprof(["bench", suite, "-o", output, "--rounds", "2"])
         #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("tapped (prewarm, 3 runs"), "titled as what it is: \(outcome.stdout)")
         try Self.expectValidFolder(output)
         let report = try ReportFiles.readReport(output + "/tapped.json")
         #expect(report.runs.count == 3)
@@ -193,6 +194,7 @@ struct BenchCommandTests {
         let failed = try launchprof(["bench", suite, "-o", output])
         #expect(failed.status == 1, "\(failed.stderr)")
         #expect(failed.stderr.contains("fails: 1 of 1 runs failed"))
+        #expect(failed.stdout.contains("fails (warm, 1 runs, no baseline, 1 exited with status 1 before readiness): failed"), "\(failed.stdout)")
         #expect(failed.stderr.contains("missing:"))
         #expect(FileManager.default.fileExists(atPath: output + "/ok.json"))
         #expect(!FileManager.default.fileExists(atPath: output + "/missing.json"))

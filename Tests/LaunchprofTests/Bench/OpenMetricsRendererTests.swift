@@ -18,8 +18,10 @@ struct OpenMetricsRendererTests {
         #expect(families == [
             "launchprof_time_to_main_seconds", "launchprof_time_to_first_frame_seconds",
             "launchprof_extended_launch_seconds", "launchprof_exit_seconds", "launchprof_phase_duration_seconds",
+            "launchprof_runs",
         ])
-        #expect(samples.allSatisfy { $0["type"] as? String == "summary" && $0["unit"] as? String == "seconds" })
+        let timed = samples.filter { $0["family"] as? String != "launchprof_runs" }
+        #expect(timed.allSatisfy { $0["type"] as? String == "summary" && $0["unit"] as? String == "seconds" })
         for sample in samples {
             let labels = try #require(sample["labels"] as? [String: String])
             #expect(labels["program"] == target.path)
@@ -39,6 +41,37 @@ struct OpenMetricsRendererTests {
                 && ($0["labels"] as? [String: String])?["phase"] == "didFinishLaunching"
         }
         #expect(count?["value"] as? Double == 9)
+    }
+
+    /// Runs are counted by outcome; a timed-out run's missing first frame is not exported as one;
+    /// a prewarm report is labelled prewarm and exports its optimized time and saving.
+    @Test func runsByOutcomeAndPrewarm() throws {
+        var generator = SeededGenerator(seed: 13)
+        var report = BenchSamples.report(runs: 3, workNs: 2_000_000, noise: 0.1, generator: &generator)
+        report.runs[0].outcome = .timedOut(after: 1_000_000_000, waitingFor: "the first-frame hook")
+        report.runs[0].metrics.timeToFirstFrameNs = nil
+        report.runs[1].outcome = RunOutcome(kind: .crashed, signal: "SIGSEGV", signalNumber: 11)
+        report.runs[1].metrics.timeToFirstFrameNs = nil
+        report.runs[2].outcome = .completed
+        for index in report.runs.indices {
+            report.runs[index].metrics.optimizedTimeToFirstFrameNs = 1_000_000 + UInt64(index)
+            var prewarm = PrewarmRun(freezeAt: "main", prewarmNs: 5_000_000, holdNs: 9_000_000, resumeAtNs: 14_000_000)
+            prewarm.savingNs = 4_000_000
+            report.runs[index].prewarm = prewarm
+        }
+        report = LaunchReport(target: report.target, host: report.host, mode: report.mode, runs: report.runs)
+        let samples = try OpenMetricsParser.parse(try OpenMetricsRenderer().render(report))
+        func value(_ name: String, _ label: String, _ wanted: String) -> Double? {
+            samples.first { $0["name"] as? String == name && ($0["labels"] as? [String: String])?[label] == wanted }?["value"] as? Double
+        }
+        #expect(value("launchprof_runs_total", "outcome", "timeout") == 1)
+        #expect(value("launchprof_runs_total", "outcome", "crashed") == 1)
+        #expect(value("launchprof_runs_total", "outcome", "completed") == 1)
+        #expect(value("launchprof_runs_total", "outcome", "exited_early") == 0)
+        #expect(value("launchprof_time_to_first_frame_seconds_count", "mode", "prewarm") == 1, "only the completed run's first frame")
+        #expect(value("launchprof_optimized_time_to_first_frame_seconds_count", "mode", "prewarm") == 3)
+        #expect(value("launchprof_prewarm_saving_seconds", "quantile", "0.5") == 0.004)
+        #expect(samples.allSatisfy { ($0["labels"] as? [String: String])?["mode"] == "prewarm" })
     }
 
     @Test func parserRefusesABrokenText() throws {

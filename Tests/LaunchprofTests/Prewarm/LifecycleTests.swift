@@ -43,6 +43,91 @@ struct LifecycleTests {
         #expect(outcome.summary.resumeTimeNs?.count == 2)
     }
 
+    /// A program with no lifecycle handling is not sent the signals that would kill it: the run
+    /// says why no cycle ran, and launchprof ends the app as after any complete launch.
+    @Test func programWithoutLifecycleHandlingIsToldNotKilled() throws {
+        let json = NSTemporaryDirectory() + "lifecycle-none-\(UUID().uuidString).json"
+        defer { unlink(json) }
+        let outcome = try LaunchprofCLI.run([
+            "run", "-r", "2", "--resume-cycles", "2", "--env", "LP_LINGER_US=5000000", "--json", json, try RunFixtures.app(),
+        ])
+        #expect(outcome.status == 1, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("2 of 2 runs were not resume-cycled: the program has no lifecycle handling: it does not catch SIGUSR1 and SIGUSR2"), "\(outcome.stdout)")
+        try SchemaValidator.expectValid(file: json, against: .launchReport)
+        let report = try ReportFiles.readReport(json)
+        for run in report.runs {
+            #expect(run.outcome?.kind == .noLifecycleHandling)
+            #expect(run.exitStatus?.signal == SIGTERM && run.exitStatus?.killedBy == "launch complete",
+                    "ended by launchprof, not by SIGUSR1: \(String(describing: run.exitStatus))")
+            #expect(run.metrics.timeToFirstFrameNs != nil, "the launch itself completed")
+            #expect(run.metrics.resumeTimeNs == nil)
+        }
+    }
+
+    /// A program that catches the signals but never reports the state: the timeout names it.
+    @Test func stateNeverReachedIsNamedInTheTimeout() throws {
+        let outcome = try LaunchprofCLI.run([
+            "run", "-r", "1", "--resume-cycles", "2", "--timeout", "1", "--ready", "stdout:ready",
+            "/bin/sh", "-c", "trap : USR1 USR2; echo ready; while :; do sleep 0.05; done",
+        ])
+        #expect(outcome.status == 1, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains(
+            "1 of 1 runs timed out after 1.00 s waiting for the app to report didEnterBackground after SIGUSR1 (resume cycle 1 of 2)"),
+            "\(outcome.stdout)")
+    }
+
+    /// A launchprof killed (SIGKILL) mid-cycle cannot remove its cgroup; the next launchprof
+    /// removes it (its owner's pid is in its name and no longer a launchprof), and nothing is
+    /// left frozen. Synchronised on the app's own lifecycle lines through a FIFO, no sleeping.
+    @Test(.enabled(if: freezerAvailable)) func cgroupOfAKilledLaunchprofIsRemovedByTheNext() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-cgroup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("truth").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Read and write: reads block for the app's next line instead of seeing end-of-file
+        // between its writes (it opens the FIFO for each line).
+        let reader = open(fifo, O_RDWR | O_CLOEXEC)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        let marker = RunHarness.marker()
+        let launchprof = Process()
+        launchprof.executableURL = try LaunchprofBinary.url()
+        launchprof.arguments = [
+            "run", "-r", "1", "--resume-cycles", "1000", "--timeout", "60", "--env", marker, "--env", "PW_LIFECYCLE=1",
+            "--env", "PW_POST_US=1000", "--env", "LP_FIXTURE_TRUTH=\(fifo)", try PrewarmHarness.app(),
+        ]
+        launchprof.standardOutput = FileHandle.nullDevice
+        launchprof.standardError = FileHandle.nullDevice
+        try launchprof.run()
+        // The first didBecomeActive follows the first suspend: the cgroup exists by then.
+        var text = ""
+        var descriptor = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+        while !text.contains("lifecycle didBecomeActive"), poll(&descriptor, 1, 30_000) > 0 {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(reader, &buffer, buffer.count)
+            if count > 0 { text += String(decoding: buffer[..<count], as: UTF8.self) }
+        }
+        try #require(text.contains("lifecycle didBecomeActive"), "the app never resumed: \(text)")
+        let app = RunHarness.exitWatchers(RunHarness.processes(withMarker: marker))
+        kill(launchprof.processIdentifier, SIGKILL)
+        launchprof.waitUntilExit()
+        RunHarness.awaitExit(app, timeoutMs: 10_000)  // ptrace's exit-kill ends the app
+
+        let root = try #require(["/sys/fs/cgroup", "/sys/fs/cgroup/unified"].first {
+            access($0 + "/cgroup.procs", W_OK) == 0 && access($0 + "/cgroup.controllers", R_OK) == 0
+        })
+        func left() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [])
+                .filter { $0.hasPrefix("launchprof-\(launchprof.processIdentifier)-") }
+        }
+        #expect(left().count == 1, "the killed launchprof left its cgroup behind (what this test is about)")
+        let next = try LaunchprofCLI.run(["run", "-r", "1", "/bin/true"])
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(left().isEmpty, "the next launchprof removed the stale cgroup")
+        #expect(RunHarness.processes(withMarker: marker).isEmpty, "no process left, frozen or not")
+    }
+
     @Test func swiftEntryPointFreezesBeforeWillFinishLaunching() throws {
         let demo = try LaunchprofBinary.url().deletingLastPathComponent().appendingPathComponent("launchprof-demo-swift").path
         let outcome = try PrewarmHarness.run(demo, runs: 1, environment: ["LAUNCHPROF_DEMO_INIT_US": "20000"]) {

@@ -64,6 +64,13 @@ struct LaunchRunJSONTests {
             }
             // launchprof's own cost per phase, on some phases only.
             if offset % 2 == 1 { run.phases[1].observerNs = UInt64(offset) * 1_234 }
+            // Every outcome shape, its free text awkward too.
+            run.outcome = [
+                nil, .completed, RunOutcome(kind: .exitedEarly, exitCode: -1, beforeReadiness: true),
+                RunOutcome(kind: .crashed, signal: "SIGSEGV", signalNumber: 11),
+                .timedOut(after: UInt64.max, waitingFor: awkward),
+            ][offset]
+            if offset == 0 { run.outcome = RunOutcome(kind: .failedToStart, reason: awkward) }
             let fast = run.jsonBytes()
             let reference = try Self.foundation(run)
             #expect(fast == reference, "\(String(decoding: fast, as: UTF8.self))\n\(String(decoding: reference, as: UTF8.self))")

@@ -261,6 +261,65 @@ struct PhaseTimelineTests {
         #expect(hooked.metrics.timeToFirstFrameNs == 1_000_000)
     }
 
+    /// A timeout, a crash or a failure status is not readiness: no first frame, no extended
+    /// launch, the reason in `absent`, and an outcome naming what happened.
+    @Test("only a clean exit stands in for the first frame", arguments: [
+        (LaunchprofReport.ExitStatus.killedByLaunchprof(signal: 15, reason: "timeout after 1000 ms"), RunOutcome.Kind.completed, "ended by launchprof"),
+        (LaunchprofReport.ExitStatus.signaled(signal: 11, coreDumped: false), RunOutcome.Kind.crashed, "signal 11 (SIGSEGV)"),
+        (LaunchprofReport.ExitStatus.exited(code: 1), RunOutcome.Kind.exitedEarly, "exited with status 1"),
+    ])
+    func failedExitIsNoFirstFrame(status: LaunchprofReport.ExitStatus, kind: RunOutcome.Kind, reason: String) throws {
+        let events: [LaunchEvent] = [
+            .spawned(atNs: Self.at(0)),
+            .imageStarted(image: 0, path: "/opt/app", atNs: Self.at(100_000)),
+            .mainReached(atNs: Self.at(400_000)),
+            .exited(status, atNs: Self.at(1_000_000_000)),
+        ]
+        for readiness: LaunchReadiness in [.automatic, .exit] {
+            let timeline = try PhaseTimeline(events: events, readiness: readiness)
+            #expect(timeline.metrics.timeToFirstFrameNs == nil)
+            #expect(timeline.metrics.extendedLaunchNs == nil)
+            #expect(timeline.metrics.timeToMainNs == 400_000, "what was observed stays")
+            let absent = try #require(timeline.absent.first { $0.phase == "firstFrame" })
+            #expect(absent.reason.contains(reason), "\(absent.reason)")
+            // Ended by launchprof without a timeout flag is a completed launch (readiness reached).
+            #expect(RunOutcome(timeline: timeline, timedOut: false).kind == kind)
+            #expect(RunOutcome(timeline: timeline, timedOut: true).kind == .timedOut)
+        }
+    }
+
+    @Test("an exit inside the loader is a failure to start; one after relocation is not")
+    func exitInsideTheLoader() throws {
+        let start: [LaunchEvent] = [.spawned(atNs: Self.at(0)), .imageStarted(image: 0, path: "/opt/app", atNs: Self.at(100_000))]
+        let exit: LaunchEvent = .exited(.exited(code: 127), atNs: Self.at(900_000))
+        let inLoader = try PhaseTimeline(events: start + [.relocationStarted(atNs: Self.at(200_000)), exit])
+        #expect(inLoader.exitedInLoader)
+        #expect(RunOutcome(timeline: inLoader, timedOut: false).kind == .failedToStart)
+        let relocated = try PhaseTimeline(events: start + [
+            .relocationStarted(atNs: Self.at(200_000)), .relocationFinished(atNs: Self.at(300_000)), exit,
+        ])
+        #expect(!relocated.exitedInLoader)
+        #expect(RunOutcome(timeline: relocated, timedOut: false).kind == .exitedEarly)
+        // A static program: the loader's phases are unobservable, so nothing says it was the loader.
+        let noLoader = try PhaseTimeline(events: start + [.unobservable(phase: "loader.map", reason: "statically linked"), exit])
+        #expect(!noLoader.exitedInLoader)
+    }
+
+    @Test("outcomes read as the summary prints them")
+    func outcomeDescriptions() {
+        #expect(RunOutcome(exit: RunExit(signal: 11, coreDumped: false), reachedReadiness: false, startedProgram: true).description == "crashed (SIGSEGV)")
+        #expect(RunOutcome(exit: RunExit(code: 1), reachedReadiness: false, startedProgram: true).description == "exited with status 1 before readiness")
+        #expect(RunOutcome(exit: RunExit(code: 3), reachedReadiness: true, startedProgram: true).description == "exited with status 3")
+        #expect(RunOutcome(exit: RunExit(code: 0), reachedReadiness: false, startedProgram: true).description == "exited with status 0 before readiness")
+        #expect(RunOutcome(exit: RunExit(code: 0), reachedReadiness: true, startedProgram: true) == .completed)
+        #expect(RunOutcome(exit: RunExit(code: 127), reachedReadiness: false, startedProgram: false).kind == .failedToStart)
+        #expect(RunOutcome.timedOut(after: 1_000_000_000, waitingFor: "the first-frame hook").description
+            == "timed out after 1.00 s waiting for the first-frame hook")
+        #expect(RunOutcome.signalName(6) == "SIGABRT")
+        #expect(RunOutcome.signalName(35) == "SIGRTMIN+1")
+        #expect(RunOutcome.signalName(99) == "signal 99")
+    }
+
     @Test("MetricKit's rules and unpaired hooks are warnings, never errors")
     func ruleWarnings() throws {
         var events: [LaunchEvent] = [

@@ -48,6 +48,8 @@ struct ReportSchemaTests {
         var killed = ExportSamples.run(index: 1, firstFrameMs: 20, resumeMs: 4)
         killed.exitStatus = RunExit(signal: 9, coreDumped: false, killedBy: "timeout")
         killed.timedOut = true
+        killed.outcome = .timedOut(after: 5_000_000_000, waitingFor: "the first-frame hook")
+        run.outcome = .completed
         run.prewarm = PrewarmRun(
             freezeAt: "main", prewarmNs: 30_000_000, holdNs: 500_000_000, resumeAtNs: 530_000_000,
             frozenCPUNs: 0, frozenPSSBytes: 1_400_000)
@@ -78,6 +80,7 @@ struct ReportSchemaTests {
         report.mode = .init(runs: 2, warmup: 1, cold: true, readiness: .stdout(pattern: "ready"), timeoutNs: 5_000_000_000)
         report.mode.observer = "uprobe"
         report.mode.observerReason = "auto: perf events permitted and the uprobe PMU present"
+        report.mode.prewarm = true
         return report
     }
 
@@ -109,6 +112,9 @@ struct ReportSchemaTests {
         try Self.expectNamed(try #require(prewarm.hazards.first), in: schema, "PrewarmHazard")
         try Self.expectNamed(try #require(run.sampling), in: schema, "LaunchSampling")
         try Self.expectNamed(try #require(report.summary.flags?.first), in: schema, "FlagSummary")
+        try Self.expectNamed(RunOutcome.completed, in: schema, "RunOutcome")
+        try Self.expectNamed(try #require(report.summary.outcomes?.first), in: schema, "OutcomeCount")
+        #expect(report.summary.outcomes?.map(\.runs) == [1, 1])
         // Metrics are named once, in MetricName.
         #expect(
             Self.labels(run.metrics) == Set(try Self.metricNames(schema)),
@@ -127,6 +133,8 @@ struct ReportSchemaTests {
         for (from, to) in [
             ("\"timeToMainNs\"", "\"timeToMainMs\""), ("\"startNs\":0", "\"startNs\":-1"),
             ("\"schemaVersion\":1", "\"schemaVersion\":2"), ("\"kind\":\"hang\"", "\"kind\":\"slow\""),
+            // A crash names its signal; an outcome kind is one of the six.
+            ("\"kind\":\"timedOut\"", "\"kind\":\"crashed\""), ("\"kind\":\"completed\"", "\"kind\":\"fine\""),
         ] {
             let bad = good.replacingOccurrences(of: from, with: to)
             #expect(bad != good, "\(from) occurs")
