@@ -73,7 +73,7 @@ struct ReportSchemaTests {
         report.summary.flags = [
             FlagSummary(
                 kind: .blocked, phase: "willFinishLaunching", function: "wait_for_config", object: "app", syscall: "poll",
-                runs: 2, durationNs: statistics, advice: "move it off the main thread")
+                runs: 2, durationNs: statistics, advice: "move it off the main thread", path: ["load_settings", "wait_for_config"])
         ]
         report.mode = .init(runs: 2, warmup: 1, cold: true, readiness: .stdout(pattern: "ready"), timeoutNs: 5_000_000_000)
         report.mode.observer = "uprobe"
