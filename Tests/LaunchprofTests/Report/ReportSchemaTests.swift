@@ -67,7 +67,10 @@ struct ReportSchemaTests {
         report.summary.prewarm = PrewarmSummary(
             savingNs: statistics, losses: 1, prewarmNs: statistics, holdNs: statistics,
             ordinaryTimeToFirstFrameNs: statistics, frozenPSSBytes: statistics,
-            hazards: [PrewarmHazard(kind: .wallClock, syscall: "clock_gettime", detail: "CLOCK_REALTIME", object: "app", function: "init")],
+            hazards: [
+                PrewarmHazard(kind: .wallClock, syscall: "clock_gettime", detail: "CLOCK_REALTIME", object: "app", function: "init"),
+                PrewarmHazard(kind: .randomness, syscall: "getrandom", detail: "8 bytes", object: "libc.so.6", function: "libc.so.6+0x10"),
+            ],
             prewarmSafe: false, hazardScanError: "scan failed", frozenCPURuns: 0,
             pool: .init(size: 2, launches: 3, hits: 2, expired: 1, heldPSSBytes: statistics, refillNs: statistics, ttlNs: 9))
         report.summary.flags = [
