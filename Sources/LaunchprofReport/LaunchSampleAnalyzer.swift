@@ -328,12 +328,18 @@ public struct LaunchSampleAnalyzer: Sendable {
                 durationNs: durationNs, startNs: node.firstNs, path: path.count > 1 ? path : nil,
                 advice: "\(node.key.name) computes for \(TextWaterfallRenderer.duration(durationNs)) on the main thread in \(phase): defer it until after the first frame, or move it off the main thread"))
         }
-        for owner in owner(below: top) where owner.durationNs >= flagThresholdNs {
-            flag(owner, durationNs: owner.durationNs, path: hotPath(from: owner))
+        // The phase frame computing in its own body, or in the C library with nothing of the
+        // app's below (memcpy called by the handler itself).
+        var ownNs = top.selfNs
+        for owner in owner(below: top) {
+            if owner.frame.isSystem {
+                ownNs += owner.durationNs
+            } else if owner.durationNs >= flagThresholdNs {
+                flag(owner, durationNs: owner.durationNs, path: hotPath(from: owner))
+            }
         }
-        // The phase frame computing in its own body.
-        if top !== root, !top.frame.isSystem, top.selfNs >= flagThresholdNs {
-            flag(top, durationNs: top.selfNs, path: [top.key.name])
+        if top !== root, !top.frame.isSystem, ownNs >= flagThresholdNs {
+            flag(top, durationNs: ownNs, path: [top.key.name])
         }
         return merged(found)
     }
@@ -424,7 +430,10 @@ public struct LaunchSampleAnalyzer: Sendable {
             guard rootFirst.count >= phaseFrame.count, Array(rootFirst.prefix(phaseFrame.count)) == phaseFrame,
                 let phaseKey = phaseFrame.last ?? rootFirst.first
             else { continue }
-            let below = Array(rootFirst.dropFirst(phaseFrame.count))
+            // Below the phase frame from its first callee of the app's (the C library's frames
+            // above it blamed on the phase frame).
+            let belowFrames = piece.span.frames.reversed().dropFirst(phaseFrame.count)
+            let below = Array(belowFrames.drop { $0.isSystem }.map(Key.init))
             if frameRun == nil { frameRun = Run(key: phaseKey, startNs: piece.startNs, endNs: piece.endNs, shared: []) }
             frameRun?.add(piece, below: [])
             if let owner = below.first {

@@ -170,6 +170,26 @@ struct LaunchSampleAnalyzerTests {
         #expect(result.flags.first?.path == ["setup", "warm_cache", "spin"])
     }
 
+    /// Work the handler does itself — in its own body or straight in the C library (a memcpy, a
+    /// 300 ms nanosleep) — is the handler's: the flags name it, not the library.
+    @Test func theHandlersOwnLibraryCallsAreItsOwn() {
+        let handler = Self.frame("did_finish_launching")
+        let copy = [Self.frame("memcpy", "libc.so.6", system: true), handler, Self.frame("main")] + Self.start
+        let sleep = [Self.frame("__nanosleep", "libc.so.6", system: true), handler, Self.frame("main")] + Self.start
+        var spans = Self.samples(copy, from: 10, count: 30)
+        spans.append(SampledSpan(thread: 7, startNs: 40 * Self.ms, endNs: 340 * Self.ms, state: .blocked, syscall: "clock_nanosleep", frames: sleep))
+        let phases = [LaunchPhase(name: "didFinishLaunching", startNs: 10 * Self.ms, durationNs: 330 * Self.ms)]
+        let analyzer = LaunchSampleAnalyzer(rateHz: 1000, flagThresholdNs: 20 * Self.ms, mainThread: 7)
+        let result = analyzer.analyse(spans: spans, phases: phases, readyNs: 350 * Self.ms)
+        let cpu = result.flags.filter { $0.kind == .cpu }
+        #expect(cpu.map(\.function) == ["did_finish_launching"], "\(result.flags)")
+        #expect(cpu.first?.durationNs == 30 * Self.ms && cpu.first?.path == nil)
+        let hang = result.flags.filter { $0.kind == .hang }
+        #expect(hang.map(\.function) == ["did_finish_launching"], "\(result.flags)")
+        #expect(hang.first?.durationNs == 330 * Self.ms)
+        #expect(result.flags.filter { $0.kind == .blocked }.map(\.function) == ["did_finish_launching"])
+    }
+
     @Test func shorterThanAPeriodIsTooShortToSample() {
         let analyzer = LaunchSampleAnalyzer(rateHz: 100, flagThresholdNs: 20 * Self.ms, mainThread: 7)
         let result = analyzer.analyse(spans: [], phases: [], readyNs: 3 * Self.ms)

@@ -273,7 +273,11 @@ struct SamplingCommandTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.contains("main-thread work flagged by sampling (1000 Hz)"))
         let lines = outcome.stdout.split(separator: "\n")
-        #expect(lines.contains { $0.contains("cpu") && $0.contains("didFinishLaunching") && $0.contains("compute_layout (sample-work)") })
+        // The owner first, then its path down to the innermost hot function (`compute_layout →
+        // thread_cpu` where the compiler kept thread_cpu out of line).
+        #expect(lines.contains {
+            $0.contains("cpu") && $0.contains("didFinishLaunching") && $0.contains(/\scompute_layout( → [^ ]+)* \(sample-work\)/)
+        }, "\(outcome.stdout)")
         #expect(lines.contains { $0.contains("blocked") && $0.contains("wait_for_config (sample-work) in poll()") })
         let text = try String(contentsOfFile: folded, encoding: .utf8)
         let stacks = text.split(separator: "\n")
