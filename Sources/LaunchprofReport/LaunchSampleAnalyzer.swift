@@ -66,12 +66,7 @@ public struct LaunchSampleAnalyzer: Sendable {
         let mainSpans = spans.filter { $0.thread == mainThread }.sorted { $0.startNs < $1.startNs }
         for phase in phaseOrder {
             let inPhase = main.filter { $0.phase == phase }
-            let startNs = inPhase.map(\.startNs).min() ?? 0
-            let endNs = inPhase.map(\.endNs).max() ?? 0
-            // The main thread's stacks just outside the phase, sampled wholly outside it.
-            let before = mainSpans.last { $0.endNs <= startNs }
-            let after = mainSpans.first { $0.startNs >= endNs }
-            let phaseFrame = phaseFramePath(inPhase, phase: phase, before: before, after: after)
+            let phaseFrame = phaseFramePath(inPhase, phase: phase, mainSpans: mainSpans)
             flags += cpuFlags(inPhase, phase: phase, phaseFrame: phaseFrame)
             flags += blockedFlags(inPhase, phase: phase, phaseFrame: phaseFrame)
             flags += hangFlags(inPhase, phase: phase, phaseFrame: phaseFrame)
@@ -196,72 +191,93 @@ public struct LaunchSampleAnalyzer: Sendable {
     /// it is `main` for the `main` phase), as the root-first keys of its stack. Its callees are
     /// what the app's author wrote and can move, so flags name them.
     ///
-    /// A hooked phase's frame is on the stack when the phase begins and when it ends: it is the
-    /// deepest frame the main thread's stacks just outside the phase (the last sample before its
-    /// begin, the first after its end) share with the stack holding most (80 %) of the phase's
-    /// time. When launchprof's own app framework ran the phase, its frames are skipped: the phase
-    /// frame is the delegate method it called. Below that frame, a function named after the
-    /// phase (`did_finish_launching` for `didFinishLaunching`) is the handler, even when it began
-    /// the phase first thing (so no sample outside the phase holds it). Without samples outside
-    /// the phase (or sharing nothing), and for `main`, it is the outermost `main`; for the phases
-    /// before `main`, the frame that called the initializer (the loader's or libc's).
-    private func phaseFramePath(
-        _ pieces: [Piece], phase: String, before: SampledSpan?, after: SampledSpan?
-    ) -> [Key] {
+    /// For a phase the app hooks, and for `main`, it is `main`; deeper when the main thread's
+    /// stacks just outside the phase (the last sample before its begin, the first after its end)
+    /// share more of the stack holding most (80 %) of the phase's time and then leave it there —
+    /// a handler that did other work around the phase. A stack outside that only stops short of
+    /// the dominant one (a sample in the work itself, as when launchprof stamped a `-` hook line
+    /// late) says nothing. Below it, launchprof's own app framework is skipped (the phase frame
+    /// is the delegate method it called), and a function named after the phase
+    /// (`did_finish_launching`, `AppDelegate.didFinishLaunching(options:)`) is the handler. For
+    /// the phases before `main`, it is the loader's or libc's call of the initializer.
+    private func phaseFramePath(_ pieces: [Piece], phase: String, mainSpans: [SampledSpan]) -> [Key] {
         let root = buildTree(pieces)
-        // The stack holding most of the phase's time.
-        var dominant: [Node] = []
-        var node = root
-        while let next = node.heaviestFirst.first, next.durationNs * 5 >= root.durationNs * 4 {
-            dominant.append(next)
-            node = next
+        let hooked = !Self.builtInPhases.contains(phase)
+        var path: [Node] = []
+        if hooked || phase == LaunchPhase.main,
+            let found = Self.heaviestPath(in: root, to: { node, _ in node.frame.function == "main" })
+        {
+            path = found
+        } else if let found = Self.heaviestPath(in: root, to: { node, parent in !node.frame.isSystem && parent?.frame.isSystem == true }) {
+            path = Array(found.dropLast())
         }
-        let keys = dominant.map(\.key)
-        var depth: Int?  // index in `dominant` of the phase frame; -1: above the first frame
-        if !Self.builtInPhases.contains(phase) {
-            let outside = [before, after].compactMap { $0?.frames.reversed().map(Key.init) }
-            if !outside.isEmpty {
-                var shared = 0
-                while shared < keys.count, outside.allSatisfy({ shared < $0.count && $0[shared] == keys[shared] }) {
-                    shared += 1
-                }
-                if shared > 0 { depth = shared - 1 }
+        if hooked {
+            // The stack holding most of the phase's time.
+            var dominant: [Node] = []
+            var node = root
+            while let next = node.heaviestFirst.first, next.durationNs * 5 >= root.durationNs * 4 {
+                dominant.append(next)
+                node = next
             }
-        }
-        if depth == nil, phase == LaunchPhase.main || !Self.builtInPhases.contains(phase) {
-            depth = dominant.firstIndex { $0.frame.function == "main" }
-        }
-        if depth == nil {
-            // Before main: the loader or libc called the initializer, the first frame of the
-            // author's after a system frame.
-            if let system = dominant.firstIndex(where: \.frame.isSystem),
-                let author = dominant[system...].firstIndex(where: { !$0.frame.isSystem })
+            let keys = dominant.map(\.key)
+            let startNs = pieces.map(\.startNs).min() ?? 0
+            let endNs = pieces.map(\.endNs).max() ?? 0
+            // Stacks unwound to the same root as the phase's (a stack cut short says nothing).
+            func whole(_ span: SampledSpan) -> Bool { span.frames.last.map(Key.init) == keys.first }
+            let outside = [mainSpans.last { $0.endNs <= startNs && whole($0) }, mainSpans.first { $0.startNs >= endNs && whole($0) }]
+                .compactMap { $0 }
+            let leaves = outside.map { span -> Int? in
+                let frames = span.frames.reversed().map(Key.init)
+                return frames.indices.first { $0 < keys.count && frames[$0] != keys[$0] }
+            }
+            if !leaves.isEmpty, leaves.allSatisfy({ $0 != nil }), let shared = leaves.compactMap({ $0 }).min(),
+                shared > path.count, Array(keys.prefix(path.count)) == path.map(\.key)
             {
-                depth = author - 1
-            } else {
-                depth = -1
+                path = Array(dominant.prefix(shared))
             }
         }
-        var index = depth ?? -1
+        // Below the phase frame, the stack holding most of its time.
+        var chain = path
+        while let last = chain.last ?? (chain.isEmpty ? root : nil), let next = last.heaviestFirst.first,
+            next.durationNs * 5 >= last.durationNs * 4
+        {
+            chain.append(next)
+        }
+        var index = path.count - 1  // -1: above the first frame
         // launchprof's app framework ran the phase: the phase frame is the delegate method.
         var skipped = false
-        while index + 1 < dominant.count, Self.isFramework(dominant[index + 1].frame) {
+        while index + 1 < chain.count, Self.isFramework(chain[index + 1].frame) {
             index += 1
             skipped = true
         }
-        if skipped, index + 1 < dominant.count { index += 1 }
-        // A handler that begins its phase first thing is not on the stack outside the phase:
-        // below the frame found, a function named after the phase (`did_finish_launching`,
-        // `AppDelegate.didFinishLaunching(options:)`) is the handler.
+        if skipped, index + 1 < chain.count { index += 1 }
+        // A handler that begins its phase first thing: a function named after the phase.
         let wanted = Self.letters(phase)
-        if !Self.builtInPhases.contains(phase), wanted.count >= 4,
-            let handler = dominant.indices.dropFirst(index + 1).first(where: {
-                Self.letters(dominant[$0].frame.function ?? "").contains(wanted)
+        if hooked, wanted.count >= 4,
+            let handler = chain.indices.dropFirst(index + 1).first(where: {
+                Self.letters(chain[$0].frame.function ?? "").contains(wanted)
             })
         {
             index = handler
         }
-        return Array(keys.prefix(index + 1))
+        return chain.prefix(index + 1).map(\.key)
+    }
+
+    /// The root-first nodes down to the heaviest node (the shallowest of equals) for which
+    /// `matches(node, parent)` holds; nil when none does.
+    private static func heaviestPath(in root: Node, to matches: (Node, Node?) -> Bool) -> [Node]? {
+        var best: [Node]?
+        func visit(_ node: Node, _ path: [Node]) {
+            for child in node.order.compactMap({ node.children[$0] }) {
+                let here = path + [child]
+                if matches(child, path.last), (best?.last?.durationNs ?? 0, here.count) < (child.durationNs, best?.count ?? .max) {
+                    best = here
+                }
+                visit(child, here)
+            }
+        }
+        visit(root, [])
+        return best
     }
 
     /// Phases launchprof times itself (not an app's hooks).

@@ -37,15 +37,22 @@ __attribute__((noinline)) void crunch(uint64_t us) {
     while (now() - start < us * 1000) {}
 }
 
+/* What parse_catalog measured of itself, written out by main (so no file I/O runs inside it). */
+static uint64_t spent_cpu, spent_wall;
+
 __attribute__((noinline)) void parse_catalog(void) {
     uint64_t cpu = thread_cpu(), wall = lp_now();
     crunch(lp_setting("LP_SAMPLE_CPU_US", 150000));
-    uint64_t spent = thread_cpu() - cpu, waited = lp_now() - wall;
+    spent_cpu = thread_cpu() - cpu;
+    spent_wall = lp_now() - wall;
+}
+
+static void write_truth(void) {
     const char *path = getenv("LP_FIXTURE_TRUTH");
     if (!path) return;
     FILE *file = fopen(path, "a");
     if (!file) return;
-    fprintf(file, "parse_catalog %llu %llu\n", (unsigned long long)spent, (unsigned long long)waited);
+    fprintf(file, "parse_catalog %llu %llu\n", (unsigned long long)spent_cpu, (unsigned long long)spent_wall);
     fclose(file);
 }
 
@@ -54,6 +61,7 @@ int main(void) {
     stamp_start();
     parse_catalog();
     launchprof_end("didFinishLaunching");
+    write_truth();
     launchprof_first_frame();
     return 0;
 }

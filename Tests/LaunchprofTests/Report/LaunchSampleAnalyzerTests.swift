@@ -140,6 +140,44 @@ struct LaunchSampleAnalyzerTests {
         #expect(result.flags.first?.durationNs == 150 * Self.ms)
     }
 
+    /// A handler that works before and after its phase (so the stacks just outside the phase
+    /// hold it) is the phase frame, whatever its name.
+    @Test func aHandlerWorkingAroundItsPhaseIsThePhaseFrame() {
+        let handler = Self.frame("start_ui")
+        func stack(_ names: String...) -> [SampledFrame] { names.reversed().map { Self.frame($0) } + [handler, Self.frame("main")] + Self.start }
+        let spans = Self.samples(stack("load_prefs"), from: 5, count: 5) + Self.samples(stack("parse_catalog", "crunch"), from: 10, count: 40)
+            + Self.samples(stack("draw"), from: 50, count: 5)
+        let phases = [
+            LaunchPhase(name: "main", startNs: 1 * Self.ms, durationNs: 0),
+            LaunchPhase(name: "didFinishLaunching", startNs: 10 * Self.ms, durationNs: 40 * Self.ms),
+        ]
+        let analyzer = LaunchSampleAnalyzer(rateHz: 1000, flagThresholdNs: 20 * Self.ms, mainThread: 7)
+        let result = analyzer.analyse(spans: spans, phases: phases, readyNs: 55 * Self.ms)
+        #expect(result.flags.map(\.function) == ["parse_catalog"], "\(result.flags)")
+        #expect(result.flags.first?.path == ["parse_catalog", "crunch"])
+    }
+
+    /// A phase stamped late (a hook line with `-` read by a busy launchprof) begins inside the
+    /// heavy callee, so the last stack before it holds the callee too; the phase's own last
+    /// stack (main writing its results) still ends outside it.
+    @Test func aLateStampedPhaseStillFindsItsFrame() {
+        let heavy = [Self.frame("now"), Self.frame("crunch"), Self.frame("parse_catalog"), Self.frame("main")] + Self.start
+        let tail = [Self.frame("write", "libc.so.6", system: true), Self.frame("write_truth"), Self.frame("main")] + Self.start
+        let spans = Self.samples(heavy, from: 10, count: 60) + Self.samples(tail, from: 70, count: 1)
+        let phases = [
+            LaunchPhase(name: "main", startNs: 5 * Self.ms, durationNs: 0),
+            LaunchPhase(name: "didFinishLaunching", startNs: 30 * Self.ms, durationNs: 42 * Self.ms),
+        ]
+        let analyzer = LaunchSampleAnalyzer(rateHz: 1000, flagThresholdNs: 20 * Self.ms, mainThread: 7)
+        let result = analyzer.analyse(spans: spans, phases: phases, readyNs: 80 * Self.ms)
+        // The 20 ms before the late stamp are main's (the phase of time outside hooked phases).
+        #expect(result.flags.map(\.phase) == ["main", "didFinishLaunching"])
+        #expect(result.flags.map(\.function) == ["parse_catalog", "parse_catalog"], "\(result.flags)")
+        let late = result.flags.last
+        #expect(late?.path == ["parse_catalog", "crunch", "now"])
+        #expect(late?.durationNs == 40 * Self.ms)
+    }
+
     /// Under launchprof's app framework the phase frame is the delegate method the framework
     /// called (whatever its name), so the flag names what the delegate called.
     @Test func theAppFrameworkIsSkipped() {

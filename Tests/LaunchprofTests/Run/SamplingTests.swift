@@ -130,6 +130,25 @@ struct SamplingTests {
         }
     }
 
+    /// A hang (250 ms or more in one function) names the owner too, with the path down to the
+    /// deepest function present the whole stretch (`crunch`: `now` returns between calls);
+    /// its duration against the fixture's own wall clock.
+    @Test func aHangNamesTheWorksOwner() throws {
+        let program = try OwnerFixture.c.build()
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let outcome = try RunHarness.run(program, environment: ["LP_FIXTURE_TRUTH": truthPath, "LP_SAMPLE_CPU_US": "320000"]) {
+            $0.sampling = SamplingConfiguration()
+        }
+        let flags = try #require(outcome.runs.first?.flags)
+        let hang = try #require(flags.first { $0.kind == .hang }, "\(flags.map(\.chain))")
+        #expect(hang.function == "parse_catalog")
+        #expect(hang.path == ["parse_catalog", "crunch"])
+        #expect(hang.phase == "didFinishLaunching")
+        let truth = try Self.truth(truthPath)["parse_catalog"]?.first?.wall ?? 0
+        Self.expectWithin15Percent(hang.durationNs, truth, "parse_catalog's hang")
+    }
+
     /// The system call of a blocked flag is read from the kernel's own stack at the switch-out:
     /// a sleep is named as the call the C library made for it, not as the last one seen.
     @Test func aSleepIsNamedByItsOwnSystemCall() throws {
