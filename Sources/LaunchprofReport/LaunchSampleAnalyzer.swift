@@ -121,11 +121,6 @@ public struct LaunchSampleAnalyzer: Sendable {
 
     // MARK: Flags
 
-    /// The frame blamed for a stack: the innermost one outside the C library and the loader.
-    private func responsible(_ frames: [SampledFrame]) -> SampledFrame? {
-        frames.first { !$0.isSystem } ?? frames.first
-    }
-
     private struct Key: Hashable {
         var name: String
         var object: String
@@ -226,6 +221,7 @@ public struct LaunchSampleAnalyzer: Sendable {
             func whole(_ span: SampledSpan) -> Bool { span.frames.last.map(Key.init) == keys.first }
             let outside = [mainSpans.last { $0.endNs <= startNs && whole($0) }, mainSpans.first { $0.startNs >= endNs && whole($0) }]
                 .compactMap { $0 }
+            // Where each leaves the dominant stack (nil: it only stops short of it).
             let leaves = outside.map { span -> Int? in
                 let frames = span.frames.reversed().map(Key.init)
                 return frames.indices.first { $0 < keys.count && frames[$0] != keys[$0] }
@@ -238,10 +234,10 @@ public struct LaunchSampleAnalyzer: Sendable {
         }
         // Below the phase frame, the stack holding most of its time.
         var chain = path
-        while let last = chain.last ?? (chain.isEmpty ? root : nil), let next = last.heaviestFirst.first,
-            next.durationNs * 5 >= last.durationNs * 4
-        {
+        var last = path.last ?? root
+        while let next = last.heaviestFirst.first, next.durationNs * 5 >= last.durationNs * 4 {
             chain.append(next)
+            last = next
         }
         var index = path.count - 1  // -1: above the first frame
         // launchprof's app framework ran the phase: the phase frame is the delegate method.
