@@ -72,7 +72,7 @@ public final class PrewarmSession: @unchecked Sendable {
                 switch scan {
                 case .success(let hazards):
                     summary.prewarm?.hazards = hazards
-                    summary.prewarm?.prewarmSafe = hazards.isEmpty
+                    summary.prewarm?.prewarmSafe = PrewarmHazard.prewarmSafe(hazards)
                 case .failure(let error):
                     summary.prewarm?.hazardScanError = error.description
                 }

@@ -13,7 +13,10 @@ public struct LaunchFlag: Sendable, Equatable, Hashable, Codable {
     public var kind: Kind
     /// The launch phase the work falls in (`didFinishLaunching`, `program.init`, …).
     public var phase: String
-    /// The function responsible, demangled; `object+0xoffset` when it has no symbol.
+    /// The function responsible, demangled; `object+0xoffset` when it has no symbol. For `cpu`
+    /// and `hang`: the outermost function inside the phase holding the time (the callee of the
+    /// phase's own frame: what the app's author wrote and can move). For `blocked`: the function
+    /// that made the system call.
     public var function: String
     /// The shared object or executable holding `function` (file name).
     public var object: String
@@ -22,13 +25,18 @@ public struct LaunchFlag: Sendable, Equatable, Hashable, Codable {
     public var syscall: String?
     /// Where the work starts, in ns from the spawn.
     public var startNs: UInt64?
+    /// The frames from the callee of the phase's own frame down to the innermost hot function
+    /// (`cpu`, `hang`) or to the function waiting (`blocked`), outermost first; nil when the
+    /// flag is a single frame.
+    public var path: [String]?
     /// What to do about it ("defer it until after the first frame", "move it off the main thread").
     public var advice: String
 
     public init(
         kind: Kind, phase: String, function: String, object: String, durationNs: UInt64,
-        syscall: String? = nil, startNs: UInt64? = nil, advice: String
+        syscall: String? = nil, startNs: UInt64? = nil, path: [String]? = nil, advice: String
     ) {
+        self.path = path
         self.kind = kind
         self.phase = phase
         self.function = function
@@ -37,6 +45,14 @@ public struct LaunchFlag: Sendable, Equatable, Hashable, Codable {
         self.syscall = syscall
         self.startNs = startNs
         self.advice = advice
+    }
+
+    /// `parse_catalog → crunch → now`: the path, else the function.
+    public var chain: String { Self.chain(function: function, path: path) }
+
+    static func chain(function: String, path: [String]?) -> String {
+        guard let path, path.count > 1 else { return function }
+        return path.joined(separator: " → ")
     }
 
     /// MetricKit's hang threshold.

@@ -63,11 +63,13 @@ public struct LaunchSampleAnalyzer: Sendable {
             return tree.callStacks.isEmpty ? nil : PhaseCallStackTree(phase: phase, callStackTree: tree)
         }
         var flags: [LaunchFlag] = []
+        let mainSpans = spans.filter { $0.thread == mainThread }.sorted { $0.startNs < $1.startNs }
         for phase in phaseOrder {
             let inPhase = main.filter { $0.phase == phase }
-            flags += cpuFlags(inPhase, phase: phase)
-            flags += blockedFlags(inPhase, phase: phase)
-            flags += hangFlags(inPhase, phase: phase)
+            let phaseFrame = phaseFramePath(inPhase, phase: phase, mainSpans: mainSpans)
+            flags += cpuFlags(inPhase, phase: phase, phaseFrame: phaseFrame)
+            flags += blockedFlags(inPhase, phase: phase, phaseFrame: phaseFrame)
+            flags += hangFlags(inPhase, phase: phase, phaseFrame: phaseFrame)
         }
         flags.sort { ($0.startNs ?? 0, $0.kind.rawValue) < ($1.startNs ?? 0, $1.kind.rawValue) }
         let tree = callStackTree(pieces)
@@ -119,14 +121,18 @@ public struct LaunchSampleAnalyzer: Sendable {
 
     // MARK: Flags
 
-    /// The frame blamed for a stack: the innermost one outside the C library and the loader.
-    private func responsible(_ frames: [SampledFrame]) -> SampledFrame? {
-        frames.first { !$0.isSystem } ?? frames.first
-    }
-
     private struct Key: Hashable {
         var name: String
         var object: String
+
+        init(name: String, object: String) {
+            self.name = name
+            self.object = object
+        }
+
+        init(_ frame: SampledFrame) {
+            self.init(name: frame.name, object: frame.object)
+        }
     }
 
     /// Call tree node for flag finding.
@@ -144,13 +150,22 @@ public struct LaunchSampleAnalyzer: Sendable {
         }
 
         func child(_ frame: SampledFrame) -> Node {
-            let key = Key(name: frame.name, object: frame.object)
+            let key = Key(frame)
             if let node = children[key] { return node }
             let node = Node(key: key, frame: frame)
             children[key] = node
             order.append(key)
             return node
         }
+
+        /// Children, heaviest first (first seen first among equals).
+        var heaviestFirst: [Node] {
+            order.compactMap { children[$0] }.enumerated()
+                .sorted { ($0.element.durationNs, -$0.offset) > ($1.element.durationNs, -$1.offset) }
+                .map(\.element)
+        }
+
+        var selfNs: UInt64 { durationNs - children.values.reduce(0) { $0 + $1.durationNs } }
     }
 
     private func buildTree(_ pieces: [Piece]) -> Node {
@@ -167,42 +182,206 @@ public struct LaunchSampleAnalyzer: Sendable {
         return root
     }
 
-    /// `cpu`: the deepest functions (outside libc) with at least the threshold of inclusive
-    /// on-CPU time in the phase.
-    private func cpuFlags(_ pieces: [Piece], phase: String) -> [LaunchFlag] {
-        let root = buildTree(pieces.filter { $0.span.state == .onCPU })
-        var found: [LaunchFlag] = []
-        @discardableResult
-        func visit(_ node: Node) -> Bool {
-            var below = false
-            for key in node.order where node.children[key]!.durationNs >= flagThresholdNs {
-                if visit(node.children[key]!) { below = true }
+    /// The phase's own frame: the function that ran the phase (it called the phase's hooks, or
+    /// it is `main` for the `main` phase), as the root-first keys of its stack. Its callees are
+    /// what the app's author wrote and can move, so flags name them.
+    ///
+    /// For a phase the app hooks, and for `main`, it is `main`; deeper when the main thread's
+    /// stacks just outside the phase (the last sample before its begin, the first after its end)
+    /// share more of the stack holding most (80 %) of the phase's time and then leave it there —
+    /// a handler that did other work around the phase. A stack outside that only stops short of
+    /// the dominant one (a sample in the work itself, as when launchprof stamped a `-` hook line
+    /// late) says nothing. Below it, launchprof's own app framework is skipped (the phase frame
+    /// is the delegate method it called), and a function named after the phase
+    /// (`did_finish_launching`, `AppDelegate.didFinishLaunching(options:)`) is the handler. For
+    /// the phases before `main`, it is the loader's or libc's call of the initializer.
+    private func phaseFramePath(_ pieces: [Piece], phase: String, mainSpans: [SampledSpan]) -> [Key] {
+        let root = buildTree(pieces)
+        let hooked = !Self.builtInPhases.contains(phase)
+        var path: [Node] = []
+        if hooked || phase == LaunchPhase.main,
+            let found = Self.heaviestPath(in: root, to: { node, _ in node.frame.function == "main" })
+        {
+            path = found
+        } else if let found = Self.heaviestPath(in: root, to: { node, parent in !node.frame.isSystem && parent?.frame.isSystem == true }) {
+            path = Array(found.dropLast())
+        }
+        if hooked {
+            // The stack holding most of the phase's time.
+            var dominant: [Node] = []
+            var node = root
+            while let next = node.heaviestFirst.first, next.durationNs * 5 >= root.durationNs * 4 {
+                dominant.append(next)
+                node = next
             }
-            guard !below, !node.frame.isSystem, node !== root else { return below }
+            let keys = dominant.map(\.key)
+            let startNs = pieces.map(\.startNs).min() ?? 0
+            let endNs = pieces.map(\.endNs).max() ?? 0
+            // Stacks unwound to the same root as the phase's (a stack cut short says nothing).
+            func whole(_ span: SampledSpan) -> Bool { span.frames.last.map(Key.init) == keys.first }
+            let outside = [mainSpans.last { $0.endNs <= startNs && whole($0) }, mainSpans.first { $0.startNs >= endNs && whole($0) }]
+                .compactMap { $0 }
+            // Where each leaves the dominant stack (nil: it only stops short of it).
+            let leaves = outside.map { span -> Int? in
+                let frames = span.frames.reversed().map(Key.init)
+                return frames.indices.first { $0 < keys.count && frames[$0] != keys[$0] }
+            }
+            if !leaves.isEmpty, leaves.allSatisfy({ $0 != nil }), let shared = leaves.compactMap({ $0 }).min(),
+                shared > path.count, Array(keys.prefix(path.count)) == path.map(\.key)
+            {
+                path = Array(dominant.prefix(shared))
+            }
+        }
+        // Below the phase frame, the stack holding most of its time.
+        var chain = path
+        var last = path.last ?? root
+        while let next = last.heaviestFirst.first, next.durationNs * 5 >= last.durationNs * 4 {
+            chain.append(next)
+            last = next
+        }
+        var index = path.count - 1  // -1: above the first frame
+        // launchprof's app framework ran the phase: the phase frame is the delegate method.
+        var skipped = false
+        while index + 1 < chain.count, Self.isFramework(chain[index + 1].frame) {
+            index += 1
+            skipped = true
+        }
+        if skipped, index + 1 < chain.count { index += 1 }
+        // A handler that begins its phase first thing: a function named after the phase.
+        let wanted = Self.letters(phase)
+        if hooked, wanted.count >= 4,
+            let handler = chain.indices.dropFirst(index + 1).first(where: {
+                Self.letters(chain[$0].frame.function ?? "").contains(wanted)
+            })
+        {
+            index = handler
+        }
+        return chain.prefix(index + 1).map(\.key)
+    }
+
+    /// The root-first nodes down to the heaviest node (the shallowest of equals) for which
+    /// `matches(node, parent)` holds; nil when none does.
+    private static func heaviestPath(in root: Node, to matches: (Node, Node?) -> Bool) -> [Node]? {
+        var best: [Node]?
+        func visit(_ node: Node, _ path: [Node]) {
+            for child in node.order.compactMap({ node.children[$0] }) {
+                let here = path + [child]
+                if matches(child, path.last), (best?.last?.durationNs ?? 0, here.count) < (child.durationNs, best?.count ?? .max) {
+                    best = here
+                }
+                visit(child, here)
+            }
+        }
+        visit(root, [])
+        return best
+    }
+
+    /// Phases launchprof times itself (not an app's hooks).
+    static let builtInPhases: Set<String> = [
+        LaunchPhase.exec, LaunchPhase.loaderMap, LaunchPhase.loaderRelocate, LaunchPhase.loaderInit,
+        LaunchPhase.programStart, LaunchPhase.programInit, LaunchPhase.main, LaunchPhase.firstFrame,
+        LaunchPhase.extendedLaunch, LaunchPhase.exit, "launch",
+    ]
+
+    /// Lowercase letters and digits only: `did_finish_launching` matches `didFinishLaunching`.
+    static func letters(_ text: String) -> String {
+        String(text.lowercased().filter { $0.isLetter || $0.isNumber })
+    }
+
+    /// A frame of launchprof's own app framework (`LaunchprofApplication` runs the phases).
+    static func isFramework(_ frame: SampledFrame) -> Bool {
+        frame.function?.contains("LaunchprofApp.") == true
+    }
+
+    /// The node at `path` under `root`.
+    private func node(at path: [Key], in root: Node) -> Node? {
+        var node = root
+        for key in path {
+            guard let next = node.children[key] else { return nil }
+            node = next
+        }
+        return node
+    }
+
+    /// The owner of work below the phase frame: its callee, or the first frame of the author's
+    /// on the hot path when the callee is the C library's (`qsort` calling back).
+    private func owner(below phaseFrame: Node) -> [Node] {
+        var result: [Node] = []
+        for child in phaseFrame.order.compactMap({ phaseFrame.children[$0] }) {
+            var node = child
+            while node.frame.isSystem, let next = node.heaviestFirst.first, next.durationNs >= flagThresholdNs { node = next }
+            result.append(node.frame.isSystem ? child : node)
+        }
+        return result
+    }
+
+    /// From `node` down the heaviest children with at least the threshold, to the innermost
+    /// function outside the C library and the loader.
+    private func hotPath(from node: Node) -> [String] {
+        var chain = [node]
+        var current = node
+        while let next = current.heaviestFirst.first, next.durationNs >= flagThresholdNs {
+            chain.append(next)
+            current = next
+        }
+        while chain.count > 1, chain.last?.frame.isSystem == true { chain.removeLast() }
+        return chain.map(\.key.name)
+    }
+
+    /// `cpu`: the callees of the phase frame with at least the threshold of inclusive on-CPU
+    /// time in the phase, each with its path down to the innermost hot function.
+    private func cpuFlags(_ pieces: [Piece], phase: String, phaseFrame: [Key]) -> [LaunchFlag] {
+        let root = buildTree(pieces.filter { $0.span.state == .onCPU })
+        guard let top = node(at: phaseFrame, in: root) else { return [] }
+        var found: [LaunchFlag] = []
+        func flag(_ node: Node, durationNs: UInt64, path: [String]) {
             found.append(LaunchFlag(
                 kind: .cpu, phase: phase, function: node.key.name, object: node.key.object,
-                durationNs: node.durationNs, startNs: node.firstNs,
-                advice: "\(node.key.name) computes for \(TextWaterfallRenderer.duration(node.durationNs)) on the main thread in \(phase): defer it until after the first frame, or move it off the main thread"))
-            return true
+                durationNs: durationNs, startNs: node.firstNs, path: path.count > 1 ? path : nil,
+                advice: "\(node.key.name) computes for \(TextWaterfallRenderer.duration(durationNs)) on the main thread in \(phase): defer it until after the first frame, or move it off the main thread"))
         }
-        visit(root)
+        // The phase frame computing in its own body, or in the C library with nothing of the
+        // app's below (memcpy called by the handler itself).
+        var ownNs = top.selfNs
+        for owner in owner(below: top) {
+            if owner.frame.isSystem {
+                ownNs += owner.durationNs
+            } else if owner.durationNs >= flagThresholdNs {
+                flag(owner, durationNs: owner.durationNs, path: hotPath(from: owner))
+            }
+        }
+        if top !== root, !top.frame.isSystem, ownNs >= flagThresholdNs {
+            flag(top, durationNs: ownNs, path: [top.key.name])
+        }
         return merged(found)
     }
 
+    /// The path of a stack from the phase frame's callee down to `innermost` (an index in the
+    /// innermost-first frames); nil when the stack does not pass through the phase frame.
+    private func path(_ frames: [SampledFrame], phaseFrame: [Key], to innermost: Int) -> [String]? {
+        let rootFirst = frames.reversed().map(Key.init)
+        guard rootFirst.count > phaseFrame.count, Array(rootFirst.prefix(phaseFrame.count)) == phaseFrame else { return nil }
+        let last = frames.count - 1 - innermost
+        guard last >= phaseFrame.count else { return nil }
+        return rootFirst[phaseFrame.count...last].map(\.name)
+    }
+
     /// `blocked`: a function (outside libc) that kept the main thread waiting in one system call
-    /// for at least the threshold in the phase.
-    private func blockedFlags(_ pieces: [Piece], phase: String) -> [LaunchFlag] {
+    /// for at least the threshold in the phase. It names the function that made the call, the
+    /// path shows how the phase's own code got there.
+    private func blockedFlags(_ pieces: [Piece], phase: String, phaseFrame: [Key]) -> [LaunchFlag] {
         struct BlockKey: Hashable {
             var key: Key
             var syscall: String?
         }
-        var totals: [BlockKey: (durationNs: UInt64, firstNs: UInt64)] = [:]
+        var totals: [BlockKey: (durationNs: UInt64, firstNs: UInt64, path: [String]?)] = [:]
         var order: [BlockKey] = []
         for piece in pieces where piece.span.state == .blocked {
-            guard let frame = responsible(piece.span.frames) else { continue }
-            let key = BlockKey(key: Key(name: frame.name, object: frame.object), syscall: piece.span.syscall)
+            let frames = piece.span.frames
+            guard let index = frames.firstIndex(where: { !$0.isSystem }) ?? (frames.isEmpty ? nil : 0) else { continue }
+            let key = BlockKey(key: Key(frames[index]), syscall: piece.span.syscall)
             if totals[key] == nil { order.append(key) }
-            var total = totals[key] ?? (0, piece.startNs)
+            var total = totals[key] ?? (0, piece.startNs, path(frames, phaseFrame: phaseFrame, to: index))
             total.durationNs += piece.durationNs
             totals[key] = total
         }
@@ -212,63 +391,92 @@ public struct LaunchSampleAnalyzer: Sendable {
             return LaunchFlag(
                 kind: .blocked, phase: phase, function: key.key.name, object: key.key.object,
                 durationNs: total.durationNs, syscall: key.syscall, startNs: total.firstNs,
+                path: (total.path?.count ?? 0) > 1 ? total.path : nil,
                 advice: "\(key.key.name) waits \(TextWaterfallRenderer.duration(total.durationNs)) \(waitingIn) on the main thread in \(phase): do it asynchronously or on another thread, or defer it until after the first frame")
         }
     }
 
-    /// `hang`: a stretch of at least 250 ms in which the main thread never left one function
-    /// (busy or blocked), the deepest such function.
-    private func hangFlags(_ pieces: [Piece], phase: String) -> [LaunchFlag] {
+    /// `hang`: a stretch of at least 250 ms in which the main thread never left one callee of
+    /// the phase frame (busy or blocked); its path goes down to the deepest function present the
+    /// whole stretch. A phase frame busy that long across several callees is itself the hang.
+    private func hangFlags(_ pieces: [Piece], phase: String, phaseFrame: [Key]) -> [LaunchFlag] {
         struct Run {
+            var key: Key
             var startNs: UInt64
             var endNs: UInt64
-            var depth: Int
             var blockedNs: UInt64 = 0
             var syscalls: [String: UInt64] = [:]
-            var frame: SampledFrame
-        }
-        var open: [Key: Run] = [:]
-        var closed: [(Key, Run)] = []
-        var previousEnd: UInt64?
-        func close(_ key: Key) {
-            if let run = open.removeValue(forKey: key), run.endNs - run.startNs >= LaunchFlag.hangThresholdNs {
-                closed.append((key, run))
+            /// Root-first frames below the phase frame present in every piece so far.
+            var shared: [Key]
+
+            mutating func add(_ piece: Piece, below: [Key]) {
+                endNs = piece.endNs
+                if piece.span.state == .blocked {
+                    blockedNs += piece.durationNs
+                    if let syscall = piece.span.syscall { syscalls[syscall, default: 0] += piece.durationNs }
+                }
+                var count = 0
+                while count < shared.count, count < below.count, shared[count] == below[count] { count += 1 }
+                shared.removeLast(shared.count - count)
             }
+        }
+        var ownerRun: Run?
+        var frameRun: Run?
+        var closed: [Run] = []
+        var previousEnd: UInt64?
+        var systemKeys = Set<Key>()
+        func close(_ run: inout Run?) {
+            if let finished = run, finished.endNs - finished.startNs >= LaunchFlag.hangThresholdNs { closed.append(finished) }
+            run = nil
         }
         for piece in pieces.sorted(by: { $0.startNs < $1.startNs }) {
             if let previousEnd, piece.startNs > previousEnd {
-                for key in Array(open.keys) { close(key) }  // a gap: nothing was sampled
+                close(&ownerRun)  // a gap: nothing was sampled
+                close(&frameRun)
             }
             previousEnd = piece.endNs
-            var present = Set<Key>()
-            for (depth, frame) in piece.span.frames.reversed().enumerated() where !frame.isSystem {
-                let key = Key(name: frame.name, object: frame.object)
-                guard present.insert(key).inserted else { continue }
-                var run = open[key] ?? Run(startNs: piece.startNs, endNs: piece.startNs, depth: depth, frame: frame)
-                run.endNs = piece.endNs
-                if piece.span.state == .blocked {
-                    run.blockedNs += piece.durationNs
-                    if let syscall = piece.span.syscall { run.syscalls[syscall, default: 0] += piece.durationNs }
+            for frame in piece.span.frames where frame.isSystem { systemKeys.insert(Key(frame)) }
+            let rootFirst = piece.span.frames.reversed().map(Key.init)
+            // A stack not through the phase frame (an unwind cut short) neither extends nor ends
+            // a stretch.
+            guard rootFirst.count >= phaseFrame.count, Array(rootFirst.prefix(phaseFrame.count)) == phaseFrame,
+                let phaseKey = phaseFrame.last ?? rootFirst.first
+            else { continue }
+            // Below the phase frame from its first callee of the app's (the C library's frames
+            // above it blamed on the phase frame).
+            let belowFrames = piece.span.frames.reversed().dropFirst(phaseFrame.count)
+            let below = Array(belowFrames.drop { $0.isSystem }.map(Key.init))
+            if frameRun == nil { frameRun = Run(key: phaseKey, startNs: piece.startNs, endNs: piece.endNs, shared: []) }
+            frameRun?.add(piece, below: [])
+            if let owner = below.first {
+                if ownerRun?.key != owner {
+                    close(&ownerRun)
+                    ownerRun = Run(key: owner, startNs: piece.startNs, endNs: piece.endNs, shared: below)
                 }
-                open[key] = run
-            }
-            for key in Array(open.keys) where !present.contains(key) { close(key) }
-        }
-        for key in Array(open.keys) { close(key) }
-        // Of overlapping stretches keep the deepest function.
-        let kept = closed.filter { key, run in
-            !closed.contains { other in
-                other.1.depth > run.depth && other.1.startNs < run.endNs && run.startNs < other.1.endNs
+                ownerRun?.add(piece, below: below)
+            } else {
+                close(&ownerRun)
             }
         }
-        return kept.map { key, run in
+        close(&ownerRun)
+        close(&frameRun)
+        let owners = closed.filter { !$0.shared.isEmpty }
+        // The phase frame's own stretch only where no callee's stretch explains it.
+        let kept = owners + closed.filter { run in
+            run.shared.isEmpty && !phaseFrame.isEmpty
+                && !owners.contains { $0.startNs < run.endNs && run.startNs < $0.endNs }
+        }
+        return kept.map { run in
             let duration = run.endNs - run.startNs
             let syscall = run.blockedNs * 2 > duration ? run.syscalls.max { $0.value < $1.value }?.key : nil
+            var path = run.shared.map(\.name)
+            while path.count > 1, systemKeys.contains(run.shared[path.count - 1]) { path.removeLast() }
             return LaunchFlag(
-                kind: .hang, phase: phase, function: key.name, object: key.object, durationNs: duration,
-                syscall: syscall, startNs: run.startNs,
-                advice: "the main thread stayed in \(key.name) for \(TextWaterfallRenderer.duration(duration)) in \(phase) (a hang: 250 ms or more unresponsive): split the work, move it off the main thread, or defer it")
+                kind: .hang, phase: phase, function: run.key.name, object: run.key.object, durationNs: duration,
+                syscall: syscall, startNs: run.startNs, path: path.count > 1 ? path : nil,
+                advice: "the main thread stayed in \(run.key.name) for \(TextWaterfallRenderer.duration(duration)) in \(phase) (a hang: 250 ms or more unresponsive): split the work, move it off the main thread, or defer it")
         }
+        .sorted { $0.startNs ?? 0 < $1.startNs ?? 0 }
     }
 
     /// One flag per function and phase (a function reached through two callers adds up).

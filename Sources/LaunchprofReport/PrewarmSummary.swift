@@ -10,9 +10,10 @@ public struct PrewarmSummary: Sendable, Equatable, Codable {
     public var ordinaryTimeToFirstFrameNs: SummaryStatistics?
     /// Memory one frozen process holds (PSS).
     public var frozenPSSBytes: SummaryStatistics?
-    /// Hazards found in the prewarm part (the session's hazard scan); empty when prewarm-safe.
+    /// Hazards and notes found in the prewarm part (the session's hazard scan).
     public var hazards: [PrewarmHazard]
-    /// No hazard was found (false also when the scan could not run: see `hazardScanError`).
+    /// No entry of severity `hazard` was found (notes do not count; false also when the scan
+    /// could not run: see `hazardScanError`).
     public var prewarmSafe: Bool
     public var hazardScanError: String?
     /// Runs whose frozen process used CPU during the hold (a broken freeze).

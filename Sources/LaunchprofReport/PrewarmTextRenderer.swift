@@ -55,12 +55,17 @@ public struct PrewarmTextRenderer: Sendable {
         }
         if let error = prewarm.hazardScanError {
             lines.append("hazards              not scanned: \(error)")
-        } else if prewarm.prewarmSafe {
+        } else if prewarm.hazards.isEmpty {
             lines.append("hazards              none: prewarm-safe")
-        } else if !prewarm.hazards.isEmpty {
-            lines.append("hazards              \(prewarm.hazards.count) in the prewarm part:")
-            for hazard in prewarm.hazards {
-                lines.append("  \(hazard.kind.rawValue): \(hazard.syscall) \(hazard.detail) from \(hazard.function) (\(hazard.object))")
+        } else {
+            let count = prewarm.hazards.filter { $0.severity == .hazard }.count
+            let notes = prewarm.hazards.count - count
+            let counts = (count > 0 ? ["\(count) hazard\(count == 1 ? "" : "s")"] : [])
+                + (notes > 0 ? ["\(notes) note\(notes == 1 ? "" : "s")"] : [])
+            let verdict = prewarm.prewarmSafe ? "prewarm-safe, " : ""
+            lines.append("hazards              \(verdict)\(counts.joined(separator: ", ")) in the prewarm part:")
+            for hazard in prewarm.hazards.sorted(by: { ($0.severity == .hazard ? 0 : 1) < ($1.severity == .hazard ? 0 : 1) }) {
+                lines.append("  \(pad(hazard.severity.rawValue, 7))\(hazard.kind.rawValue): \(hazard.syscall) \(hazard.detail) from \(hazard.function) (\(hazard.object)): \(hazard.why)")
             }
         }
         return lines.joined(separator: "\n") + "\n"

@@ -12,7 +12,7 @@ extension TextWaterfallRenderer {
         let rows = flags.map { flag -> [String] in
             let syscall = flag.syscall.map { " in \($0)()" } ?? ""
             return [
-                flag.kind.rawValue, flag.phase, "\(flag.function) (\(flag.object))\(syscall)",
+                flag.kind.rawValue, flag.phase, "\(flag.chain) (\(flag.object))\(syscall)",
                 Self.duration(flag.durationNs.median), "\(flag.runs)/\(report.summary.runs) runs",
                 Self.shortAdvice(flag.kind),
             ]

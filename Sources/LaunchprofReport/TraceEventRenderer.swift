@@ -148,8 +148,8 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
             ]
             if let syscall = flag.syscall { args["syscall"] = .text(syscall) }
             if flag.startNs == nil { args["placedAt"] = .text("start of \(flag.phase)") }
-            // MERGE: when LaunchFlag carries `path` (owner → innermost), name the slice after its
-            // owner and add args["path"] = .text(path.joined(separator: " → ")).
+            // The slice is named after the work's owner; the path shows where the time is spent.
+            if let path = flag.path, path.count > 1 { args["path"] = .text(flag.chain) }
             let span = Self.span(startNs: start, endNs: end)
             events.append(
                 TraceEvent(

@@ -63,9 +63,9 @@ public final class StackSymbolizer: @unchecked Sendable {
             isSystem: Self.isSystemObject(name))
     }
 
-    /// The C library, the loader and the language runtimes: work seen in them is blamed on the
-    /// caller.
-    static func isSystemObject(_ name: String) -> Bool {
+    /// The C library, the loader, the vDSO and the language runtimes (by file name): work seen in
+    /// them is blamed on the caller.
+    public static func isSystemObject(_ name: String) -> Bool {
         name.hasPrefix("[") || ["libc.so", "ld-linux", "libpthread", "libdl.so", "librt.so", "libm.so", "libgcc_s", "libstdc++",
          "libswift", "libdispatch", "libFoundation"].contains { name.hasPrefix($0) }
     }

@@ -256,14 +256,24 @@ private struct HazardScan {
         let maps = ProcessMaps.read(pid)
         var frames = StackUnwinder.unwind(tid)
         if let callerAddress { frames.insert(callerAddress, at: 0) }
-        // The first frame outside the C library, the loader and the vDSO made the call.
-        let runtime = ["/libc.so.6", "/ld-linux-x86-64.so.2", "/libpthread.so.0"]
-        let frame = frames.first { address in
-            guard let mapping = maps.first(where: { $0.start <= address && address < $0.end }) else { return false }
-            return !runtime.contains { mapping.path.hasSuffix($0) }
+        func object(_ address: UInt64) -> String? {
+            maps.first { $0.start <= address && address < $0.end }.map { $0.path.split(separator: "/").last.map(String.init) ?? $0.path }
+        }
+        // The first frame outside the C library, the loader, the vDSO and the language runtimes
+        // (libstdc++, the Swift runtime) is the app's: the call is its. Without one, the runtime
+        // made the call on its own behalf (malloc's tcache key, hashing seeds): a note, named by
+        // the first frame outside the C library and the loader.
+        let author = frames.first { address in object(address).map { !StackSymbolizer.isSystemObject($0) } ?? false }
+        let runtime = ["libc.so", "ld-linux", "libpthread"]
+        let frame = author ?? frames.first { address in
+            object(address).map { name in !name.hasPrefix("[") && !runtime.contains { name.hasPrefix($0) } } ?? false
         } ?? frames.first ?? 0
         let (object, function) = name(frame, maps: maps)
-        let hazard = PrewarmHazard(kind: kind, syscall: syscall, detail: detail, object: object, function: function)
+        let hazard = author != nil
+            ? PrewarmHazard(kind: kind, syscall: syscall, detail: detail, object: object, function: function)
+            : PrewarmHazard(
+                kind: kind, syscall: syscall, detail: detail, object: object, function: function, severity: .note,
+                why: PrewarmHazard.runtimeWhy(object))
         if !hazards.contains(hazard) { hazards.append(hazard) }
     }
 

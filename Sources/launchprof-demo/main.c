@@ -5,12 +5,16 @@
  *   willFinishLaunching  busy work                               LAUNCHPROF_DEMO_WILL_US    (3000)
  *   restoreState         blocking work (reading "saved state")   LAUNCHPROF_DEMO_RESTORE_US (4000)
  *   didFinishLaunching   busy, then blocking work                LAUNCHPROF_DEMO_DID_US     (4000)
+ *                        and, deliberately heavy, a search index LAUNCHPROF_DEMO_INDEX_US   (50000)
+ *                        built on the main thread (CPU time):
+ *                        `run --sample` flags build_search_index
+ *                        → tokenize_titles
  *   firstFrame           after drawing (busy)                    LAUNCHPROF_DEMO_DRAW_US    (1000)
  *   extendedLaunch       two tasks on threads, started before    LAUNCHPROF_DEMO_TASK_US    (8000)
  *                        the first frame: "warm-cache" (the
  *                        given time) and "sync-inbox" (1.5x)
  *
- * Times are microseconds (0 skips a step's work); about 25 ms in all with the defaults. Without
+ * Times are microseconds (0 skips a step's work); about 75 ms in all with the defaults. Without
  * launchprof the hooks do nothing and the demo still runs. Exits 0.
  */
 #define _GNU_SOURCE
@@ -62,6 +66,31 @@ static void blocking_us(uint64_t us) {
     }
 }
 
+/* The launch's deliberately heavy step, for the sampler to find: LAUNCHPROF_DEMO_INDEX_US of this
+ * thread's CPU time (so a busy machine stretches it but does not shrink the work), spent in the
+ * clock reads under tokenize_titles; the work to move off the main thread (or past the first frame)
+ * is build_search_index, what didFinishLaunching called. Neither call is a tail call, so each
+ * function keeps its frame. */
+static uint64_t thread_cpu_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+__attribute__((noinline)) static uint64_t tokenize_titles(uint64_t us) {
+    uint64_t end = thread_cpu_ns() + us * 1000, tokens = 0;
+    while (thread_cpu_ns() < end) {
+        tokens++;
+    }
+    return tokens;
+}
+
+static volatile uint64_t search_index_size;
+
+__attribute__((noinline)) static void build_search_index(uint64_t us) {
+    search_index_size = tokenize_titles(us);
+}
+
 __attribute__((constructor)) static void demo_register_services(void) {
     busy_us(setting_us("LAUNCHPROF_DEMO_INIT_US", 2000));
 }
@@ -104,6 +133,7 @@ int main(void) {
     }
     busy_us(did_us / 2);
     blocking_us(did_us - did_us / 2);
+    build_search_index(setting_us("LAUNCHPROF_DEMO_INDEX_US", 50000));
     launchprof_end("didFinishLaunching");
 
     busy_us(setting_us("LAUNCHPROF_DEMO_DRAW_US", 1000));

@@ -57,6 +57,11 @@ struct PrewarmHazardTests {
         #expect(network?.detail == "127.0.0.1:\(port)")
         #expect(network?.function == "open_telemetry_connection", "\(summary.hazards)")
         #expect(network?.object == object)
+        // Both stay hazards, each with its reason; the program is not prewarm-safe because of them.
+        #expect(clock?.severity == .hazard && epoch?.severity == .hazard && network?.severity == .hazard)
+        #expect(clock?.why.contains("stale") == true)
+        #expect(network?.why.isEmpty == false)
+        #expect(!PrewarmHazard.prewarmSafe(summary.hazards.filter { $0.kind == .network || $0.kind == .wallClock }))
     }
 
     @Test func strippedWithoutExportsNamesObjectAndOffset() throws {
@@ -88,6 +93,12 @@ struct PrewarmHazardTests {
         // glibc's malloc seeds its tcache key (8 bytes) in the thread's first allocation too.
         let seed = hazards.first { $0.kind == .randomness && $0.detail == "16 bytes" }
         #expect(seed?.function == "seed_random", "\(hazards)")
+        // Randomness in a spawned process is a note (each process draws its own); the others
+        // stay hazards.
+        #expect(hazards.filter { $0.kind == .randomness }.allSatisfy { $0.severity == .note }, "\(hazards)")
+        #expect(seed?.why.contains("fork") == true)
+        for kind in [PrewarmHazard.Kind.thread, .userData, .fileLock] { #expect(find(kind)?.severity == .hazard, "\(kind)") }
+        #expect(outcome.summary.prewarm?.prewarmSafe == false)
         #expect(find(.userData)?.function == "read_user_settings", "\(hazards)")
         #expect(find(.userData)?.detail == home + "/settings.conf")
         #expect(find(.fileLock)?.syscall == "flock")
@@ -99,5 +110,43 @@ struct PrewarmHazardTests {
         #expect(summary.hazardScanError == nil)
         #expect(summary.hazards.isEmpty, "\(summary.hazards)")
         #expect(summary.prewarmSafe)
+    }
+
+    /// The Swift demo's pre-main randomness (the Swift runtime's hashing seed, malloc's tcache
+    /// key, libstdc++'s start-up) is drawn by the runtimes on their own behalf: notes, not
+    /// hazards, so the demo is prewarm-safe.
+    @Test func theSwiftDemoIsPrewarmSafe() throws {
+        let demo = try LaunchprofBinary.url().deletingLastPathComponent().appendingPathComponent("launchprof-demo-swift").path
+        let outcome = try PrewarmHarness.run(demo, environment: ["LAUNCHPROF_DEMO_INIT_US": "1000"]) {
+            $0.hold = .fixed(ns: 10_000_000)
+        }
+        let summary = try #require(outcome.summary.prewarm)
+        #expect(summary.hazardScanError == nil)
+        #expect(summary.hazards.allSatisfy { $0.severity == .note }, "\(summary.hazards)")
+        #expect(summary.prewarmSafe)
+    }
+
+    /// The text says hazards and notes apart, each with its reason; notes alone leave the
+    /// program prewarm-safe.
+    @Test(arguments: [true, false])
+    func textSaysHazardsAndNotesApart(withHazard: Bool) {
+        var builder = LaunchSummaryBuilder()
+        builder.add(PrewarmReportTests.run(saving: 30_000_000, pss: 2 << 20))
+        var summary = builder.summary
+        var hazards = [PrewarmHazard(kind: .randomness, syscall: "getrandom", detail: "8 bytes", object: "libswiftCore.so", function: "swift_stdlib_random")]
+        if withHazard {
+            hazards.append(PrewarmHazard(kind: .wallClock, syscall: "time", detail: "wall clock (vDSO)", object: "app", function: "stamp"))
+        }
+        summary.prewarm?.hazards = hazards
+        summary.prewarm?.prewarmSafe = PrewarmHazard.prewarmSafe(hazards)
+        #expect(summary.prewarm?.prewarmSafe == !withHazard)
+        let report = LaunchReport(
+            target: .init(path: "/bin/app", arguments: []), host: .init(kernel: "", cpu: "", cores: 1, libc: ""),
+            mode: .init(runs: 1), runs: [], summary: summary)
+        let lines = PrewarmTextRenderer().render(report, hold: "2s", freezeAt: "main").split(separator: "\n")
+        let header = lines.first { $0.hasPrefix("hazards") }
+        #expect(header?.hasSuffix(withHazard ? "1 hazard, 1 note in the prewarm part:" : "prewarm-safe, 1 note in the prewarm part:") == true, "\(String(describing: header))")
+        #expect(lines.contains { $0.hasPrefix("  note   randomness: getrandom 8 bytes from swift_stdlib_random (libswiftCore.so): a spawned process draws its own") })
+        #expect(lines.contains { $0.hasPrefix("  hazard wallClock: time wall clock (vDSO) from stamp (app): the time read") } == withHazard)
     }
 }

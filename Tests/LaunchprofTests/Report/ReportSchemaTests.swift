@@ -69,13 +69,16 @@ struct ReportSchemaTests {
         report.summary.prewarm = PrewarmSummary(
             savingNs: statistics, losses: 1, prewarmNs: statistics, holdNs: statistics,
             ordinaryTimeToFirstFrameNs: statistics, frozenPSSBytes: statistics,
-            hazards: [PrewarmHazard(kind: .wallClock, syscall: "clock_gettime", detail: "CLOCK_REALTIME", object: "app", function: "init")],
+            hazards: [
+                PrewarmHazard(kind: .wallClock, syscall: "clock_gettime", detail: "CLOCK_REALTIME", object: "app", function: "init"),
+                PrewarmHazard(kind: .randomness, syscall: "getrandom", detail: "8 bytes", object: "libc.so.6", function: "libc.so.6+0x10"),
+            ],
             prewarmSafe: false, hazardScanError: "scan failed", frozenCPURuns: 0,
             pool: .init(size: 2, launches: 3, hits: 2, expired: 1, heldPSSBytes: statistics, refillNs: statistics, ttlNs: 9))
         report.summary.flags = [
             FlagSummary(
                 kind: .blocked, phase: "willFinishLaunching", function: "wait_for_config", object: "app", syscall: "poll",
-                runs: 2, durationNs: statistics, advice: "move it off the main thread")
+                runs: 2, durationNs: statistics, advice: "move it off the main thread", path: ["load_settings", "wait_for_config"])
         ]
         report.mode = .init(runs: 2, warmup: 1, cold: true, readiness: .stdout(pattern: "ready"), timeoutNs: 5_000_000_000)
         report.mode.observer = "uprobe"

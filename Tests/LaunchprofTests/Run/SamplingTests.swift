@@ -66,8 +66,11 @@ struct SamplingTests {
             #expect(blocked?.phase == "willFinishLaunching")
             #expect(blocked?.syscall == "poll")
             #expect(!flags.contains { $0.function == "tiny_step" }, "a 5 ms function is not flagged")
-            let loaded = flags.first { $0.kind == .cpu && $0.function == "plugin_work" }
-            #expect(loaded?.object == "libsample-plugin.so", "a library dlopen'ed during the launch is symbolized")
+            // The work of a library dlopen'ed during the launch is the app's function that loaded
+            // and called it; the library's function (symbolized) ends the path.
+            let loaded = flags.first { $0.kind == .cpu && $0.function == "load_plugin" }
+            #expect(loaded?.object == "sample-work")
+            #expect(loaded?.path?.last == "plugin_work", "\(String(describing: loaded?.path))")
             computing.append(cpu?.durationNs ?? 0)
             waiting.append(blocked?.durationNs ?? 0)
             pluginWork.append(loaded?.durationNs ?? 0)
@@ -92,6 +95,58 @@ struct SamplingTests {
         let summary = try #require(outcome.summary.flags)
         #expect(summary.first { $0.function == "compute_layout" && $0.kind == .cpu }?.runs == 3)
         #expect(summary.first { $0.function == "wait_for_config" && $0.kind == .blocked }?.runs == 3)
+    }
+
+    /// A small helper (`now`) shared by a heavy caller (`parse_catalog`, ~150 ms through
+    /// `crunch`) and a light one: the flag names the heavy caller, the callee of the phase's
+    /// own frame, with the path down to the helper; built plain and stripped (`-s -rdynamic`:
+    /// the exported names come from .dynsym), in C and in Swift. Durations against the
+    /// fixture's own thread CPU clock.
+    @Test(arguments: [OwnerFixture.c, .cStripped, .swift, .swiftStripped])
+    func aFlagNamesTheWorksOwnerWithItsPath(_ fixture: OwnerFixture) throws {
+        let program = try fixture.build()
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let outcome = try RunHarness.run(program, runs: 2, environment: ["LP_FIXTURE_TRUTH": truthPath]) {
+            $0.sampling = SamplingConfiguration()
+        }
+        let truth = try Self.truth(truthPath)[fixture.truthName]?.map(\.cpu) ?? []
+        try #require(outcome.runs.count == 2)
+        for (run, spent) in zip(outcome.runs, truth) {
+            let flags = try #require(run.flags)
+            let cpu = flags.filter { $0.kind == .cpu }
+            #expect(cpu.count == 1, "\(cpu.map(\.chain))")
+            let flag = try #require(cpu.first)
+            #expect(flag.phase == "didFinishLaunching")
+            #expect(flag.function.contains(fixture.owner), "\(flag.chain)")
+            let path = try #require(flag.path, "\(flag.function)")
+            #expect(path.first == flag.function)
+            // owner → crunch → now (→ the clock reader now calls, where it is not inlined).
+            #expect(path.count >= 3, "\(path)")
+            #expect(path.dropFirst().first?.contains("crunch") == true, "\(path)")
+            if !fixture.stripped { #expect(path.dropFirst(2).first?.contains("now") == true, "\(path)") }
+            #expect(!flags.contains { $0.function.contains("now") || $0.function.contains("stamp") }, "\(flags.map(\.chain))")
+            Self.expectWithin15Percent(flag.durationNs, spent, "\(fixture) \(flag.function) CPU time")
+        }
+    }
+
+    /// A hang (250 ms or more in one function) names the owner too, with the path down to the
+    /// deepest function present the whole stretch (`crunch`: `now` returns between calls);
+    /// its duration against the fixture's own wall clock.
+    @Test func aHangNamesTheWorksOwner() throws {
+        let program = try OwnerFixture.c.build()
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let outcome = try RunHarness.run(program, environment: ["LP_FIXTURE_TRUTH": truthPath, "LP_SAMPLE_CPU_US": "320000"]) {
+            $0.sampling = SamplingConfiguration()
+        }
+        let flags = try #require(outcome.runs.first?.flags)
+        let hang = try #require(flags.first { $0.kind == .hang }, "\(flags.map(\.chain))")
+        #expect(hang.function == "parse_catalog")
+        #expect(hang.path == ["parse_catalog", "crunch"])
+        #expect(hang.phase == "didFinishLaunching")
+        let truth = try Self.truth(truthPath)["parse_catalog"]?.first?.wall ?? 0
+        Self.expectWithin15Percent(hang.durationNs, truth, "parse_catalog's hang")
     }
 
     /// The system call of a blocked flag is read from the kernel's own stack at the switch-out:
@@ -237,7 +292,11 @@ struct SamplingCommandTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.contains("main-thread work flagged by sampling (1000 Hz)"))
         let lines = outcome.stdout.split(separator: "\n")
-        #expect(lines.contains { $0.contains("cpu") && $0.contains("didFinishLaunching") && $0.contains("compute_layout (sample-work)") })
+        // The owner first, then its path down to the innermost hot function (`compute_layout →
+        // thread_cpu` where the compiler kept thread_cpu out of line).
+        #expect(lines.contains {
+            $0.contains("cpu") && $0.contains("didFinishLaunching") && $0.contains(/\scompute_layout( → [^ ]+)* \(sample-work\)/)
+        }, "\(outcome.stdout)")
         #expect(lines.contains { $0.contains("blocked") && $0.contains("wait_for_config (sample-work) in poll()") })
         let text = try String(contentsOfFile: folded, encoding: .utf8)
         let stacks = text.split(separator: "\n")
@@ -267,22 +326,47 @@ struct SamplingCommandTests {
     }
 }
 
-/// Builds the Swift fixture with the toolchain's `swiftc` at test time (never checked in).
+/// sample-owner.c or sample-owner.swift, plain or stripped with its exported names kept.
+enum OwnerFixture: String, CustomTestStringConvertible, Sendable {
+    case c, cStripped, swift, swiftStripped
+
+    var stripped: Bool { self == .cStripped || self == .swiftStripped }
+    var owner: String { self == .c || self == .cStripped ? "parse_catalog" : "Catalog.parse(microseconds:" }
+    var truthName: String { self == .c || self == .cStripped ? "parse_catalog" : "parse" }
+    var testDescription: String { rawValue }
+
+    func build() throws -> String {
+        switch self {
+        case .c: try FixtureBuilder.build(["sample-owner.c"], output: "sample/sample-owner")
+        case .cStripped: try FixtureBuilder.build(["sample-owner.c"], output: "sample/sample-owner-stripped", flags: ["-s", "-rdynamic"])
+        case .swift: try SwiftFixture.build(source: "sample-owner.swift", output: "sample/sample-owner-swift", module: "SampleOwner")
+        case .swiftStripped:
+            try SwiftFixture.build(
+                source: "sample-owner.swift", output: "sample/sample-owner-swift-stripped", module: "SampleOwner",
+                flags: ["-Xlinker", "--export-dynamic", "-Xlinker", "-s"])
+        }
+    }
+}
+
+/// Builds the Swift fixtures with the toolchain's `swiftc` at test time (never checked in).
 enum SwiftFixture {
-    static func build() throws -> String {
-        let source = FixtureBuilder.sourceDirectory.appendingPathComponent("sample-swift.swift").path
-        let output = FixtureBuilder.outputRoot.appendingPathComponent("sample/sample-swift").path
+    static func build(
+        source name: String = "sample-swift.swift", output path: String = "sample/sample-swift",
+        module: String = "SampleSwift", flags: [String] = []
+    ) throws -> String {
+        let source = FixtureBuilder.sourceDirectory.appendingPathComponent(name).path
+        let output = FixtureBuilder.outputRoot.appendingPathComponent(path).path
         try FileManager.default.createDirectory(
             atPath: (output as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let stamp = output + ".stamp"
-        let text = try String(contentsOfFile: source, encoding: .utf8)
+        let text = try String(contentsOfFile: source, encoding: .utf8) + flags.joined(separator: " ")
         if FileManager.default.fileExists(atPath: output),
             (try? String(contentsOfFile: stamp, encoding: .utf8)) == text
         {
             return output
         }
         // -Onone compiles fastest; the fixture's loop is fast enough either way.
-        try FixtureBuilder.run("/usr/bin/env", ["swiftc", "-Onone", "-module-name", "SampleSwift", "-o", output, source])
+        try FixtureBuilder.run("/usr/bin/env", ["swiftc", "-Onone", "-module-name", module, "-o", output, source] + flags)
         try text.write(toFile: stamp, atomically: true, encoding: .utf8)
         return output
     }
