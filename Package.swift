@@ -46,6 +46,12 @@ let package = Package(
                 .linkedLibrary("stdc++"),
             ]),
 
+        // The X11 frame observer's client (libxcb, its DAMAGE and X-Resource bindings; Debian:
+        // libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev). libxcb is on every Debian desktop.
+        .target(
+            name: "CFrameX11",
+            linkerSettings: [.linkedLibrary("xcb"), .linkedLibrary("xcb-damage"), .linkedLibrary("xcb-res")]),
+
         // The app's side: a header-only C API (`launchprof.h`) and its Swift counterpart.
         .target(name: "LaunchprofHooks"),
         .target(name: "LaunchprofApp", dependencies: ["LaunchprofHooks"]),
@@ -67,11 +73,15 @@ let package = Package(
             name: "LaunchprofTracing",
             dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling"]),
 
+        // First frames seen by the display server (X11: launchprof's own client on the display).
+        .target(name: "LaunchprofDisplay", dependencies: ["CFrameX11", "CLaunchprof", "LaunchprofTracing", "LaunchprofReport"]),
+
         // Sessions: inspect and run, from configuration to report.
         .target(
             name: "LaunchprofCore",
             dependencies: [
                 "LaunchprofELF", "LaunchprofTracing", "LaunchprofSampling", "LaunchprofReport",
+                "LaunchprofDisplay",
             ]),
 
         .executableTarget(
@@ -93,7 +103,7 @@ let package = Package(
             name: "LaunchprofTests",
             dependencies: [
                 "LaunchprofCore", "LaunchprofReport", "LaunchprofELF", "LaunchprofTracing",
-                "LaunchprofApp",
+                "LaunchprofApp", "LaunchprofDisplay",
             ],
             resources: [.copy("Fixtures"), .copy("Golden")]),
     ]

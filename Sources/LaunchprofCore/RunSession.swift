@@ -31,6 +31,8 @@ public final class RunSession: @unchecked Sendable {
     let observer: ResolvedObserver
     /// `--sample`: the symbolizer, drain thread and folded stacks shared by the runs.
     let sampling: SessionSampling?
+    /// The display watched for the program's first frame (`--ready frame`, or automatic).
+    let frameWatch: FrameWatch?
 
     /// Progress after each run: (runs done including warm-ups, total).
     public typealias Progress = @Sendable (Int, Int) -> Void
@@ -64,6 +66,7 @@ public final class RunSession: @unchecked Sendable {
             throw .observer(error)
         }
         sampling = configuration.sampling.map(SessionSampling.init)
+        frameWatch = try FrameWatch.resolve(configuration)
         switch configuration.readiness {
         case .stdout(let text), .stderr(let text):
             do {
@@ -200,6 +203,8 @@ public final class RunSession: @unchecked Sendable {
             graceNs: configuration.terminationGraceNs,
             control: control, resumeCycles: configuration.resumeCycles)
         monitor.start(on: monitorThread)
+        frameWatch?.begin(control: control, monitor: monitor)
+        defer { frameWatch?.end() }
         let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) }, learned: learned)
         let result: TraceResult
         do {
@@ -301,6 +306,7 @@ extension LaunchEvent {
             .mainReached(let t), .ready(_, let t), .exited(_, let t):
             t
         case .hook(let hook): hook.atNs
+        case .display(let event): event.atNs
         case .unobservable: nil
         }
     }

@@ -103,7 +103,7 @@ struct RunCommand: ParsableCommand {
     static func exitStatus(for error: RunError) -> Int32 {
         switch error {
         case .programNotFound, .interpreterMissing: 66
-        case .notExecutable, .cannotReadProgram, .tracer, .observer: 69
+        case .notExecutable, .cannotReadProgram, .tracer, .observer, .display: 69
         case .report: 73
         case .system: 70
         case .interrupted: 130
