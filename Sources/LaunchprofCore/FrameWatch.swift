@@ -37,4 +37,11 @@ final class FrameWatch: Sendable {
     }
 
     func end() { observer.endLaunch() }
+
+    /// What every run of the session should say about how its windows were seen.
+    var warnings: [TimelineWarning] {
+        observer.ownersFromXResource ? [] : [TimelineWarning(
+            .displayOwnerFromWindowProperty,
+            "the X server on \(observer.display) lacks the X-Resource extension: window owners come from _NET_WM_PID, which raw Xlib/xcb programs do not set")]
+    }
 }

@@ -232,7 +232,7 @@ public final class RunSession: @unchecked Sendable {
         } catch {
             throw .report(error)
         }
-        timeline.warnings += observed.warnings
+        timeline.warnings += observed.warnings + (frameWatch?.warnings ?? [])
         if !result.leftoverProcesses.isEmpty {
             let pids = result.leftoverProcesses.map(String.init).joined(separator: ", ")
             timeline.warnings.append(TimelineWarning(

@@ -101,6 +101,34 @@ struct X11FrameTests {
         #expect(run.absent.contains { $0.phase == LaunchPhase.firstFrame })
     }
 
+    /// A server without DAMAGE cannot show launchprof a first frame: an error naming it. Without
+    /// X-Resource, owners come from `_NET_WM_PID` (GTK sets it), and every run says so.
+    @Test func missingExtensionsAreNamed() throws {
+        let noDamage = try XvfbServer(disabling: ["DAMAGE"])
+        defer { noDamage.stop() }
+        var configuration = RunConfiguration(program: "/bin/true", arguments: [])
+        configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
+        configuration.environment = ["DISPLAY": noDamage.display]
+        configuration.readiness = .frame
+        #expect {
+            _ = try RunSession(configuration: configuration)
+        } throws: { error in
+            "\(error)".contains("the X server on \(noDamage.display) lacks the DAMAGE extension")
+        }
+
+        let noXRes = try XvfbServer(disabling: ["X-Resource"])
+        defer { noXRes.stop() }
+        let outcome = try RunHarness.run(
+            "gtk3-demo", environment: ["DISPLAY": noXRes.display, "NO_AT_BRIDGE": "1"]
+        ) { configuration in
+            configuration.readiness = .frame
+            configuration.timeoutNs = 20_000_000_000
+        }
+        let run = try #require(outcome.runs.first)
+        #expect(Self.instant(run, LaunchPhase.firstFrame) != nil, "\(run.phases.map(\.name))")
+        #expect(run.warnings.contains { $0.code == .displayOwnerFromWindowProperty })
+    }
+
     /// No display reachable: an error before any run, naming what is missing.
     @Test func noDisplayIsAClearError() throws {
         var configuration = RunConfiguration(program: "/bin/true", arguments: [])

@@ -13,9 +13,12 @@ final class XvfbServer {
     let display: String
     private var pid: pid_t
 
-    init() throws {
+    /// - Parameter disabling: extensions the server leaves out (`DAMAGE`, `X-Resource`).
+    init(disabling: [String] = []) throws {
         let (pid, number) = try DisplayServerProcess.spawn(
-            "/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
+            "/usr/bin/Xvfb",
+            ["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"]
+                + disabling.flatMap { ["-extension", $0] },
             package: "xvfb")
         self.pid = pid
         guard let value = Int(number.trimmingCharacters(in: .whitespacesAndNewlines)) else {
