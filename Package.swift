@@ -52,6 +52,10 @@ let package = Package(
             name: "CFrameX11",
             linkerSettings: [.linkedLibrary("xcb"), .linkedLibrary("xcb-damage"), .linkedLibrary("xcb-res")]),
 
+        // The Wayland frame observer's relay between the child and its compositor (no library:
+        // it reads the wire protocol itself).
+        .target(name: "CFrameWayland"),
+
         // The app's side: a header-only C API (`launchprof.h`) and its Swift counterpart.
         .target(name: "LaunchprofHooks"),
         .target(name: "LaunchprofApp", dependencies: ["LaunchprofHooks"]),
@@ -74,7 +78,7 @@ let package = Package(
             dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling"]),
 
         // First frames seen by the display server (X11: launchprof's own client on the display).
-        .target(name: "LaunchprofDisplay", dependencies: ["CFrameX11", "CLaunchprof", "LaunchprofTracing", "LaunchprofReport"]),
+        .target(name: "LaunchprofDisplay", dependencies: ["CFrameX11", "CFrameWayland", "CLaunchprof", "LaunchprofTracing", "LaunchprofReport"]),
 
         // Sessions: inspect and run, from configuration to report.
         .target(

@@ -199,7 +199,7 @@ final class RunMonitor: @unchecked Sendable {
             if !state.ready, let timeoutNs, after >= startedAt + timeoutNs {
                 state.ready = true
                 outcome.timedOut = true
-                let waitedFor = readiness == .frame ? " waiting for a first frame on display \(watchedDisplay ?? "?")" : ""
+                let waitedFor = readiness == .frame ? " waiting for a first frame on \(watchedDisplay ?? "a display")" : ""
                 terminate(&state, at: after, reason: "timeout after \(timeoutNs / 1_000_000) ms" + waitedFor)
             }
             if let sent = state.terminationSentAt, after >= sent + graceNs {

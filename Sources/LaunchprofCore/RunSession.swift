@@ -173,6 +173,7 @@ public final class RunSession: @unchecked Sendable {
             executable: program.path, arguments: program.argv(configuration.arguments),
             environment: environmentStrings(hookDescriptor: channel.childEnd),
             plan: plans.plan(for: imagePath))
+        if let frameWatch { request.environment = frameWatch.childEnvironment(request.environment) }
         request.workingDirectory = configuration.workingDirectory
         request.standardInput = io.childInput
         request.standardOutput = io.childOutput

@@ -7,6 +7,10 @@ public enum FrameObserverError: Error, Sendable, Equatable, CustomStringConverti
     case cannotConnect(display: String)
     /// The X server at `display` lacks an extension the observer needs.
     case missingExtension(display: String, name: String)
+    /// `WAYLAND_DISPLAY` is a name, but `XDG_RUNTIME_DIR`, where its socket lives, is not set.
+    case noRuntimeDirectory(display: String)
+    /// No Wayland compositor accepts connections on the socket `WAYLAND_DISPLAY` names.
+    case cannotConnectWayland(display: String, path: String)
     /// Another client's selection on the root window conflicts with launchprof's.
     case cannotSelect(display: String)
     /// The observer's thread or wake-up pipe could not be made.
@@ -20,6 +24,10 @@ public enum FrameObserverError: Error, Sendable, Equatable, CustomStringConverti
             "cannot connect to the X display \(display) (DISPLAY=\(display)): no server there, or it refused the connection (check xauth / XAUTHORITY)"
         case .missingExtension(let display, let name):
             "the X server on \(display) lacks the \(name) extension, which launchprof needs to see a first frame"
+        case .noRuntimeDirectory(let display):
+            "WAYLAND_DISPLAY=\(display) names a socket in XDG_RUNTIME_DIR, which is not set"
+        case .cannotConnectWayland(let display, let path):
+            "cannot connect to the Wayland display \(display) (\(path)): no compositor listens there"
         case .cannotSelect(let display):
             "cannot watch the root window of \(display) for new windows"
         case .system(let operation, let errno):

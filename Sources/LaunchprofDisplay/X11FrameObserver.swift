@@ -2,7 +2,6 @@ import CFrameX11
 import CLaunchprof
 import LaunchprofReport
 import LaunchprofTracing
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -65,24 +64,14 @@ public final class X11FrameObserver: @unchecked Sendable {
     public func beginLaunch(
         launchedPid: @escaping @Sendable () -> Int32, onEvent: @escaping @Sendable (DisplayEvent) -> Void
     ) {
-        launch.state.withLock { state in
-            state.generation += 1
-            state.launchedPid = launchedPid
-            state.onEvent = onEvent
-            state.events = []
-        }
+        launch.begin(launchedPid: launchedPid, onEvent: onEvent)
         wake("b")
     }
 
     /// The launch is over: returns what was seen of its windows.
     @discardableResult
     public func endLaunch() -> [DisplayEvent] {
-        launch.state.withLock { state in
-            state.launchedPid = nil
-            state.onEvent = nil
-            defer { state.events = [] }
-            return state.events
-        }
+        launch.end()
     }
 
     /// Stops watching and disconnects.
@@ -143,25 +132,8 @@ public final class X11FrameObserver: @unchecked Sendable {
                     kind: raw.kind == Int32(LP_X11_FIRST_FRAME.rawValue) ? .firstFrame : .windowMapped,
                     atNs: raw.at_ns, pid: raw.pid, window: "0x" + String(raw.window, radix: 16),
                     display: display)
-                let listener = launch.state.withLock { state -> (@Sendable (DisplayEvent) -> Void)? in
-                    guard state.generation == generation, state.onEvent != nil else { return nil }
-                    state.events.append(event)
-                    return state.onEvent
-                }
-                listener?(event)
+                launch.deliver(event, generation: generation)
             }
         }
     }
-}
-
-/// The launch being watched, shared by the observer's thread and the session's.
-private final class CurrentLaunch: Sendable {
-    struct State {
-        var generation = 0
-        var launchedPid: (@Sendable () -> Int32)?
-        var onEvent: (@Sendable (DisplayEvent) -> Void)?
-        var events: [DisplayEvent] = []
-    }
-
-    let state = Mutex(State())
 }
