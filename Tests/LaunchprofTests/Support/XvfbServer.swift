@@ -46,15 +46,22 @@ enum DisplayServerProcess {
 
     /// Starts `path` with a clean signal mask (test threads block signals, and a server that
     /// inherited a blocked SIGTERM would never end), its stdout a pipe; returns its pid and the
-    /// first line it writes there.
-    static func spawn(_ path: String, _ arguments: [String], package: String, environment: [String: String]? = nil) throws -> (pid_t, String) {
+    /// first line it writes there (when `waitForLine`).
+    static func spawn(
+        _ path: String, _ arguments: [String], package: String, environment: [String: String]? = nil,
+        waitForLine: Bool = true
+    ) throws -> (pid_t, String) {
         var fds: [Int32] = [0, 0]
         let error = lp_pipe(&fds, false)
         guard error == 0 else { throw StartError(description: "pipe2: errno \(error)") }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        if waitForLine {
+            posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var attributes = posix_spawnattr_t()
@@ -77,6 +84,10 @@ enum DisplayServerProcess {
         guard status == 0 else {
             close(fds[0])
             throw StartError(description: "cannot start \(path) (Debian package \(package)): \(String(cString: strerror(status)))")
+        }
+        guard waitForLine else {
+            close(fds[0])
+            return (pid, "")
         }
         // Blocks until the server writes its line or exits (end of file).
         var line = [UInt8]()
