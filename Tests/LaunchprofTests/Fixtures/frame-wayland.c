@@ -3,7 +3,8 @@
  * FRAME_DRAW_US of busy work (default 20000) a wl_shm buffer attached and committed: its first
  * frame. Truth (run-fixture.h): "main", and "first-frame wayland T T" with T read after
  * wl_display_flush and a round trip (wl_display_roundtrip), so the compositor has the commit.
- * Then it dispatches events until it is killed. Built with xdg-shell's generated code.
+ * Then it dispatches events until it is killed (FRAME_EXIT=1: it exits at once). Built with
+ * xdg-shell's generated code.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -81,6 +82,7 @@ int main(void) {
     wl_display_roundtrip(display);
     uint64_t shown = lp_now();
     lp_truth("first-frame", "wayland", shown, shown);
+    if (lp_setting("FRAME_EXIT", 0) > 0) return 0;
     while (wl_display_dispatch(display) >= 0) {
     }
     return 0;

@@ -4,7 +4,8 @@
  * FRAME_DRAW_US of busy work (default 20000) one filled rectangle: its first frame. Truth
  * (run-fixture.h): "main", and "first-frame x11 T T" with T read after xcb_flush and a round
  * trip (GetInputFocus's reply), so the server has drawn it. Then it waits for events until it
- * is killed. FRAME_WINDOWS=0 makes it a display client that never maps a window.
+ * is killed. FRAME_WINDOWS=0 makes it a display client that never maps a window; FRAME_EXIT=1
+ * makes it exit right after its first frame (the overhead benchmark compares readiness modes).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ int main(void) {
             uint64_t shown = lp_now();
             lp_truth("first-frame", "x11", shown, shown);
             drawn = 1;
+            if (lp_setting("FRAME_EXIT", 0) > 0) break;
         }
         free(event);
     }
