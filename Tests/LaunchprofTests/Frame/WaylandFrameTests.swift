@@ -36,7 +36,8 @@ struct WaylandFrameTests {
     /// The wl_shm fixture: firstFrame within max(2 ms, 2%) of its own clock at its first commit
     /// with a buffer (20 ms of work after its toplevel's first, empty commit); windowMapped (that
     /// empty commit) before it, both after main.
-    @Test func fixtureFirstFrameMatchesItsClock() throws {
+    @Test(arguments: [LaunchReadiness.frame, .automatic])
+    func fixtureFirstFrameMatchesItsClock(readiness: LaunchReadiness) throws {
         let server = try WestonServer()
         defer { server.stop() }
         let program = try Self.fixture()
@@ -46,7 +47,7 @@ struct WaylandFrameTests {
             var environment = Self.environment(server)
             environment["LP_FIXTURE_TRUTH"] = truth
             let outcome = try RunHarness.run(program, environment: environment) { configuration in
-                configuration.readiness = .frame
+                configuration.readiness = readiness
                 configuration.lingerNs = 300_000_000
             }
             let run = try #require(outcome.runs.first)

@@ -57,6 +57,8 @@ struct X11FrameTests {
     /// Real programs nobody here wrote: firstFrame in every run, after main, windowMapped before.
     @Test(arguments: [
         ("xeyes", [String]()), ("xterm", []), ("glxgears", []), ("gtk3-demo", []),
+        // A window of a descendant counts: the shell forks xeyes (a command list is not exec'd).
+        ("/bin/sh", ["-c", "xeyes; true"]),
     ])
     func realProgramsShowAFirstFrame(program: String, arguments: [String]) throws {
         let server = try XvfbServer()
@@ -127,6 +129,16 @@ struct X11FrameTests {
         let run = try #require(outcome.runs.first)
         #expect(Self.instant(run, LaunchPhase.firstFrame) != nil, "\(run.phases.map(\.name))")
         #expect(run.warnings.contains { $0.code == .displayOwnerFromWindowProperty })
+    }
+
+    /// The CLI: `--ready frame` without a display is a usage of the environment it names, exit 69.
+    @Test func cliNamesTheMissingDisplay() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "DISPLAY")
+        environment.removeValue(forKey: "WAYLAND_DISPLAY")
+        let outcome = try LaunchprofCLI.run(["run", "-r", "1", "--ready", "frame", "/bin/true"], environment: environment)
+        #expect(outcome.status == 69)
+        #expect(outcome.stderr.contains("neither DISPLAY nor WAYLAND_DISPLAY is set"), "\(outcome.stderr)")
     }
 
     /// No display reachable: an error before any run, naming what is missing.
