@@ -48,7 +48,7 @@ for server in x11 wayland; do
   done
   for mode in frame exit; do
     # Pair each first-frame line with the main line before it: the fixture's own span.
-    awk '$1 == "main" { m = $3 } $1 == "first-frame" && m { print $3 - m; m = 0 }' "$work/truth-$server-$mode.txt" | median > "$work/$mode.median"
+    awk '$1 == "main" { m = $3 } $1 == "first-frame" && m { print $4 - m; m = 0 }' "$work/truth-$server-$mode.txt" | median > "$work/$mode.median"
     echo "$server --ready $mode: the fixture's main → first frame, median $(cat "$work/$mode.median") ns over $(grep -c first-frame "$work/truth-$server-$mode.txt") launches"
   done
   python3 -c "import sys; f, e = (int(open(sys.argv[1]).read()), int(open(sys.argv[2]).read())); print(f'$server: frame / exit = {f / e:.3f} ({f - e} ns)')" "$work/frame.median" "$work/exit.median"

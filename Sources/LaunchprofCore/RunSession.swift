@@ -203,9 +203,10 @@ public final class RunSession: @unchecked Sendable {
             timeoutNs: configuration.timeoutNs.map { $0 &+ extraTimeoutNs }, lingerNs: configuration.lingerNs,
             graceNs: configuration.terminationGraceNs,
             control: control, resumeCycles: configuration.resumeCycles)
-        monitor.start(on: monitorThread)
+        // Before the monitor's thread reads the display's name, and before the spawn.
         frameWatch?.begin(control: control, monitor: monitor)
         defer { frameWatch?.end() }
+        monitor.start(on: monitorThread)
         let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) }, learned: learned)
         let result: TraceResult
         do {

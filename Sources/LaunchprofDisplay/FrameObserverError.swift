@@ -31,7 +31,11 @@ public enum FrameObserverError: Error, Sendable, Equatable, CustomStringConverti
         case .cannotSelect(let display):
             "cannot watch the root window of \(display) for new windows"
         case .system(let operation, let errno):
-            "\(operation) failed for the frame observer (errno \(errno))"
+            "\(operation) failed for the frame observer: \(String(cString: strerror(errno)))"
         }
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#endif

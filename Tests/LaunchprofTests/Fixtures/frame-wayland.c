@@ -1,8 +1,9 @@
 /*
  * A plain Wayland client: an xdg_toplevel whose first configure is acknowledged, then after
  * FRAME_DRAW_US of busy work (default 20000) a wl_shm buffer attached and committed: its first
- * frame. Truth (run-fixture.h): "main", and "first-frame wayland T T" with T read after
- * wl_display_flush and a round trip (wl_display_roundtrip), so the compositor has the commit.
+ * frame. Truth (run-fixture.h): "main", and "first-frame wayland B E": B read just before the
+ * attach and commit, E after wl_display_flush and a round trip (wl_display_roundtrip), so the
+ * compositor has the commit by E.
  * Then it dispatches events until it is killed (FRAME_EXIT=1: it exits at once). Built with
  * xdg-shell's generated code.
  */
@@ -75,13 +76,14 @@ int main(void) {
 
     lp_busy_us(lp_setting("FRAME_DRAW_US", 20000));
     for (int i = 0; i < width * height; i++) pixels[i] = 0xff336699;
+    uint64_t sending = lp_now();
     wl_surface_attach(surface, buffer, 0, 0);
     wl_surface_damage(surface, 0, 0, width, height);
     wl_surface_commit(surface);
     wl_display_flush(display);
     wl_display_roundtrip(display);
     uint64_t shown = lp_now();
-    lp_truth("first-frame", "wayland", shown, shown);
+    lp_truth("first-frame", "wayland", sending, shown);
     if (lp_setting("FRAME_EXIT", 0) > 0) return 0;
     while (wl_display_dispatch(display) >= 0) {
     }

@@ -2,8 +2,8 @@
  * A plain xcb client: one top-level window (with a border and a background pixel, so the X
  * server paints both when it maps it), mapped, and after its first Expose and
  * FRAME_DRAW_US of busy work (default 20000) one filled rectangle: its first frame. Truth
- * (run-fixture.h): "main", and "first-frame x11 T T" with T read after xcb_flush and a round
- * trip (GetInputFocus's reply), so the server has drawn it. Then it waits for events until it
+ * (run-fixture.h): "main", and "first-frame x11 B E": B read just before the drawing request, E
+ * after xcb_flush and a round trip (GetInputFocus's reply), so the server has drawn it by E. Then it waits for events until it
  * is killed. FRAME_WINDOWS=0 makes it a display client that never maps a window; FRAME_EXIT=1
  * makes it exit right after its first frame (the overhead benchmark compares readiness modes).
  */
@@ -38,12 +38,13 @@ int main(void) {
     while ((event = xcb_wait_for_event(connection))) {
         if ((event->response_type & 0x7f) == XCB_EXPOSE && !drawn) {
             lp_busy_us(lp_setting("FRAME_DRAW_US", 20000));
+            uint64_t sending = lp_now();
             xcb_rectangle_t rectangle = {40, 40, 200, 120};
             xcb_poly_fill_rectangle(connection, window, gc, 1, &rectangle);
             xcb_flush(connection);
             free(xcb_get_input_focus_reply(connection, xcb_get_input_focus(connection), NULL));
             uint64_t shown = lp_now();
-            lp_truth("first-frame", "x11", shown, shown);
+            lp_truth("first-frame", "x11", sending, shown);
             drawn = 1;
             if (lp_setting("FRAME_EXIT", 0) > 0) break;
         }

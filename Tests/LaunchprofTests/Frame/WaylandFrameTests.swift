@@ -34,8 +34,10 @@ struct WaylandFrameTests {
     }
 
     /// The wl_shm fixture: firstFrame within max(2 ms, 2%) of its own clock at its first commit
-    /// with a buffer (20 ms of work after its toplevel's first, empty commit); windowMapped (that
-    /// empty commit) before it, both after main.
+    /// with a buffer (20 ms of work after its toplevel's first, empty commit) — between the
+    /// fixture's clock just before the commit and after the compositor's answer to its round
+    /// trip, which on a loaded machine can come tens of ms later; windowMapped (that empty
+    /// commit) before it, both after main.
     @Test(arguments: [LaunchReadiness.frame, .automatic])
     func fixtureFirstFrameMatchesItsClock(readiness: LaunchReadiness) throws {
         let server = try WestonServer()
@@ -58,9 +60,10 @@ struct WaylandFrameTests {
             #expect(main < mapped && mapped < frame, "run \(index): main \(main), windowMapped \(mapped), firstFrame \(frame)")
             let fixtureMain = try #require(facts.first("main"))
             let shown = try #require(facts.first("first-frame", "wayland"), "run \(index): the fixture wrote no first-frame")
-            let expected = Int64(shown.beginNs - fixtureMain.beginNs)
+            let sent = Int64(shown.beginNs - fixtureMain.beginNs), answered = Int64(shown.endNs - fixtureMain.beginNs)
             let measured = Int64(frame) - Int64(main)
-            #expect(abs(measured - expected) <= max(2_000_000, expected / 50), "run \(index): firstFrame \(measured) ns after main, fixture \(expected) ns")
+            let bound = max(2_000_000, answered / 50)
+            #expect(measured >= sent - bound && measured <= answered + bound, "run \(index): firstFrame \(measured) ns after main, fixture sent it at \(sent) ns, answered at \(answered) ns")
         }
     }
 
