@@ -1,3 +1,4 @@
+import LaunchprofCore
 import LaunchprofReport
 import Testing
 
@@ -57,5 +58,13 @@ struct FrameTimelineTests {
         #expect(timeline.metrics.timeToFirstFrameNs == nil)
         #expect(timeline.absent.contains { $0.phase == LaunchPhase.firstFrame && $0.reason.contains("no window of the program showed a first frame") })
         #expect(try LaunchReadiness(argument: "frame") == .frame && LaunchReadiness.frame.argument == "frame")
+    }
+
+    /// Bench suites take `"ready": "frame"` as `run --ready frame` does.
+    @Test func benchSuitesAcceptFrameReadiness() throws {
+        let suite = try BenchSuite.parse(
+            Array(#"{"version": 1, "launches": [{"name": "gui", "program": "gtk3-demo", "ready": "frame"}]}"#.utf8),
+            path: "/ci/suite.json")
+        #expect(suite.launches.first?.ready == .frame)
     }
 }
