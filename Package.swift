@@ -46,11 +46,11 @@ let package = Package(
                 .linkedLibrary("stdc++"),
             ]),
 
-        // The X11 frame observer's client (libxcb, its DAMAGE and X-Resource bindings; Debian:
-        // libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev). libxcb is on every Debian desktop.
-        .target(
-            name: "CFrameX11",
-            linkerSettings: [.linkedLibrary("xcb"), .linkedLibrary("xcb-damage"), .linkedLibrary("xcb-res")]),
+        // The X11 frame observer's client: libxcb and its DAMAGE and X-Resource bindings, whose
+        // headers it is built with (Debian: libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev) and
+        // which it loads with dlopen when `--ready frame` first needs them, so launchprof runs
+        // on machines without X libraries.
+        .target(name: "CFrameX11"),
 
         // The Wayland frame observer's relay between the child and its compositor (no library:
         // it reads the wire protocol itself).

@@ -31,9 +31,12 @@ public final class X11FrameObserver: @unchecked Sendable {
         self.display = display
         var handle: OpaquePointer?
         var hasXRes: Int32 = 0
-        let status = lp_x11_open(display, &handle, &hasXRes)
+        var missingLibrary: UnsafePointer<CChar>?
+        let status = lp_x11_open(display, &handle, &hasXRes, &missingLibrary)
         switch Int(status) {
         case Int(LP_X11_OK.rawValue): break
+        case Int(LP_X11_NO_LIBRARY.rawValue):
+            throw .missingLibrary(name: missingLibrary.map { String(cString: $0) } ?? "libxcb")
         case Int(LP_X11_NO_DAMAGE.rawValue): throw .missingExtension(display: display, name: "DAMAGE")
         case Int(LP_X11_SELECT_FAILED.rawValue): throw .cannotSelect(display: display)
         default: throw .cannotConnect(display: display)
