@@ -46,6 +46,16 @@ let package = Package(
                 .linkedLibrary("stdc++"),
             ]),
 
+        // The X11 frame observer's client: libxcb and its DAMAGE and X-Resource bindings, whose
+        // headers it is built with (Debian: libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev) and
+        // which it loads with dlopen when `--ready frame` first needs them, so launchprof runs
+        // on machines without X libraries.
+        .target(name: "CFrameX11"),
+
+        // The Wayland frame observer's relay between the child and its compositor (no library:
+        // it reads the wire protocol itself).
+        .target(name: "CFrameWayland"),
+
         // The app's side: a header-only C API (`launchprof.h`) and its Swift counterpart.
         .target(name: "LaunchprofHooks"),
         .target(name: "LaunchprofApp", dependencies: ["LaunchprofHooks"]),
@@ -67,11 +77,15 @@ let package = Package(
             name: "LaunchprofTracing",
             dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling"]),
 
+        // First frames seen by the display server (X11: launchprof's own client on the display).
+        .target(name: "LaunchprofDisplay", dependencies: ["CFrameX11", "CFrameWayland", "CLaunchprof", "LaunchprofTracing", "LaunchprofReport"]),
+
         // Sessions: inspect and run, from configuration to report.
         .target(
             name: "LaunchprofCore",
             dependencies: [
                 "LaunchprofELF", "LaunchprofTracing", "LaunchprofSampling", "LaunchprofReport",
+                "LaunchprofDisplay",
             ]),
 
         .executableTarget(
@@ -93,7 +107,7 @@ let package = Package(
             name: "LaunchprofTests",
             dependencies: [
                 "LaunchprofCore", "LaunchprofReport", "LaunchprofELF", "LaunchprofTracing",
-                "LaunchprofApp",
+                "LaunchprofApp", "LaunchprofDisplay",
             ],
             resources: [.copy("Fixtures"), .copy("Golden")]),
     ]

@@ -15,9 +15,25 @@
 #   chromium          the tests render the HTML report in headless Chromium
 #   python3-prometheus-client  the Prometheus project's OpenMetrics parser, which the tests run
 #                     on `launchprof export --openmetrics` output
+#   libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev  the X11 frame observer (`--ready frame`)
+#                     is built with libxcb's DAMAGE and X-Resource headers (and loads the
+#                     libraries with dlopen when it runs)
+#   libxcb-composite0-dev, libxcb-xfixes0-dev  headers of the extensions the observer's
+#                     DAMAGE binding builds on (the Xvfb tests use them through libxcb)
+#   libwayland-dev, wayland-protocols  libwayland-client's headers and xdg-shell's XML (with
+#                     wayland-scanner), for the tests' wl_shm fixture
+#   xvfb              the tests' X server (Xvfb on a free display number, -displayfd)
+#   weston            the tests' Wayland compositor (headless backend)
+#   x11-apps, xterm, mesa-utils  real X11 programs the first-frame tests launch (xeyes,
+#                     xterm, glxgears on Mesa's software GL)
+#   gtk-3-examples, gtk-4-examples, foot  real GTK 3/4 and native Wayland programs for the
+#                     first-frame tests (gtk3-demo, gtk4-demo, foot)
+#   x11-utils         xdpyinfo, to check a server's extensions by hand
 set -euo pipefail
 
-packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium python3-prometheus-client "$@")
+packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium python3-prometheus-client
+  libxcb1-dev libxcb-damage0-dev libxcb-res0-dev libxcb-composite0-dev libxcb-xfixes0-dev
+  libwayland-dev wayland-protocols xvfb weston x11-apps xterm mesa-utils gtk-3-examples gtk-4-examples foot x11-utils "$@")
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

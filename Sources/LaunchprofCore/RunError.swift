@@ -1,3 +1,4 @@
+import LaunchprofDisplay
 import LaunchprofELF
 import LaunchprofReport
 import LaunchprofTracing
@@ -15,6 +16,8 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
     case interrupted(signal: Int32)
     /// `--observer uprobe` cannot run here, or a probe could not be armed.
     case observer(UprobeError)
+    /// `--ready frame`: no display to watch, or the display lacks what the observer needs.
+    case display(FrameObserverError)
 
     public var description: String {
         switch self {
@@ -32,6 +35,7 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
         case .interrupted(let signal):
             "Interrupted by signal \(signal): the child was killed and no report was written."
         case .observer(let error): error.description
+        case .display(let error): error.description
         }
     }
 }

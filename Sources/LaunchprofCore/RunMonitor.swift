@@ -1,6 +1,7 @@
 import CLaunchprof
 import LaunchprofReport
 import LaunchprofTracing
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -51,6 +52,10 @@ final class RunMonitor: @unchecked Sendable {
     private var cycler: ResumeCycler?
     /// `--resume-cycles`: the app's own cgroup, frozen while it is suspended (nil: no freezer).
     private var freezer: CgroupFreezer?
+    /// The display a frame observer watches (named by a `--ready frame` timeout), and what it
+    /// reported that the monitor's thread has not taken yet.
+    var watchedDisplay: String?
+    private let displayEvents = Mutex<[DisplayEvent]>([])
 
     init(
         streams: Streams, readiness: LaunchReadiness, pattern: Regex<AnyRegexOutput>?,
@@ -83,6 +88,13 @@ final class RunMonitor: @unchecked Sendable {
         close(wake.write)
     }
 
+    /// A display server saw a window of the child (called on the frame observer's thread).
+    func displayEventSeen(_ event: DisplayEvent) {
+        displayEvents.withLock { $0.append(event) }
+        var byte = UInt8(ascii: "f")
+        _ = write(wake.write, &byte, 1)
+    }
+
     /// Starts watching on `worker`, the session's monitor thread.
     func start(on worker: JobThread) {
         self.worker = worker
@@ -104,6 +116,8 @@ final class RunMonitor: @unchecked Sendable {
 
     private struct LaunchState {
         var firstFrame = false
+        /// The display server saw the child's first frame.
+        var displayFrame = false
         var openTasks: Set<String> = []
         var ready = false
         var listening = false
@@ -148,6 +162,10 @@ final class RunMonitor: @unchecked Sendable {
             }
             drainHookChannel(&state)
             drainOutput(&state)
+            for event in displayEvents.withLock({ events in defer { events = [] }; return events }) {
+                outcome.events.append(.display(event))
+                if event.kind == .firstFrame { state.displayFrame = true }
+            }
             if let cycler {
                 outcome.resumeTimesNs = cycler.resumeTimesNs
                 outcome.lifecycle = cycler.states
@@ -195,7 +213,7 @@ final class RunMonitor: @unchecked Sendable {
                 state.ready = true
                 outcome.timedOut = true
                 outcome.waitedFor = awaited(state)
-                terminate(&state, at: after, reason: "timeout after \(timeoutNs / 1_000_000) ms")
+                terminate(&state, at: after, reason: "timeout after \(timeoutNs / 1_000_000) ms waiting for \(outcome.waitedFor ?? "readiness")")
             }
             if let sent = state.terminationSentAt, after >= sent + graceNs {
                 control.terminate(signal: SIGKILL, reason: "did not exit \(graceNs / 1_000_000) ms after SIGTERM")
@@ -228,6 +246,7 @@ final class RunMonitor: @unchecked Sendable {
             let tasks = state.openTasks.sorted().map { "'\($0)'" }.joined(separator: ", ")
             return "the extended-launch task\(state.openTasks.count == 1 ? "" : "s") \(tasks) to finish"
         }
+        if readiness == .frame, let watchedDisplay { return "a first frame on \(watchedDisplay)" }
         return readiness.awaitedEvent
     }
 
@@ -235,8 +254,12 @@ final class RunMonitor: @unchecked Sendable {
     private func isComplete(_ state: LaunchState) -> Bool {
         switch readiness {
         case .automatic, .hook, .exit:
-            // With hooks, the launch ends at the first frame once every extended task is done.
-            return state.firstFrame && state.openTasks.isEmpty && readiness != .exit
+            // With hooks, the launch ends at the first frame once every extended task is done;
+            // automatic readiness also takes the display server's first frame.
+            let frame = state.firstFrame || (readiness == .automatic && state.displayFrame)
+            return frame && state.openTasks.isEmpty && readiness != .exit
+        case .frame:
+            return state.displayFrame
         case .stdout, .stderr:
             return isReadyEventRecorded
         case .listen:

@@ -31,6 +31,8 @@ public final class RunSession: @unchecked Sendable {
     let observer: ResolvedObserver
     /// `--sample`: the symbolizer, drain thread and folded stacks shared by the runs.
     let sampling: SessionSampling?
+    /// The display watched for the program's first frame (`--ready frame`, or automatic).
+    let frameWatch: FrameWatch?
 
     /// Progress after each run: (runs done including warm-ups, total).
     public typealias Progress = @Sendable (Int, Int) -> Void
@@ -67,6 +69,7 @@ public final class RunSession: @unchecked Sendable {
         // A launchprof killed during --resume-cycles left its cgroup: the next one removes it
         // (and thaws whatever it holds). One directory read per session.
         CgroupFreezer.removeStale()
+        frameWatch = try FrameWatch.resolve(configuration)
         switch configuration.readiness {
         case .stdout(let text), .stderr(let text):
             do {
@@ -173,6 +176,7 @@ public final class RunSession: @unchecked Sendable {
             executable: program.path, arguments: program.argv(configuration.arguments),
             environment: environmentStrings(hookDescriptor: channel.childEnd),
             plan: plans.plan(for: imagePath))
+        if let frameWatch { request.environment = frameWatch.childEnvironment(request.environment) }
         request.workingDirectory = configuration.workingDirectory
         request.standardInput = io.childInput
         request.standardOutput = io.childOutput
@@ -202,6 +206,9 @@ public final class RunSession: @unchecked Sendable {
             timeoutNs: configuration.timeoutNs.map { $0 &+ extraTimeoutNs }, lingerNs: configuration.lingerNs,
             graceNs: configuration.terminationGraceNs,
             control: control, resumeCycles: configuration.resumeCycles)
+        // Before the monitor's thread reads the display's name, and before the spawn.
+        frameWatch?.begin(control: control, monitor: monitor)
+        defer { frameWatch?.end() }
         monitor.start(on: monitorThread)
         let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) }, learned: learned)
         let result: TraceResult
@@ -230,7 +237,7 @@ public final class RunSession: @unchecked Sendable {
         } catch {
             throw .report(error)
         }
-        timeline.warnings += observed.warnings
+        timeline.warnings += observed.warnings + (frameWatch?.warnings ?? [])
         if !result.leftoverProcesses.isEmpty {
             let pids = result.leftoverProcesses.map(String.init).joined(separator: ", ")
             timeline.warnings.append(TimelineWarning(
@@ -306,6 +313,7 @@ extension LaunchEvent {
             .mainReached(let t), .ready(_, let t), .exited(_, let t):
             t
         case .hook(let hook): hook.atNs
+        case .display(let event): event.atNs
         case .unobservable: nil
         }
     }

@@ -265,7 +265,7 @@ enum HTMLReportScript {
                   tip(svgEl("rect", { "class": "run-phase cat-" + category(p.name), x: x, y: y + 1,
                     width: Math.max(scale.w(from, to), 0.5), height: rowHeight - 2, "fill-opacity": 0.8 }, svg),
                     "run " + run.index + " " + label(p) + ": " + fmt(p.durationNs));
-                } else if (p.name === "firstFrame") {
+                } else if (p.name === "firstFrame" || p.name === "windowMapped") {
                   svgEl("line", { "class": "instant", x1: x, x2: x, y1: y, y2: y + rowHeight }, svg);
                 }
               });

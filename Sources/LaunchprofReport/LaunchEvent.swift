@@ -26,6 +26,8 @@ public enum LaunchEvent: Sendable, Equatable, Codable {
     case mainReached(atNs: UInt64)
     /// A hook call from the app (see `HookEvent`).
     case hook(HookEvent)
+    /// A display server saw a window of the program shown, or its first frame.
+    case display(DisplayEvent)
     /// Readiness without hooks: a matching output line or the first listening socket.
     case ready(reason: String, atNs: UInt64)
     /// A boundary that cannot be observed for this program, and why (e.g. a static program has

@@ -2,7 +2,7 @@
 ///
 /// Times are nanoseconds from the run's `spawned` event. Phase names are a public contract:
 /// `exec`, `loader.map`, `loader.relocate`, `loader.init`, `program.init`, `main`, app phases
-/// (any name the app passes to `launchprof_begin`), `firstFrame`, `extendedLaunch`, `exit`.
+/// (any name the app passes to `launchprof_begin`), `windowMapped`, `firstFrame`, `extendedLaunch`, `exit`.
 public struct LaunchPhase: Sendable, Equatable, Hashable, Codable {
     public var name: String
     public var startNs: UInt64
@@ -40,6 +40,7 @@ public struct LaunchPhase: Sendable, Equatable, Hashable, Codable {
     public static let programStart = "program.start"
     public static let programInit = "program.init"
     public static let main = "main"
+    public static let windowMapped = "windowMapped"
     public static let firstFrame = "firstFrame"
     public static let extendedLaunch = "extendedLaunch"
     public static let exit = "exit"

@@ -12,13 +12,16 @@ public enum LaunchReadiness: Sendable, Equatable, Hashable, Codable {
     case stderr(pattern: String)
     /// The child's first listening socket.
     case listen
+    /// The first frame of one of the program's windows on the display server (X11: `$DISPLAY`).
+    case frame
 
-    /// Parses the `--ready` argument: `exit`, `hook`, `listen`, `stdout:REGEX`, `stderr:REGEX`.
+    /// Parses the `--ready` argument: `exit`, `hook`, `listen`, `frame`, `stdout:REGEX`, `stderr:REGEX`.
     public init(argument: String) throws(LaunchReportError) {
         switch argument {
         case "exit": self = .exit
         case "hook": self = .hook
         case "listen": self = .listen
+        case "frame": self = .frame
         case "auto", "automatic": self = .automatic
         default:
             if argument.hasPrefix("stdout:"), argument.count > 7 {
@@ -38,6 +41,7 @@ public enum LaunchReadiness: Sendable, Equatable, Hashable, Codable {
         case .exit: "exit"
         case .hook: "hook"
         case .listen: "listen"
+        case .frame: "frame"
         case .stdout(let pattern): "stdout:" + pattern
         case .stderr(let pattern): "stderr:" + pattern
         }
@@ -52,7 +56,14 @@ public enum LaunchReadiness: Sendable, Equatable, Hashable, Codable {
         case .stdout(let pattern): "a line on stdout matching '\(pattern)'"
         case .stderr(let pattern): "a line on stderr matching '\(pattern)'"
         case .listen: "a listening socket"
+        case .frame: "a first frame on a display"
         }
+    }
+
+    /// Whether a first frame seen by the display server counts: asked for, or automatic (a
+    /// program that shows a window is ready at its first frame unless its hook says otherwise).
+    public var displayFrameIsReadiness: Bool {
+        self == .automatic || self == .frame
     }
 
     /// Whether the child's exit stands in for the first frame when the app sends none.

@@ -20,8 +20,10 @@
 ///   program the user ends up running, e.g. rustup's proxy exec'ing rustc).
 /// - App phases: `begin`/`end` hook pairs matched by name (nested pairs of one name match
 ///   innermost first); `extendedLaunch`: `extend` → `finish-extend`, with `task`.
-/// - `firstFrame`: instant at the first `first-frame` hook, else the first `ready` event, else
-///   the exit when the readiness allows it.
+/// - `windowMapped`: instant at the first top-level window of the program the display server
+///   showed. `firstFrame`: instant at the first `first-frame` hook, else the first `ready` event,
+///   else the display server's first frame of the program (automatic readiness), else the exit
+///   when the readiness allows it; with `--ready frame`, the display server's first frame only.
 /// - `exit`: instant, with the exit status.
 /// - Events after `imageStarted(image: k)` belong to image k; hook events, which carry the app's
 ///   own clock, belong to the image running at their timestamp. Phases of images ≥ 1 carry
@@ -100,6 +102,8 @@ private struct TimelineBuilder {
     var segments: [ImageSegment] = []
     var hooks: [HookEvent] = []
     var ready: (reason: String, atNs: UInt64)?
+    var windowMapped: DisplayEvent?
+    var displayFrame: DisplayEvent?
     var exit: (status: ExitStatus, atNs: UInt64)?
 
     var phases: [LaunchPhase] = []
@@ -132,6 +136,11 @@ private struct TimelineBuilder {
                 hooks.append(hook)
             case .ready(let reason, let atNs):
                 if ready == nil { ready = (reason, atNs) }
+            case .display(let event):
+                switch event.kind {
+                case .windowMapped: if windowMapped == nil { windowMapped = event }
+                case .firstFrame: if displayFrame == nil { displayFrame = event }
+                }
             case .exited(let status, let atNs):
                 if exit == nil { exit = (status, atNs) }
             }
@@ -421,15 +430,23 @@ private struct TimelineBuilder {
                 image: openTasks[name].flatMap { image(at: $0) })
         }
 
-        // firstFrame: the app's hook, else readiness, else the exit when allowed.
+        // firstFrame: the app's hook (but with `--ready frame`), else readiness, else the
+        // display's first frame, else the exit when allowed.
+        if let windowMapped {
+            addInstant(LaunchPhase.windowMapped, at: windowMapped.atNs, image: image(at: windowMapped.atNs))
+        }
         var firstFrame: UInt64?
-        if let first = firstFrames.first {
+        if readiness == .frame {
+            firstFrame = displayFrame?.atNs
+        } else if let first = firstFrames.first {
             firstFrame = first
             if firstFrames.count > 1 {
                 warn(.duplicateFirstFrame, "first-frame was sent \(firstFrames.count) times; the first one counts.")
             }
         } else if let ready {
             firstFrame = ready.atNs
+        } else if readiness.displayFrameIsReadiness, let displayFrame {
+            firstFrame = displayFrame.atNs
         } else if readiness.exitIsReadiness, let exit, case .exited(0) = exit.status {
             // Only a clean exit is readiness: a crash, a failure status or launchprof's own
             // ending (a timeout) is not a first frame.
@@ -458,6 +475,7 @@ private struct TimelineBuilder {
         case .stdout(let pattern): "no stdout line matched '\(pattern)'"
         case .stderr(let pattern): "no stderr line matched '\(pattern)'"
         case .listen: "the program never listened on a socket"
+        case .frame: "no window of the program showed a first frame"
         case .automatic, .exit: "the program neither sent a first frame nor exited"
         }
     }

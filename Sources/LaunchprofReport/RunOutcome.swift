@@ -75,7 +75,11 @@ public struct RunOutcome: Sendable, Equatable, Hashable, Codable, CustomStringCo
             self.init(kind: .crashed, signal: Self.signalName(signal), signalNumber: signal)
         } else if !startedProgram, let exit, exit.killedBy == nil, exit.code != 0 {
             self.init(kind: .failedToStart, reason: notStartedReason ?? "the program's first instruction was never reached")
-        } else if let exit, let code = exit.code, code != 0 || !reachedReadiness {
+        } else if let exit, let code = exit.code, code != 0 || !reachedReadiness,
+            exit.killedBy == nil || !reachedReadiness
+        {
+            // A status launchprof's own SIGTERM after readiness provoked (xterm exits 15) is the
+            // program's answer to being ended, not a failed launch.
             self.init(kind: .exitedEarly, exitCode: code, beforeReadiness: !reachedReadiness)
         } else {
             self = .completed

@@ -203,7 +203,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         switch name {
         case LaunchPhase.exec, LaunchPhase.loaderMap, LaunchPhase.loaderRelocate: "34"
         case LaunchPhase.loaderInit, LaunchPhase.programInit: "33"
-        case LaunchPhase.main, LaunchPhase.firstFrame: "35"
+        case LaunchPhase.main, LaunchPhase.firstFrame, LaunchPhase.windowMapped: "35"
         case LaunchPhase.extendedLaunch: "36"
         case LaunchPhase.exit: nil
         default: "32"

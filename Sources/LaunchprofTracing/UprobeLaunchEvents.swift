@@ -97,6 +97,7 @@ extension LaunchEvent {
             .programInitStarted(let t), .mainReached(let t), .ready(_, let t), .exited(_, let t):
             t
         case .hook(let hook): hook.atNs
+        case .display(let event): event.atNs
         case .unobservable: nil
         }
     }

@@ -26,13 +26,14 @@ struct RunCommand: ParsableCommand {
             -r 5 git --version`). `--` ends launchprof's options.
 
             Phases: exec, loader.map, loader.relocate, loader.init (per library), program.init, \
-            main, the app's hooked phases, firstFrame, extendedLaunch, exit. Times are ns from \
-            the spawn.
+            main, the app's hooked phases, windowMapped, firstFrame, extendedLaunch, exit. Times \
+            are ns from the spawn.
 
             Exit status: 0 all runs succeeded; 1 a run failed (non-zero exit, signal, timeout) \
             unless --ignore-failure; 64 usage error; 66 program not found; 69 program cannot be \
-            executed or traced; 70 internal error; 73 the report cannot be written; 130 \
-            interrupted (Ctrl-C): the child was killed and no report was written.
+            executed or traced, or --ready frame's display cannot be watched; 70 internal error; \
+            73 the report cannot be written; 130 interrupted (Ctrl-C): the child was killed and \
+            no report was written.
             """)
 
     @OptionGroup var options: SessionOptions
@@ -103,7 +104,7 @@ struct RunCommand: ParsableCommand {
     static func exitStatus(for error: RunError) -> Int32 {
         switch error {
         case .programNotFound, .interpreterMissing: 66
-        case .notExecutable, .cannotReadProgram, .tracer, .observer: 69
+        case .notExecutable, .cannotReadProgram, .tracer, .observer, .display: 69
         case .report: 73
         case .system: 70
         case .interrupted: 130

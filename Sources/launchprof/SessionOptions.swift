@@ -23,7 +23,7 @@ struct SessionOptions: ParsableArguments {
     @Flag(help: "Evict the closure's files from the page cache before each run (and drop caches as root); each run reports how much stayed resident.")
     var cold = false
 
-    @Option(help: "When the launch is complete: exit, hook, listen, stdout:REGEX, stderr:REGEX. Default: the app's first-frame hook, else the exit.")
+    @Option(help: "When the launch is complete: exit, hook, listen, frame, stdout:REGEX, stderr:REGEX. Default: the app's first-frame hook, else its first frame on $DISPLAY, else the exit.")
     var ready: String?
 
     @Option(help: "Seconds before a run that is not complete is ended and reported as a timeout.")

@@ -25,6 +25,9 @@ enum ReportSamples {
             case .mainReached(let at): return .mainReached(atNs: s(at))
             case .hook(let hook): return .hook(HookEvent(kind: hook.kind, name: hook.name, atNs: s(hook.atNs)))
             case .ready(let reason, let at): return .ready(reason: reason, atNs: s(at))
+            case .display(var display):
+                display.atNs = s(display.atNs)
+                return .display(display)
             case .unobservable: return event
             case .exited(let status, let at): return .exited(status, atNs: s(at))
             }

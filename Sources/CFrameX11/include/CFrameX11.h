@@ -1,0 +1,63 @@
+// launchprof's X11 frame observer: a client of its own on the launched program's display that
+// sees the program's top-level windows appear and their first content (server side, whatever
+// the toolkit). Exported symbols are prefixed `lp_x11_`.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma clang assume_nonnull begin
+
+typedef struct lp_x11_observer lp_x11_observer;
+
+enum lp_x11_event_kind {
+    /// A top-level window of the program was mapped (shown, before it has content).
+    LP_X11_WINDOW_MAPPED = 1,
+    /// The program drew into a mapped top-level window: its first content reached the server.
+    LP_X11_FIRST_FRAME = 2,
+};
+
+typedef struct {
+    int32_t kind;
+    /// The window's owner: X-Resource's client pid, else `_NET_WM_PID`.
+    int32_t pid;
+    uint32_t window;
+    /// CLOCK_MONOTONIC when launchprof received the event.
+    uint64_t at_ns;
+} lp_x11_event;
+
+enum lp_x11_open_status {
+    LP_X11_OK = 0,
+    /// Connecting failed (no server at that display, or not permitted).
+    LP_X11_NO_DISPLAY = 1,
+    /// The server lacks the DAMAGE extension.
+    LP_X11_NO_DAMAGE = 2,
+    /// Another client holds a conflicting selection on the root (never expected for
+    /// SubstructureNotify, which any number of clients may select).
+    LP_X11_SELECT_FAILED = 3,
+    /// libxcb or its DAMAGE or X-Resource binding is not installed (`*missing_library` names it).
+    LP_X11_NO_LIBRARY = 4,
+};
+
+/// Connects to `display` (NULL: `$DISPLAY`) and watches the roots for new windows. On success
+/// `*observer` is set and `*has_xres` says whether X-Resource (1.2) names window owners (else
+/// `_NET_WM_PID` does, when the toolkit sets it). The libraries are loaded on the first call.
+int lp_x11_open(const char *_Nullable display, lp_x11_observer *_Nullable *_Nonnull observer, int *has_xres,
+                const char *_Nullable *_Nonnull missing_library);
+
+/// The connection's descriptor, readable when events arrive.
+int lp_x11_fd(lp_x11_observer *observer);
+
+/// A new launch begins: forget the windows of the last one; the pid is not known yet (0).
+void lp_x11_begin_launch(lp_x11_observer *observer);
+
+/// The launched process: windows of it or of any descendant are observed.
+void lp_x11_set_root_pid(lp_x11_observer *observer, int32_t pid);
+
+/// Handles every event that has arrived; writes up to `max` observations to `events` and returns
+/// their count, or -1 when the connection is broken (the server went away).
+int lp_x11_dispatch(lp_x11_observer *observer, lp_x11_event *events, int max);
+
+void lp_x11_close(lp_x11_observer *observer);
+
+#pragma clang assume_nonnull end

@@ -1,0 +1,143 @@
+import CFrameWayland
+import CLaunchprof
+import LaunchprofReport
+import LaunchprofTracing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches a Wayland compositor for the first frame of a launched program: a relay (see
+/// `CFrameWayland`) on a socket of launchprof's own, which the child reaches through its
+/// `WAYLAND_DISPLAY` and which passes every byte and descriptor on to the real compositor,
+/// reading the requests as they go by. One relay serves a whole session, on its own thread.
+public final class WaylandFrameObserver: @unchecked Sendable {
+    /// The compositor's socket name, as the child's `WAYLAND_DISPLAY` named it.
+    public let display: String
+    /// The relay's socket: the child's `WAYLAND_DISPLAY` (an absolute path).
+    public let relayPath: String
+    private let directory: String
+    private let relay: OpaquePointer
+    private let wakePipe: (read: Int32, write: Int32)
+    private let launch = CurrentLaunch()
+    private var thread: DedicatedThread<Int>?
+
+    /// Checks that the compositor at `display` (relative to `runtimeDirectory`, or an absolute
+    /// path) accepts connections, and starts relaying on a socket in a private directory.
+    public init(display: String, runtimeDirectory: String?) throws(FrameObserverError) {
+        self.display = display
+        let compositor: String
+        if display.hasPrefix("/") {
+            compositor = display
+        } else if let runtimeDirectory, !runtimeDirectory.isEmpty {
+            compositor = runtimeDirectory + "/" + display
+        } else {
+            throw .noRuntimeDirectory(display: display)
+        }
+        guard Self.accepts(compositor) else { throw .cannotConnectWayland(display: display, path: compositor) }
+        var template = Array("/tmp/launchprof-wayland-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw .system(operation: "mkdtemp", errno: errno) }
+        directory = String(cString: made)
+        relayPath = directory + "/relay"
+        var handle: OpaquePointer?
+        let status = lp_wl_relay_open(relayPath, compositor, &handle)
+        guard status == 0, let handle else {
+            rmdir(directory)
+            throw .system(operation: "listening on \(relayPath)", errno: status)
+        }
+        var fds: [Int32] = [0, 0]
+        let error = lp_pipe(&fds, true)
+        guard error == 0 else {
+            lp_wl_relay_close(handle)
+            rmdir(directory)
+            throw .system(operation: "pipe2", errno: error)
+        }
+        relay = handle
+        wakePipe = (fds[0], fds[1])
+        nonisolated(unsafe) let connection = handle
+        let wakeRead = fds[0]
+        let launch = launch
+        thread = DedicatedThread { [display] in
+            Self.serve(connection, wakeRead: wakeRead, display: display, launch: launch)
+        }
+    }
+
+    /// A launch begins (call before its spawn); its clients' events go to `onEvent`.
+    public func beginLaunch(
+        launchedPid: @escaping @Sendable () -> Int32, onEvent: @escaping @Sendable (DisplayEvent) -> Void
+    ) {
+        launch.begin(launchedPid: launchedPid, onEvent: onEvent)
+        wake("b")
+    }
+
+    /// The launch is over: returns what was seen of its surfaces.
+    @discardableResult
+    public func endLaunch() -> [DisplayEvent] { launch.end() }
+
+    /// Stops relaying (closing every client's connection) and removes the socket.
+    public func stop() {
+        guard let thread else { return }
+        wake("s")
+        _ = thread.join()
+        self.thread = nil
+        lp_wl_relay_close(relay)
+        rmdir(directory)
+        close(wakePipe.read)
+        close(wakePipe.write)
+    }
+
+    deinit { stop() }
+
+    private func wake(_ byte: Character) {
+        var value = byte.asciiValue ?? 0
+        _ = write(wakePipe.write, &value, 1)
+    }
+
+    private static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+
+    /// The relay's thread: every client's bytes, the compositor's replies, the wake pipe.
+    private static func serve(_ relay: OpaquePointer, wakeRead: Int32, display: String, launch: CurrentLaunch) -> Int {
+        var generation = 0
+        var relayLaunch: UInt32 = 0
+        var buffer = [lp_wl_event](repeating: lp_wl_event(), count: 16)
+        while true {
+            // A new launch: clients that connect from now on are its own.
+            let current = launch.state.withLock { $0.generation }
+            if current != generation {
+                generation = current
+                lp_wl_relay_begin_launch(relay)
+                relayLaunch &+= 1
+            }
+            let count = lp_wl_relay_step(relay, wakeRead, &buffer, Int32(buffer.count))
+            if count < 0 {
+                var bytes = [UInt8](repeating: 0, count: 16)
+                let read = read(wakeRead, &bytes, bytes.count)
+                if read > 0, bytes[..<read].contains(UInt8(ascii: "s")) { return 0 }
+                continue
+            }
+            for raw in buffer.prefix(Int(count)) where raw.launch == relayLaunch {
+                launch.deliver(DisplayEvent(
+                    kind: raw.kind == Int32(LP_WL_FIRST_FRAME.rawValue) ? .firstFrame : .windowMapped,
+                    atNs: raw.at_ns, pid: raw.pid, window: "wl_surface@\(raw.surface)", display: display),
+                    generation: generation)
+            }
+        }
+    }
+}

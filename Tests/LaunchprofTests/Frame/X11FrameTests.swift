@@ -1,0 +1,167 @@
+import Foundation
+import LaunchprofCore
+import LaunchprofReport
+import Testing
+
+/// Time to first frame on a real X server (Xvfb, started and stopped by each test): launchprof's
+/// own client sees the child's window mapped and its first damage.
+@Suite(.serialized)
+struct X11FrameTests {
+    static func fixture() throws -> String {
+        try FixtureBuilder.build(["frame-x11.c"], output: "frame/frame-x11", flags: ["-lxcb"])
+    }
+
+    static func instant(_ run: LaunchRun, _ name: String) -> UInt64? {
+        run.phases.first { $0.name == name }?.startNs
+    }
+
+    /// The plain xcb fixture: firstFrame within max(2 ms, 2%) of the fixture's own clock at its
+    /// first drawing (after 20 ms of work past the map, so the server's painting of the border
+    /// and background at the map, also damage, must not count) — between its clock just before
+    /// the drawing request and after the server's answer to its round trip; windowMapped before
+    /// it, both after main.
+    @Test(arguments: [LaunchReadiness.frame, .automatic])
+    func fixtureFirstFrameMatchesItsClock(readiness: LaunchReadiness) throws {
+        let server = try XvfbServer()
+        defer { server.stop() }
+        let program = try Self.fixture()
+        var matched = 0
+        for index in 0..<3 {
+            let truth = FixtureTruth.temporaryPath()
+            defer { try? FileManager.default.removeItem(atPath: truth) }
+            let outcome = try RunHarness.run(
+                program, environment: ["DISPLAY": server.display, "LP_FIXTURE_TRUTH": truth]
+            ) { configuration in
+                configuration.readiness = readiness
+                // Lets the fixture write its truth line after its round trip.
+                configuration.lingerNs = 300_000_000
+            }
+            let run = try #require(outcome.runs.first)
+            let facts = try FixtureTruth(contentsOf: truth)
+            let main = try #require(Self.instant(run, LaunchPhase.main), "run \(index): no main")
+            let mapped = try #require(Self.instant(run, LaunchPhase.windowMapped), "run \(index): no windowMapped")
+            let frame = try #require(Self.instant(run, LaunchPhase.firstFrame), "run \(index): no firstFrame")
+            #expect(main < mapped && mapped < frame, "run \(index): main \(main), windowMapped \(mapped), firstFrame \(frame)")
+            let fixtureMain = try #require(facts.first("main"))
+            let shown = try #require(facts.first("first-frame", "x11"), "run \(index): the fixture wrote no first-frame")
+            // Both as spans from main, so launchprof's clock and the fixture's compare directly.
+            let sent = Int64(shown.beginNs - fixtureMain.beginNs), answered = Int64(shown.endNs - fixtureMain.beginNs)
+            let measured = Int64(frame) - Int64(main)
+            let bound = max(2_000_000, answered / 50)
+            let within = measured >= sent - bound && measured <= answered + bound
+            if within { matched += 1 }
+            #expect(within, "run \(index): firstFrame \(measured) ns after main, fixture sent it at \(sent) ns, answered at \(answered) ns")
+            #expect(run.metrics.timeToFirstFrameNs == frame)
+        }
+        #expect(matched == 3)
+    }
+
+    /// Real programs nobody here wrote: firstFrame in every run, after main, windowMapped before.
+    @Test(arguments: [
+        ("xeyes", [String]()), ("xterm", []), ("glxgears", []), ("gtk3-demo", []),
+        // A window of a descendant counts: the shell forks xeyes (a command list is not exec'd).
+        ("/bin/sh", ["-c", "xeyes; true"]),
+    ])
+    func realProgramsShowAFirstFrame(program: String, arguments: [String]) throws {
+        let server = try XvfbServer()
+        defer { server.stop() }
+        let outcome = try RunHarness.run(
+            program, arguments, runs: 3,
+            environment: ["DISPLAY": server.display, "LIBGL_ALWAYS_SOFTWARE": "1", "NO_AT_BRIDGE": "1"]
+        ) { configuration in
+            configuration.readiness = .frame
+            configuration.timeoutNs = 20_000_000_000
+        }
+        #expect(outcome.runs.count == 3)
+        for run in outcome.runs {
+            let main = Self.instant(run, LaunchPhase.main)
+            let mapped = Self.instant(run, LaunchPhase.windowMapped)
+            let frame = Self.instant(run, LaunchPhase.firstFrame)
+            #expect(main != nil && mapped != nil && frame != nil, "\(program) run \(run.index): \(run.phases.map(\.name))")
+            if let main, let mapped, let frame {
+                #expect(main < mapped && mapped <= frame, "\(program) run \(run.index): main \(main), windowMapped \(mapped), firstFrame \(frame)")
+            }
+            #expect(!run.timedOut)
+        }
+    }
+
+    /// A display client that never shows a window: `--ready frame` times out and says what it
+    /// waited for; automatic readiness falls back to the exit (here: the timeout, no frame).
+    @Test func aProgramWithoutAWindowTimesOutNamingTheDisplay() throws {
+        let server = try XvfbServer()
+        defer { server.stop() }
+        let outcome = try RunHarness.run(
+            try Self.fixture(), environment: ["DISPLAY": server.display, "FRAME_WINDOWS": "0"]
+        ) { configuration in
+            configuration.readiness = .frame
+            configuration.timeoutNs = 1_000_000_000
+        }
+        let run = try #require(outcome.runs.first)
+        #expect(run.timedOut)
+        #expect(Self.instant(run, LaunchPhase.firstFrame) == nil)
+        #expect(Self.instant(run, LaunchPhase.windowMapped) == nil)
+        let reason = run.exitStatus?.killedBy ?? ""
+        #expect(reason.contains("waiting for a first frame on display \(server.display)"), "\(reason)")
+        #expect(run.absent.contains { $0.phase == LaunchPhase.firstFrame })
+    }
+
+    /// A server without DAMAGE cannot show launchprof a first frame: an error naming it. Without
+    /// X-Resource, owners come from `_NET_WM_PID` (GTK sets it), and every run says so.
+    @Test func missingExtensionsAreNamed() throws {
+        let noDamage = try XvfbServer(disabling: ["DAMAGE"])
+        defer { noDamage.stop() }
+        var configuration = RunConfiguration(program: "/bin/true", arguments: [])
+        configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
+        configuration.environment = ["DISPLAY": noDamage.display]
+        configuration.readiness = .frame
+        #expect {
+            _ = try RunSession(configuration: configuration)
+        } throws: { error in
+            "\(error)".contains("the X server on \(noDamage.display) lacks the DAMAGE extension")
+        }
+
+        let noXRes = try XvfbServer(disabling: ["X-Resource"])
+        defer { noXRes.stop() }
+        let outcome = try RunHarness.run(
+            "gtk3-demo", environment: ["DISPLAY": noXRes.display, "NO_AT_BRIDGE": "1"]
+        ) { configuration in
+            configuration.readiness = .frame
+            configuration.timeoutNs = 20_000_000_000
+        }
+        let run = try #require(outcome.runs.first)
+        #expect(Self.instant(run, LaunchPhase.firstFrame) != nil, "\(run.phases.map(\.name))")
+        #expect(run.warnings.contains { $0.code == .displayOwnerFromWindowProperty })
+    }
+
+    /// The CLI: `--ready frame` without a display is a usage of the environment it names, exit 69.
+    @Test func cliNamesTheMissingDisplay() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "DISPLAY")
+        environment.removeValue(forKey: "WAYLAND_DISPLAY")
+        let outcome = try LaunchprofCLI.run(["run", "-r", "1", "--ready", "frame", "/bin/true"], environment: environment)
+        #expect(outcome.status == 69)
+        #expect(outcome.stderr.contains("neither DISPLAY nor WAYLAND_DISPLAY is set"), "\(outcome.stderr)")
+    }
+
+    /// No display reachable: an error before any run, naming what is missing.
+    @Test func noDisplayIsAClearError() throws {
+        var configuration = RunConfiguration(program: "/bin/true", arguments: [])
+        configuration.inheritedEnvironment = ProcessInfo.processInfo.environment.filter {
+            $0.key != "DISPLAY" && $0.key != "WAYLAND_DISPLAY"
+        }
+        configuration.readiness = .frame
+        #expect {
+            _ = try RunSession(configuration: configuration)
+        } throws: { error in
+            "\(error)".contains("neither DISPLAY nor WAYLAND_DISPLAY is set")
+        }
+        // A display number nothing serves (Xvfb's own pick is free until it binds it; :4095 is
+        // far above what any test here starts).
+        configuration.environment = ["DISPLAY": ":4095"]
+        #expect {
+            _ = try RunSession(configuration: configuration)
+        } throws: { error in
+            "\(error)".contains("cannot connect to the X display :4095")
+        }
+    }
+}
