@@ -88,10 +88,17 @@ public struct BenchFolder: Sendable {
                         reason: entry.error ?? "the launch failed", settings: entrySettings))
                 continue
             }
-            comparisons.append(
-                ReportComparison(
-                    name: entry.name, base: baseEntry?.report, new: report, baseCounts: baseEntry?.counts,
-                    newCounts: entry.counts, settings: entrySettings))
+            var comparison = ReportComparison(
+                name: entry.name, base: baseEntry?.report, new: report, baseCounts: baseEntry?.counts,
+                newCounts: entry.counts, settings: entrySettings)
+            if let base, baseEntry?.report == nil {
+                // A launch the baseline lacks (or failed in) cannot pass as unchanged.
+                let why = baseEntry == nil ? "not in the baseline '\(base.path)'" : "failed in the baseline '\(base.path)'"
+                comparison.changes.insert(
+                    .init(key: "baseline", baseRuns: 0, newRuns: report.runs.count, verdict: .noVerdict, reason: why), at: 0)
+                comparison.verdict = ComparisonVerdict.combining([comparison.verdict, .noVerdict])
+            }
+            comparisons.append(comparison)
         }
         let missing = base.map { base in
             base.isFolder ? base.entries.map(\.name).filter { name in !new.entries.contains { $0.name == name } } : []

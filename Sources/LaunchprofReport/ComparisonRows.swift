@@ -4,20 +4,24 @@ enum ComparisonRows {
         let mode = entry.new.cold ? "cold" : "warm"
         let runs = entry.base.map { "\($0.runs) vs \(entry.new.runs) runs" } ?? "\(entry.new.runs) runs, no baseline"
         let failed = entry.new.failedRuns > 0 ? ", \(entry.new.failedRuns) failed" : ""
-        return "\(entry.name) (\(mode), \(runs)\(failed)): \(entry.verdict.rawValue)"
+        return "\(entry.name) (\(mode), \(runs)\(failed)): \(entry.verdict.text)"
     }
 
     static func rows(_ entry: ReportComparison, allPhases: Bool) -> [[String]] {
-        entry.changes.filter { allPhases || !$0.key.hasPrefix("phase:") || $0.verdict != .unchanged }.map { change in
+        entry.changes.filter {
+            allPhases || !$0.key.hasPrefix("phase:") || ($0.verdict != .unchanged && $0.verdict != .noVerdict)
+        }.map { change in
             [
                 change.key,
                 change.baseMedianNs.map(DurationText.text) ?? "-",
                 change.newMedianNs.map(DurationText.text) ?? "-",
                 change.medianChangePercent.map(DurationText.signedPercent) ?? "-",
                 change.shift.map {
+                    // An interval below the confidence asked says its own.
                     "\(DurationText.signed($0.shiftNs)) [\(DurationText.signed($0.lowerNs)), \(DurationText.signed($0.upperNs))]"
+                        + ($0.confidence < entry.settings.confidence ? " at \(DurationText.percent($0.confidence * 100))" : "")
                 } ?? "-",
-                change.verdict.rawValue,
+                change.verdict == .noVerdict ? "no verdict" : change.verdict.rawValue,
             ]
         }
     }

@@ -10,6 +10,10 @@ struct Launchprof: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "launchprof",
         abstract: "A launch-performance profiler for Linux programs.",
+        discussion: """
+            Exit status, the same for the same cause in every command:
+            \(ExitCause.table)
+            """,
         version: LaunchprofVersion.description,
         subcommands: [InspectCommand.self, RunCommand.self, PrewarmCommand.self, ReportCommand.self]
             + [BenchCommand.self, CompareCommand.self, MergeCommand.self, ExportCommand.self, CalibrateCommand.self])
@@ -26,6 +30,18 @@ struct Launchprof: ParsableCommand {
                 exit(withError: error)
             }
             return
+        }
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let name = arguments.first,
+            let command = configuration.subcommands.first(where: { $0._commandName == name })
+        {
+            do {
+                try CommandOptions.refuseNegativeValues(
+                    Array(arguments.dropFirst()), of: command,
+                    takesProgram: command == RunCommand.self || command == PrewarmCommand.self)
+            } catch {
+                command.exit(withError: error)
+            }
         }
         main(nil)
     }
