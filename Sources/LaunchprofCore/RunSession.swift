@@ -168,7 +168,7 @@ public final class RunSession: @unchecked Sendable {
 
         var request = TraceRequest(
             executable: program.path, arguments: program.argv(configuration.arguments),
-            environment: environmentStrings(hookDescriptor: channel.childEnd),
+            environment: environmentStrings(hookDescriptor: Int32(LP_CHILD_HOOK_FD)),
             plan: plans.plan(for: imagePath))
         request.workingDirectory = configuration.workingDirectory
         request.standardInput = io.childInput
