@@ -25,20 +25,21 @@ enum ExitCause: Int32, CaseIterable {
     case noPermission = 77
     case interrupted = 130
 
+    /// One line each (under 73 characters, so the help does not wrap it).
     var meaning: String {
         switch self {
-        case .success: "success: measured, written, no change"
-        case .failed: "a run or launch failed (non-zero exit, signal, timeout), unless --ignore-failure; prewarm or bench could not measure a launch"
+        case .success: "success (measured, written; compare: no change)"
+        case .failed: "a run or launch failed (exit, signal, timeout), unless --ignore-failure"
         case .regression: "compare/bench: a regression, or a limit exceeded"
         case .missingLibraries: "inspect: inspected, but libraries are missing"
         case .improvement: "compare/bench: only improvements"
-        case .noVerdict: "compare/bench: no verdict: too few runs for the interval asked, nothing else changed"
-        case .usage: "usage error: an unknown option, a bad or out-of-range value, an invalid suite"
-        case .badInput: "an input is not what it must be: not a launch report (or damaged), not an ELF file, reports that cannot be compared or merged"
-        case .noInput: "an input cannot be read: no such file or program (not in PATH), a directory, a missing interpreter"
-        case .unavailable: "the program cannot be executed, traced or frozen; a 32-bit or foreign ELF file; no C compiler for calibrate"
+        case .noVerdict: "compare/bench: no verdict (too few runs for the interval asked)"
+        case .usage: "usage error: unknown option, bad or out-of-range value, invalid suite"
+        case .badInput: "bad input: not a launch report or ELF file; reports not comparable"
+        case .noInput: "no input: no such file or program, a directory, a missing interpreter"
+        case .unavailable: "cannot execute, trace or freeze the program; foreign ELF; no C compiler"
         case .software: "internal error"
-        case .cannotCreate: "an output cannot be written (a directory, a missing folder, no permission); checked before any work"
+        case .cannotCreate: "an output cannot be written (checked before any work)"
         case .noPermission: "inspect: permission denied reading the program"
         case .interrupted: "interrupted (Ctrl-C, SIGTERM): the child was killed, no report written"
         }
