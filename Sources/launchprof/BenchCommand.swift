@@ -64,6 +64,17 @@ struct BenchCommand: ParsableCommand {
         } catch let error as LaunchReportError {
             throw ExitCause.of(error).fail(error.description)
         }
+        // A missing program is refused before any launch, with the code run and inspect give it
+        // (a relative path with a folder is left to the launch: it may be relative to its cwd).
+        let inherited = ProcessInfo.processInfo.environment
+        for launch in parsed.launches where launch.program.hasPrefix("/") || !launch.program.contains("/") {
+            do throws(RunError) {
+                _ = try ProgramLocator.locate(launch.program, environment: inherited.merging(launch.environment) { $1 })
+            } catch {
+                let cause = ExitCause.of(error)
+                if cause == .noInput { throw cause.fail("\(launch.name): \(error.description)") }
+            }
+        }
         // The baseline is read before any launch: a missing one should not cost the whole suite.
         var base: BenchFolder?
         if let baseline {

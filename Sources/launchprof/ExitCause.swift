@@ -78,8 +78,8 @@ enum ExitCause: Int32, CaseIterable {
     static func of(_ error: RunError) -> ExitCause {
         switch error {
         case .programNotFound, .interpreterMissing: .noInput
-        // A path that is not there is missing, as inspect says, not unexecutable.
-        case .notExecutable(let path, _): access(path, F_OK) == 0 ? .unavailable : .noInput
+        // A path that is not there, or a directory, is no input, as inspect says.
+        case .notExecutable(let path, _): access(path, F_OK) != 0 || ReportFiles.isDirectory(path) ? .noInput : .unavailable
         case .tracer, .observer: .unavailable
         case .cannotReadProgram(let error): of(error)
         case .report(let error): of(error) == .badInput ? .software : of(error)

@@ -12,7 +12,7 @@ struct RunCommandTests {
     @Test func badInputsGetOneLineAndTheirStatus() throws {
         let cases: [([String], Int32, String)] = [
             (["run", "launchprof-no-such-program"], 66, "is not found in PATH"),
-            (["run", "/tmp"], 69, "is a directory"),
+            (["run", "/tmp"], 66, "is a directory"),
             (["run", "--input", "/nonexistent/input", "/bin/true"], 64, "--input /nonexistent/input"),
             (["run", "--cwd", "/nonexistent/dir", "/bin/true"], 64, "--cwd /nonexistent/dir"),
             (["run", "--ready", "stdout:(", "/bin/true"], 64, "--ready stdout:("),
