@@ -16,7 +16,7 @@ struct RunCommandTests {
             (["run", "--input", "/nonexistent/input", "/bin/true"], 64, "--input /nonexistent/input"),
             (["run", "--cwd", "/nonexistent/dir", "/bin/true"], 64, "--cwd /nonexistent/dir"),
             (["run", "--ready", "stdout:(", "/bin/true"], 64, "--ready stdout:("),
-            (["run", "--runs", "0", "/bin/true"], 64, "--runs must be at least 1"),
+            (["run", "--runs", "0", "/bin/true"], 64, "the number of runs is 1 to 100000"),
         ]
         for (arguments, status, message) in cases {
             let outcome = try launchprof(arguments)
