@@ -62,10 +62,66 @@ public enum LaunchReportDecoder {
         guard version == LaunchReport.currentSchemaVersion else {
             throw .unsupportedSchemaVersion(path: path, found: version, supported: LaunchReport.currentSchemaVersion)
         }
+        let report: LaunchReport
         do {
-            return try decoder.decode(LaunchReport.self, from: data)
+            report = try decoder.decode(LaunchReport.self, from: data)
         } catch {
             throw .invalidReport(path: path, reason: Self.describe(error))
+        }
+        // Times and sizes are added and subtracted by every reader: a number no launch can have
+        // would overflow there, so it is refused here, by name.
+        if let (place, value) = (try? decoder.decode(NumberRange.self, from: data))?.outOfRange {
+            throw .invalidReport(
+                path: path,
+                reason: "\(value) at \(place) is out of range (at most \(NumberRange.limitText): 10^17 ns is over 3 years)")
+        }
+        return report
+    }
+
+    /// Walks any JSON value and keeps the first number whose magnitude is over `limit`.
+    private struct NumberRange: Decodable {
+        static let limit: Double = 1e17
+        static let limitText = "100000000000000000"
+        var outOfRange: (place: String, value: String)?
+
+        private struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int?
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) {
+                stringValue = String(intValue)
+                self.intValue = intValue
+            }
+        }
+
+        init(from decoder: any Decoder) throws {
+            if let object = try? decoder.container(keyedBy: Key.self) {
+                for key in object.allKeys {
+                    if let found = try object.decode(NumberRange.self, forKey: key).outOfRange {
+                        outOfRange = found
+                        return
+                    }
+                }
+                return
+            }
+            if var array = try? decoder.unkeyedContainer() {
+                while !array.isAtEnd {
+                    if let found = try array.decode(NumberRange.self).outOfRange {
+                        outOfRange = found
+                        return
+                    }
+                }
+                return
+            }
+            let value = try decoder.singleValueContainer()
+            let place = decoder.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            if let number = try? value.decode(UInt64.self) {
+                if Double(number) > Self.limit { outOfRange = (place, String(number)) }
+            } else if let number = try? value.decode(Int64.self) {
+                if Double(number.magnitude) > Self.limit { outOfRange = (place, String(number)) }
+            } else if let number = try? value.decode(Double.self), !(number.magnitude <= Self.limit) {
+                outOfRange = (place, String(number))
+            }
         }
     }
 

@@ -17,8 +17,12 @@ struct ReportFuzzTests {
         let made = try LaunchprofCLI.run(["run", "-r", "3", "--json", base, "/bin/true"])
         try #require(made.status == 0, "\(made.stderr)")
         let original = try Data(contentsOf: URL(fileURLWithPath: base))
-        var generator = ReportMutator.Generator(seed: 22)
-        let mutants = ReportMutator.mutants(of: original, count: 60, generator: &generator)
+        // Fuzz/run-reports.sh sets a larger count and another seed.
+        let environment = ProcessInfo.processInfo.environment
+        let count = environment["LP_FUZZ_REPORTS"].flatMap(Int.init) ?? 60
+        var generator = ReportMutator.Generator(seed: environment["LP_FUZZ_SEED"].flatMap(UInt64.init) ?? 22)
+        let mutants = ReportMutator.mutants(of: original, count: count, generator: &generator)
+        #expect(mutants.count == count)
         let table: Set<Int32> = [0, 1, 2, 4, 5, 65, 66]
         for (index, (name, bytes)) in mutants.enumerated() {
             let path = folder + "/m\(index).json"
@@ -61,7 +65,7 @@ enum ReportMutator {
     static let replacements: [String] = [
         "null", "true", "\"NaN\"", "\"Infinity\"", "\"-inf\"", "-1", "-9223372036854775808", "18446744073709551615",
         "18446744073709551616", "1e308", "1.5", "\"\"", "[]", "{}", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
-        "\"\\u0000\"", "0", "9223372036854775807",
+        "\"\\u0000\"", "0", "9223372036854775807", "99999999999999999", "100000000000000001",
     ]
 
     static func mutants(of original: Data, count: Int, generator: inout Generator) -> [(String, Data)] {
@@ -71,6 +75,11 @@ enum ReportMutator {
             ("deep", Data((String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)).utf8)),
             ("deep-object", Data((String(repeating: "{\"a\":", count: 3000) + "1" + String(repeating: "}", count: 3000)).utf8)),
             ("not-utf8", Data([0xFF, 0xFE, 0x7B, 0x00])),
+            // Every time at the largest value a reader may add (a trace's end = start + duration).
+            ("all-times-max", Data(String(decoding: original, as: UTF8.self).replacing(
+                /("[A-Za-z]+Ns"):[0-9]+/, with: { "\($0.output.1):18446744073709551615" }).utf8)),
+            ("all-times-limit", Data(String(decoding: original, as: UTF8.self).replacing(
+                /("[A-Za-z]+Ns"):[0-9]+/, with: { "\($0.output.1):99999999999999999" }).utf8)),
         ]
         guard let object = (try? JSONSerialization.jsonObject(with: original)) as? [String: Any] else { return result }
         let paths = leafPaths(object, prefix: [])
