@@ -227,5 +227,16 @@ struct BadInputTests {
         let decoded = try LaunchReportDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: report))), path: report)
         #expect(decoded.summary.failedRuns == 0)
         #expect(decoded.runs.allSatisfy { $0.metrics.timeToFirstFrameNs != nil })
+        // A line that is not an event is not lost silently: a warning names it.
+        let garbled = try samples.write("garbled.sh", """
+            #!/bin/sh
+            echo "not an event" >&"$LAUNCHPROF_HOOK_FD"
+            echo "first-frame -" >&"$LAUNCHPROF_HOOK_FD"
+
+            """)
+        chmod(garbled, 0o755)
+        let warned = try LaunchprofCLI.run(["run", "-r", "2", "--ready", "hook", "--timeout", "5", garbled])
+        #expect(warned.status == 0, "\(warned.stderr)")
+        #expect(warned.stdout.contains("not an event"), "\(warned.stdout)")
     }
 }
