@@ -1,6 +1,10 @@
 import ArgumentParser
 import LaunchprofReport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// launchprof: measures and explains what happens between exec and a program being ready.
 ///
 /// Synchronous on purpose: an async root starts the concurrency runtime's worker threads,
@@ -40,7 +44,9 @@ struct Launchprof: ParsableCommand {
                     Array(arguments.dropFirst()), of: command,
                     takesProgram: command == RunCommand.self || command == PrewarmCommand.self)
             } catch {
-                command.exit(withError: error)
+                // Printed here: the subcommand's own exit would name it without "launchprof".
+                Terminal.write(2, "Error: \(error)\n  See 'launchprof \(name) --help' for more information.\n")
+                Glibc.exit(ExitCause.usage.rawValue)
             }
         }
         main(nil)

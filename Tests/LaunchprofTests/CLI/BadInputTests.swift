@@ -77,6 +77,9 @@ struct BadInputTests {
             (["prewarm", "--pool", "-2", "/bin/true"], "--pool -2: negative"),
             (["bench", "s.json", "--rounds", "-1"], "--rounds -1: negative"),
             (["calibrate", "-r", "-5"], "-r -5: negative"),
+            (["compare", "--min-effect", "nan", "a.json", "b.json"], "'nan'"),
+            (["compare", "--confidence", "inf", "a.json", "b.json"], "'inf'"),
+            (["compare", "--min-effect-ns", "-1", "a.json", "b.json"], "--min-effect-ns -1: negative"),
         ]
         for (arguments, message) in cases { try expect(arguments, 64, message) }
         // A negative number after the program is the program's own.
