@@ -43,5 +43,6 @@ echo "ci-bench: $(($(date +%s) - started)) s; summary in .build/ci-bench/summary
 case $status in
     0) echo "ci-bench: no launch regression" >&2; exit 0 ;;
     4) echo "ci-bench: launches improved; re-record the baseline with --update-baseline" >&2; exit 0 ;;
+    5) echo "ci-bench: no verdict (a launch the baseline lacks, or too few runs); re-record the baseline with --update-baseline" >&2; exit 0 ;;
     *) exit $status ;;
 esac

@@ -76,9 +76,12 @@ static void run_child(const char *path, char *const *argv, char *const *envp,
     for (int i = 0; i < 3; i++) {
         if (fds[i] >= 0 && fds[i] != i && dup2(fds[i], i) < 0) goto fail;
     }
-    if (o->keep_fd >= 0) {
+    if (o->keep_fd == LP_CHILD_HOOK_FD) {
         int flags = fcntl(o->keep_fd, F_GETFD);
         if (flags < 0 || fcntl(o->keep_fd, F_SETFD, flags & ~FD_CLOEXEC) < 0) goto fail;
+    } else if (o->keep_fd >= 0) {
+        // dup2's copy is not close-on-exec; whatever the child held at that number is replaced.
+        if (dup2(o->keep_fd, LP_CHILD_HOOK_FD) < 0) goto fail;
     }
     if (o->cwd && chdir(o->cwd) < 0) goto fail;
     if (o->cpu >= 0) {

@@ -17,11 +17,17 @@ public final class AtomicReportFile: ReportOutput {
     public let path: String
     /// The temporary file being written.
     public let temporaryPath: String
+
+    /// The path named in messages (a link to `path`, say).
+    private let displayPath: String
     private var descriptor: Int32
 
-    /// Creates the temporary file next to `path`.
-    public init(path: String) throws(LaunchReportError) {
+    /// Creates the temporary file next to `path`; the finished file gets `mode` (the permissions
+    /// of the file it replaces), else 0644. Use `OutputDestination` to reach here from a path a
+    /// user gave: it follows links and writes devices in place.
+    public init(path: String, displayPath: String? = nil, mode: mode_t? = nil) throws(LaunchReportError) {
         self.path = path
+        self.displayPath = displayPath ?? path
         // A directory there would only fail at the rename, after every run: say so now.
         var info = stat()
         if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
@@ -34,11 +40,11 @@ public final class AtomicReportFile: ReportOutput {
             guard let base = buffer.baseAddress else { return -1 }
             return mkstemp(base)
         }
-        guard fd >= 0 else { throw Self.failure("create a temporary file for", path) }
+        guard fd >= 0 else { throw Self.failure("create a temporary file for", displayPath ?? path) }
         descriptor = fd
         temporaryPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // mkstemp creates 0600; a report is an ordinary readable file.
-        _ = fchmod(fd, 0o644)
+        _ = fchmod(fd, mode ?? 0o644)
     }
 
     deinit {
@@ -70,7 +76,7 @@ public final class AtomicReportFile: ReportOutput {
             throw failure
         }
         if rename(temporaryPath, path) != 0 {
-            let failure = Self.failure("rename the finished report to", path)
+            let failure = Self.failure("rename the finished report to", displayPath)
             unlink(temporaryPath)
             throw failure
         }
@@ -96,12 +102,12 @@ private func writeToDescriptor(_ fd: Int32, _ bytes: UnsafeRawPointer?, _ count:
 }
 
 extension LaunchReportWriter {
-    /// A writer that streams the report to `path` atomically (see `AtomicReportFile`).
+    /// A writer that streams the report to `path` (see `OutputDestination`).
     public convenience init(
         path: String, target: LaunchReport.Target, host: LaunchReport.Host,
         mode: LaunchReport.Mode
     ) throws(LaunchReportError) {
-        try self.init(output: AtomicReportFile(path: path), target: target, host: host, mode: mode)
+        try self.init(output: OutputDestination(path).open(), target: target, host: host, mode: mode)
     }
 }
 

@@ -88,10 +88,19 @@ public struct BenchFolder: Sendable {
                         reason: entry.error ?? "the launch failed", settings: entrySettings))
                 continue
             }
-            comparisons.append(
-                ReportComparison(
-                    name: entry.name, base: baseEntry?.report, new: report, baseCounts: baseEntry?.counts,
-                    newCounts: entry.counts, settings: entrySettings))
+            var comparison = ReportComparison(
+                name: entry.name, base: baseEntry?.report, new: report, baseCounts: baseEntry?.counts,
+                newCounts: entry.counts, settings: entrySettings)
+            if let base, baseEntry?.report?.runs.isEmpty ?? true {
+                // A launch the baseline lacks (failed in, or has no runs of) cannot pass as unchanged.
+                let why = baseEntry == nil
+                    ? "not in the baseline '\(base.path)'"
+                    : baseEntry?.report == nil ? "failed in the baseline '\(base.path)'" : "no runs in the baseline '\(base.path)'"
+                comparison.changes.insert(
+                    .init(key: "baseline", baseRuns: 0, newRuns: report.runs.count, verdict: .noVerdict, reason: why), at: 0)
+                comparison.verdict = ComparisonVerdict.combining([comparison.verdict, .noVerdict])
+            }
+            comparisons.append(comparison)
         }
         let missing = base.map { base in
             base.isFolder ? base.entries.map(\.name).filter { name in !new.entries.contains { $0.name == name } } : []

@@ -58,10 +58,19 @@ public enum PrewarmHold: Sendable, Equatable, CustomStringConvertible {
             guard let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite else {
                 throw .badDuration(text)
             }
-            return UInt64(value * scale)
+            return try nanoseconds(value * scale, text)
         }
         guard let seconds = Double(text), seconds >= 0, seconds.isFinite else { throw .badDuration(text) }
-        return UInt64(seconds * 1e9)
+        return try nanoseconds(seconds * 1e9, text)
+    }
+
+    /// The longest duration accepted: a million seconds (11.6 days); more is surely a typo, and
+    /// far more would not fit the nanosecond counters.
+    public static let maximumNs: Double = 1e15
+
+    private static func nanoseconds(_ value: Double, _ text: String) throws(PrewarmArgumentError) -> UInt64 {
+        guard value <= maximumNs else { throw .durationTooLong(text) }
+        return UInt64(value)
     }
 
     static func format(_ ns: UInt64) -> String {
@@ -75,10 +84,12 @@ public enum PrewarmHold: Sendable, Equatable, CustomStringConvertible {
 public enum PrewarmArgumentError: Error, Sendable, Equatable, CustomStringConvertible {
     case badDuration(String)
     case badHold(String)
+    case durationTooLong(String)
 
     public var description: String {
         switch self {
         case .badDuration(let text): "\"\(text)\" is not a duration: use 250us, 500ms, 2s or 1m."
+        case .durationTooLong(let text): "\"\(text)\" is out of range: a duration is at most 1000000s (11.6 days)."
         case .badHold(let text): "\"\(text)\" is not a hold: use a duration (2s), uniform:500ms-3s or exponential:2s."
         }
     }

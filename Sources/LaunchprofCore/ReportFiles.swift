@@ -32,16 +32,9 @@ public enum ReportFiles {
         try LaunchReportDecoder.decode(read(path), path: path)
     }
 
-    /// Writes `bytes` to `path` whole or not at all.
+    /// Writes `bytes` to `path` whole or not at all (see `OutputDestination`).
     public static func write(_ bytes: [UInt8], to path: String) throws(LaunchReportError) {
-        let file = try AtomicReportFile(path: path)
-        do {
-            try file.write(bytes)
-            try file.commit()
-        } catch {
-            file.discard()
-            throw error
-        }
+        try OutputDestination(path).write(bytes)
     }
 
     /// Writes `metrics.json` and `diagnostics.json` into `directory` (created if missing). Both
@@ -61,8 +54,8 @@ public enum ReportFiles {
             throw failure("create the MetricKit directory", directory)
         }
         let base = directory.hasSuffix("/") ? directory : directory + "/"
-        let metricsFile = try AtomicReportFile(path: base + "metrics.json")
-        let diagnosticsFile = try AtomicReportFile(path: base + "diagnostics.json")
+        let metricsFile = try OutputDestination(base + "metrics.json").open()
+        let diagnosticsFile = try OutputDestination(base + "diagnostics.json").open()
         do {
             try metricsFile.write(metrics)
             try diagnosticsFile.write(diagnostics)

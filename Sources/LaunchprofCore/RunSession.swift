@@ -174,7 +174,7 @@ public final class RunSession: @unchecked Sendable {
 
         var request = TraceRequest(
             executable: program.path, arguments: program.argv(configuration.arguments),
-            environment: environmentStrings(hookDescriptor: channel.childEnd),
+            environment: environmentStrings(hookDescriptor: Int32(LP_CHILD_HOOK_FD)),
             plan: plans.plan(for: imagePath))
         if let frameWatch { request.environment = frameWatch.childEnvironment(request.environment) }
         request.workingDirectory = configuration.workingDirectory

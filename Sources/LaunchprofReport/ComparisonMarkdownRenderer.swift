@@ -7,6 +7,7 @@ public struct ComparisonMarkdownRenderer: ComparisonRenderer {
         let icon: String
         switch comparison.verdict {
         case .unchanged: icon = "No launch-time change"
+        case .noVerdict: icon = "No verdict: too few runs"
         case .improvement: icon = "Launch time improved"
         case .regression: icon = "Launch-time regression"
         case .failed: icon = "A launch failed"

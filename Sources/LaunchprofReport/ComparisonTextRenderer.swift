@@ -25,7 +25,7 @@ public struct ComparisonTextRenderer: ComparisonRenderer {
             if !entry.counts.isEmpty {
                 lines.append("  counts: " + entry.counts.map { "\($0.name) \($0.base) → \($0.new)" + ($0.verdict == .unchanged ? "" : " (\($0.verdict.rawValue))") }.joined(separator: ", "))
             }
-            for change in entry.changes where change.reason != nil && change.verdict == .regression {
+            for change in entry.changes where change.reason != nil && (change.verdict == .regression || change.verdict == .noVerdict && !change.key.hasPrefix("phase:")) {
                 lines.append("  \(change.key): \(change.reason ?? "")")
             }
             lines.append("")
@@ -33,7 +33,7 @@ public struct ComparisonTextRenderer: ComparisonRenderer {
         for name in comparison.missing {
             lines.append("\(name): in the baseline only")
         }
-        lines.append("verdict: \(comparison.verdict.rawValue)")
+        lines.append("verdict: \(comparison.verdict.text)")
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -2,6 +2,8 @@
 public enum ComparisonVerdict: String, Sendable, Equatable, Codable, Comparable, CaseIterable {
     /// Nothing changed beyond the minimum effect.
     case unchanged
+    /// Nothing changed that could be judged, and some quantity had too few runs to judge.
+    case noVerdict
     /// Something got faster (or smaller), nothing got slower.
     case improvement
     /// Something got slower, larger, or over its limit.
@@ -12,24 +14,29 @@ public enum ComparisonVerdict: String, Sendable, Equatable, Codable, Comparable,
     private var severity: Int {
         switch self {
         case .unchanged: 0
-        case .improvement: 1
-        case .regression: 2
-        case .failed: 3
+        case .noVerdict: 1
+        case .improvement: 2
+        case .regression: 3
+        case .failed: 4
         }
     }
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.severity < rhs.severity }
 
-    /// `bench` and `compare` exit with: 0 unchanged, 4 only improvements, 2 a regression,
-    /// 1 a launch failed.
+    /// `bench` and `compare` exit with: 0 unchanged, 5 no verdict, 4 only improvements, 2 a
+    /// regression, 1 a launch failed.
     public var exitCode: Int32 {
         switch self {
         case .unchanged: 0
+        case .noVerdict: 5
         case .improvement: 4
         case .regression: 2
         case .failed: 1
         }
     }
+
+    /// The verdict in words ("no verdict").
+    public var text: String { self == .noVerdict ? "no verdict" : rawValue }
 
     /// The worst of several verdicts (`unchanged` for none).
     public static func combining(_ verdicts: some Sequence<ComparisonVerdict>) -> ComparisonVerdict {

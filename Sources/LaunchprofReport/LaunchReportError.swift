@@ -16,6 +16,10 @@ public enum LaunchReportError: Error, Equatable, CustomStringConvertible {
     case invalidReport(path: String, reason: String)
     /// Reports that cannot be merged into one, and why.
     case cannotMerge(reason: String)
+    /// Reports that cannot be compared, and why.
+    case cannotCompare(reason: String)
+    /// Another kind of document where a launch report was expected ("an inspect report").
+    case wrongKind(path: String, kind: String)
 
     public var description: String {
         switch self {
@@ -35,6 +39,10 @@ public enum LaunchReportError: Error, Equatable, CustomStringConvertible {
             "'\(path)' is not a launchprof launch report: \(reason)."
         case .cannotMerge(let reason):
             "The reports cannot be merged: \(reason)."
+        case .cannotCompare(let reason):
+            "The reports cannot be compared: \(reason)."
+        case .wrongKind(let path, let kind):
+            "'\(path)' is \(kind), not a launch report (write one with `launchprof run --json FILE`)."
         }
     }
 }

@@ -85,6 +85,9 @@ public struct ReportComparison: Sendable, Equatable, Codable {
 
         public enum Verdict: String, Sendable, Equatable, Codable, CaseIterable {
             case unchanged, improvement, regression
+            /// Too few runs for the interval asked: the shift and the interval that could be
+            /// computed are given, with its real (lower) confidence.
+            case noVerdict
             /// Only in the new report / only in the base (not a verdict on speed).
             case added, removed
         }
@@ -127,6 +130,7 @@ public struct ReportComparison: Sendable, Equatable, Codable {
             switch change.verdict {
             case .regression: .regression
             case .improvement: .improvement
+            case .noVerdict: .noVerdict
             default: nil
             }
         }
@@ -186,7 +190,8 @@ public struct ReportComparison: Sendable, Equatable, Codable {
         change.shiftPercent = percent
         guard change.verdict == .unchanged else { return change }
         guard shift.confidence >= settings.confidence else {
-            change.reason = "too few runs for a \(Int(settings.confidence * 100))% interval (\(base.count) and \(new.count)): no verdict"
+            change.verdict = .noVerdict
+            change.reason = "too few runs for a \(Int(settings.confidence * 100))% interval (\(base.count) and \(new.count)); the widest, [\(DurationText.signed(shift.lowerNs)), \(DurationText.signed(shift.upperNs))], is only \(DurationText.percent(shift.confidence * 100)) confident"
             return change
         }
         let minimumPercent = threshold?.maxRegressionPercent ?? settings.minEffectPercent

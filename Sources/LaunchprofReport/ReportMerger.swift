@@ -14,6 +14,15 @@ public enum ReportMerger {
         guard let (firstPath, first) = named.first else {
             throw .cannotMerge(reason: "no reports were given")
         }
+        for (path, report) in named where report.runs.isEmpty {
+            throw .cannotMerge(reason: "'\(path)' has no runs (its summary counts \(report.summary.runs)); there is nothing of it to pool")
+        }
+        // The same runs twice (one file named twice, or a copy) would count every run double.
+        for (index, (path, report)) in named.enumerated() {
+            if let (earlier, _) = named[..<index].first(where: { $0.report.runs == report.runs }) {
+                throw .cannotMerge(reason: "'\(path)' holds the same runs as '\(earlier)' (the same report twice); pooling them would count every run twice")
+            }
+        }
         for (path, report) in named.dropFirst() {
             let a = first.target
             let b = report.target

@@ -23,9 +23,11 @@ struct BenchCommand: ParsableCommand {
             the baseline folder's launch of the same name (as `launchprof compare` does); \
             without, only the suite's maxMedianNs limits apply.
 
-            Exit status: 0 no regression; 2 a regression (or a limit exceeded); 4 only \
-            improvements; 1 a launch failed; 64 usage error or invalid suite; 66 the suite or \
-            the baseline cannot be read; 73 the folder cannot be written; 130 interrupted.
+            A launch the baseline lacks gets "no verdict". A threshold on a phase the launch \
+            does not have is refused (exit 64, naming the phases it has) once the reports are \
+            written: a typo must not turn a limit off.
+
+            \(ExitCause.summary([.success, .failed, .regression, .improvement, .noVerdict, .usage, .badInput, .noInput, .unavailable, .cannotCreate, .interrupted], [.success: "no regression", .usage: "usage error, an invalid suite, a threshold on a phase that does not exist"]))
             """)
 
     @Argument(help: "The suite file (JSON).")
@@ -40,7 +42,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Also write the comparison as Markdown to this file (for a CI job to post).")
     var markdown: String?
 
-    @Option(help: "Rounds the launches take turns in: each round makes its share of every launch's runs (put a base and a new build in one suite and compare their reports).")
+    @Option(help: "Rounds the launches take turns in: each round makes its share of every launch's runs (put a base and a new build in one suite and compare their reports; 1 to 1000).", transform: { try OptionValue.count($0, 1...1000, unit: "the number of rounds") })
     var rounds = 1
 
     @OptionGroup var options: ComparisonOptions
@@ -48,7 +50,9 @@ struct BenchCommand: ParsableCommand {
     @OptionGroup(title: "MetricKit") var metricKit: MetricKitOptions
 
     func validate() throws {
-        guard rounds >= 1 else { throw ValidationError("--rounds must be at least 1.") }
+        // Every output is checked before the first launch.
+        try OutputChecks.folder(output, option: "--output", createParents: true)
+        try OutputChecks.file(markdown, option: "--markdown")
     }
 
     func run() throws {
@@ -56,9 +60,20 @@ struct BenchCommand: ParsableCommand {
         do {
             parsed = try BenchSuite.parse(try ReportFiles.read(suite), path: suite)
         } catch let error as BenchError {
-            throw Terminal.fail(error.description, status: 64)
+            throw ExitCause.usage.fail(error.description)
         } catch let error as LaunchReportError {
-            throw Terminal.fail(error.description, status: 66)
+            throw ExitCause.of(error).fail(error.description)
+        }
+        // A missing program is refused before any launch, with the code run and inspect give it
+        // (a relative path with a folder is left to the launch: it may be relative to its cwd).
+        let inherited = ProcessInfo.processInfo.environment
+        for launch in parsed.launches where launch.program.hasPrefix("/") || !launch.program.contains("/") {
+            do throws(RunError) {
+                _ = try ProgramLocator.locate(launch.program, environment: inherited.merging(launch.environment) { $1 })
+            } catch {
+                let cause = ExitCause.of(error)
+                if cause == .noInput { throw cause.fail("\(launch.name): \(error.description)") }
+            }
         }
         // The baseline is read before any launch: a missing one should not cost the whole suite.
         var base: BenchFolder?
@@ -66,10 +81,10 @@ struct BenchCommand: ParsableCommand {
             do throws(LaunchReportError) {
                 base = try BenchFolder.load(baseline)
             } catch {
-                throw Terminal.fail(error.description, status: 66)
+                throw ExitCause.of(error).fail(error.description)
             }
             guard base?.isFolder == true else {
-                throw Terminal.fail("--baseline \(baseline): expected a bench folder (with suite.json).", status: 64)
+                throw ExitCause.usage.fail("--baseline \(baseline): expected a bench folder (with suite.json).")
             }
         }
         let interactive = Terminal.isInteractive(2)
@@ -84,7 +99,7 @@ struct BenchCommand: ParsableCommand {
             if interactive { Terminal.write(2, "\r\u{1b}[K") }
         } catch {
             if interactive { Terminal.write(2, "\n") }
-            throw Terminal.fail(error.description, status: RunCommand.exitStatus(for: error))
+            throw ExitCause.of(error).fail(error.description)
         }
         for outcome in outcomes {
             if let error = outcome.entry.error {
@@ -103,7 +118,7 @@ struct BenchCommand: ParsableCommand {
                         endedAtSeconds: Int64(time(nil)))
                 }
             } catch {
-                throw Terminal.fail(error.description, status: 73)
+                throw ExitCause.of(error).fail(error.description)
             }
             Terminal.write(2, "launchprof: MetricKit payloads written to \(directory)/<launch>/\n")
         }
@@ -114,10 +129,30 @@ struct BenchCommand: ParsableCommand {
                 let text = try ComparisonMarkdownRenderer().render(comparison)
                 try ReportFiles.write(Array(text.utf8), to: markdown)
             } catch {
-                throw Terminal.fail(error.description, status: 73)
+                throw ExitCause.of(error).fail(error.description)
             }
         }
         Terminal.write(2, "launchprof: reports written to \(output)/\n")
+        try Self.refuseUnknownPhases(outcomes)
         try CompareCommand.emit(comparison, with: options.renderer())
+    }
+
+    /// A threshold on a quantity none of the launch's runs has (`phase:nosuch`) would check
+    /// nothing: refused, naming what the launch has. Checked on the measured reports, because
+    /// an app's hooked phases are known only once it ran.
+    static func refuseUnknownPhases(_ outcomes: [BenchRunner.Outcome]) throws {
+        var problems: [String] = []
+        for outcome in outcomes {
+            guard let report = outcome.report else { continue }
+            let keys = Set(report.samples().map(\.key))
+            for key in outcome.entry.thresholds.keys.sorted() where key.hasPrefix("phase:") && !keys.contains(key) {
+                let phases = keys.filter { $0.hasPrefix("phase:") }.map { String($0.dropFirst(6)) }.sorted()
+                problems.append(
+                    "\(outcome.entry.name): a threshold on '\(key)', a phase this launch does not have; its phases: \(phases.joined(separator: ", "))")
+            }
+        }
+        guard problems.isEmpty else {
+            throw ExitCause.usage.fail(problems.joined(separator: "\nlaunchprof: "))
+        }
     }
 }

@@ -21,9 +21,11 @@ struct CalibrateCommand: ParsableCommand {
             in $XDG_CACHE_HOME/launchprof (default ~/.cache/launchprof), keyed by CPU model and \
             kernel. --check compares the new estimate (and the built-in one) with measurements of \
             other programs; --report writes that comparison as Markdown and SVG.
+
+            \(ExitCause.summary([.success, .usage, .noInput, .unavailable, .software, .cannotCreate]))
             """)
 
-    @Option(name: .shortAndLong, help: "Measured launches per calibration program, in 4 interleaved rounds (the fit uses their median).")
+    @Option(name: .shortAndLong, help: "Measured launches per calibration program, in 4 interleaved rounds (the fit uses their median; 4 to 10000).", transform: { try OptionValue.count($0, 4...10_000, unit: "the number of runs") })
     var runs = 20
 
     @Option(
@@ -31,7 +33,7 @@ struct CalibrateCommand: ParsableCommand {
         help: ArgumentHelp("A program to check the fitted model on, with its arguments (repeatable).", valueName: "'PROGRAM ARGS'"))
     var check: [String] = []
 
-    @Option(name: .long, help: "Launches per --check program, in 2 interleaved rounds (their median, as `launchprof run` reports it).")
+    @Option(name: .long, help: "Launches per --check program, in 2 interleaved rounds (their median, as `launchprof run` reports it; 3 to 10000).", transform: { try OptionValue.count($0, 3...10_000, unit: "the number of runs") })
     var checkRuns = 10
 
     @Option(name: .long, help: ArgumentHelp("Write DIR/calibration.md and DIR/calibration.svg (needs --check).", valueName: "DIR"))
@@ -44,6 +46,8 @@ struct CalibrateCommand: ParsableCommand {
         guard runs >= 4 else { throw ValidationError("--runs must be at least 4 (one per round)") }
         guard checkRuns >= 3 else { throw ValidationError("--check-runs must be at least 3 (the median of fewer is noise)") }
         if report != nil && check.isEmpty { throw ValidationError("--report needs at least one --check program") }
+        // Checked before the whole calibration, not after it.
+        try OutputChecks.folder(report, option: "--report")
     }
 
     func run() throws {
@@ -57,7 +61,7 @@ struct CalibrateCommand: ParsableCommand {
             cursor += 1
         }
         guard let store = CalibrationStore.user(environment: environment) else {
-            throw Terminal.fail(CalibrationError.noCacheDirectory.description, status: 73)
+            throw ExitCause.cannotCreate.fail(CalibrationError.noCacheDirectory.description)
         }
         var calibrator = Calibrator(environment: environment)
         calibrator.runs = runs
@@ -74,7 +78,7 @@ struct CalibrateCommand: ParsableCommand {
             }
             path = try store.save(calibration)
         } catch {
-            throw Terminal.fail(error.description, status: Self.exitStatus(error))
+            throw ExitCause.of(error).fail(error.description)
         }
         var checker = calibrator
         checker.runs = checkRuns
@@ -96,18 +100,17 @@ struct CalibrateCommand: ParsableCommand {
                     calibratedNs: calibration.model.estimateNs(work)))
             }
         } catch {
-            throw Terminal.fail(error.description, status: Self.exitStatus(error))
+            throw ExitCause.of(error).fail(error.description)
         }
         let comparison = CalibrationCheck(calibration: calibration, rows: checks)
         if let report {
-            do {
+            do throws(LaunchReportError) {
+                try ReportFiles.makeDirectory(report)
                 for (name, text) in [("calibration.md", comparison.markdown()), ("calibration.svg", comparison.svg())] {
-                    let output = try AtomicReportFile(path: report + "/" + name)
-                    try output.write(Array(text.utf8))
-                    try output.commit()
+                    try ReportFiles.write(Array(text.utf8), to: report + "/" + name)
                 }
             } catch {
-                throw Terminal.fail(error.description, status: 73)
+                throw ExitCause.of(error).fail(error.description)
             }
         }
         if json {
@@ -121,15 +124,6 @@ struct CalibrateCommand: ParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return Array(try encoder.encode(calibration)) + [UInt8(ascii: "\n")]
-    }
-
-    static func exitStatus(_ error: CalibrationError) -> Int32 {
-        switch error {
-        case .cannotWrite, .noCacheDirectory: 73
-        case .compilerMissing: 69
-        case .unreadable: 66
-        case .buildFailed, .measurementFailed, .fitFailed: 70
-        }
     }
 
     static func duration(_ ns: Int) -> String {

@@ -12,10 +12,10 @@ import Foundation
 /// the parser accepts.
 enum CommandOptions {
     /// Every spelling of every option and flag of `command` (`-r`, `--runs`, …), `--help` aside.
-    static func names(of command: ParsableCommand.Type) -> [String] {
+    static func names(of command: ParsableCommand.Type, valuesOnly: Bool = false) -> [String] {
         struct Dump: Decodable {
             struct Command: Decodable { var arguments: [Argument]? }
-            struct Argument: Decodable { var names: [Name]? }
+            struct Argument: Decodable { var kind: String?; var names: [Name]? }
             struct Name: Decodable { var kind: String; var name: String }
             var command: Command
         }
@@ -23,7 +23,7 @@ enum CommandOptions {
             return []
         }
         var result: [String] = []
-        for argument in dump.command.arguments ?? [] {
+        for argument in dump.command.arguments ?? [] where !valuesOnly || argument.kind == "option" {
             for name in argument.names ?? [] {
                 let spelled = name.kind == "short" ? "-" + name.name : "--" + name.name
                 if spelled != "-h" && spelled != "--help" { result.append(spelled) }
@@ -52,6 +52,15 @@ enum CommandOptions {
         }
         message += " (A program whose name starts with '-' goes after '--'.)"
         throw ValidationError(message)
+    }
+
+    /// Refuses `--runs -3` (an option's value that is a negative number) as what it is: the
+    /// parser would take `-3` for an option and say the value is missing.
+    static func refuseNegativeValues(_ arguments: [String], of command: ParsableCommand.Type, takesProgram: Bool) throws {
+        let options = Set(names(of: command, valuesOnly: true))
+        guard let (option, value) = OptionValue.negativeValue(in: arguments, valueOptions: options, stopsAtPositional: takesProgram)
+        else { return }
+        throw ValidationError("\(option) \(value): negative values are not accepted; \(option) takes a number of 0 or more (see --help for its range).")
     }
 
     /// The closest of `names` to `word` by edit distance, if close enough to be a typo.

@@ -14,8 +14,13 @@ struct CompareCommand: ParsableCommand {
             ns). Bench folders also compare inspect's counts (objects, relocations, \
             initializers) exactly, and apply the suite's thresholds.
 
-            Exit status: 0 no change; 2 a regression; 4 only improvements; 1 a launch in NEW \
-            failed; 64 usage error; 66 a report cannot be read or is of an unknown schema version.
+            Refused (exit 65): a report with no runs, the same report on both sides, reports of \
+            two different programs (neither the build-id nor the file name agree; \
+            --allow-different-programs for a deliberate rename), a document that is not a launch \
+            report. A quantity with too few runs for the interval asked gets "no verdict", with \
+            the interval it could compute and that interval's real confidence.
+
+            \(ExitCause.summary([.success, .failed, .regression, .improvement, .noVerdict, .usage, .badInput, .noInput], [.success: "no change", .failed: "a launch in NEW failed"]))
             """)
 
     @Argument(help: "The baseline: a LaunchReport JSON file or a bench folder.")
@@ -26,6 +31,9 @@ struct CompareCommand: ParsableCommand {
 
     @OptionGroup var options: ComparisonOptions
 
+    @Flag(help: "Compare reports of programs with different names and build-ids (a renamed build).")
+    var allowDifferentPrograms = false
+
     func run() throws {
         let baseSide: BenchFolder
         let newSide: BenchFolder
@@ -33,10 +41,18 @@ struct CompareCommand: ParsableCommand {
             baseSide = try BenchFolder.load(base)
             newSide = try BenchFolder.load(new)
         } catch {
-            throw Terminal.fail(error.description, status: 66)
+            throw ExitCause.of(error).fail(error.description)
         }
         guard baseSide.isFolder == newSide.isFolder else {
-            throw Terminal.fail("compare two reports or two bench folders, not one of each ('\(base)', '\(new)').", status: 64)
+            throw ExitCause.usage.fail("compare two reports or two bench folders, not one of each ('\(base)', '\(new)').")
+        }
+        if !baseSide.isFolder, let baseReport = baseSide.entries.first?.report, let newReport = newSide.entries.first?.report {
+            do throws(LaunchReportError) {
+                try ReportComparison.checkComparable(
+                    base: (base, baseReport), new: (new, newReport), allowDifferentPrograms: allowDifferentPrograms)
+            } catch {
+                throw ExitCause.of(error).fail(error.description)
+            }
         }
         let comparison = BenchFolder.compare(
             base: baseSide, new: newSide, settings: options.settings(over: newSide.settings))
@@ -48,7 +64,7 @@ struct CompareCommand: ParsableCommand {
         do throws(LaunchReportError) {
             Terminal.write(1, try renderer.render(comparison))
         } catch {
-            throw Terminal.fail(error.description, status: 70)
+            throw ExitCause.software.fail(error.description)
         }
         let code = comparison.verdict.exitCode
         if code != 0 { throw ExitCode(code) }

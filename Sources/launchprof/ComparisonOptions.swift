@@ -10,13 +10,23 @@ struct ComparisonOptions: ParsableArguments {
     @Option(help: "Output on stdout: text, markdown or json.")
     var format: Format = .text
 
-    @Option(help: "The smallest change, in percent of the base median, that counts (default: the suite's, else 5).")
+    @Option(help: "The smallest change, in percent of the base median, that counts (default: the suite's, else 5).", transform: { text in
+        guard let value = OptionValue.decimal(text), value <= 1_000_000 else {
+            throw OptionValue.Invalid(description: "a percentage is digits with an optional fraction, 0 to 1000000, e.g. 5 or 2.5")
+        }
+        return value
+    })
     var minEffect: Double?
 
     @Option(help: "The smallest change in ns that counts, however large relatively (default: the suite's, else 100000).")
     var minEffectNs: UInt64?
 
-    @Option(help: "Confidence of the shift's interval (default: the suite's, else 0.95).")
+    @Option(help: "Confidence of the shift's interval (default: the suite's, else 0.95).", transform: { text in
+        guard let value = OptionValue.decimal(text) else {
+            throw OptionValue.Invalid(description: "a confidence is a fraction between 0.5 and 1, e.g. 0.95")
+        }
+        return value
+    })
     var confidence: Double?
 
     @Flag(help: "List every phase in text output, not only those that changed.")

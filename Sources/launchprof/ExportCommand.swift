@@ -12,8 +12,7 @@ struct ExportCommand: ParsableCommand {
             duration in seconds, labelled program, build_id, host, mode; for a Prometheus \
             textfile collector or `curl --data-binary @- …/metrics/job/launchprof` to a Pushgateway.
 
-            Exit status: 0 written; 64 usage error; 66 the report cannot be read or is of an \
-            unknown schema version.
+            \(ExitCause.summary([.success, .usage, .badInput, .noInput]))
             """)
 
     @Flag(help: "OpenMetrics text format (the only format for now).")
@@ -31,12 +30,12 @@ struct ExportCommand: ParsableCommand {
         do throws(LaunchReportError) {
             value = try ReportFiles.readReport(report)
         } catch {
-            throw Terminal.fail(error.description, status: 66)
+            throw ExitCause.of(error).fail(error.description)
         }
         do throws(LaunchReportError) {
             Terminal.write(1, try OpenMetricsRenderer().render(value))
         } catch {
-            throw Terminal.fail(error.description, status: 70)
+            throw ExitCause.software.fail(error.description)
         }
     }
 }

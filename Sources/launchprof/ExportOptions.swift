@@ -21,12 +21,7 @@ struct ExportOptions: ParsableArguments {
     var trace: String?
 
     func validate() throws {
-        if let trace {
-            var info = stat()
-            if stat(trace, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
-                throw ValidationError("--trace \(trace): is a directory; name a file.")
-            }
-        }
+        try OutputChecks.file(trace, option: "--trace")
     }
 
     /// Whether the exports need every run kept in memory.
@@ -61,7 +56,7 @@ struct ExportOptions: ParsableArguments {
                 Terminal.write(2, "launchprof: MetricKit payloads written to \(directory)\n")
             }
         } catch {
-            throw Terminal.fail(error.description, status: 73)
+            throw ExitCause.of(error).fail(error.description)
         }
     }
 }

@@ -12,10 +12,7 @@ struct InspectCommand: ParsableCommand {
         commandName: "inspect",
         abstract: "Show what the dynamic loader will do before main, read from the ELF files alone.",
         discussion: """
-            Exit status: 0 inspected; 3 inspected, but libraries are missing (the report lists \
-            them); 64 usage error; 65 not an ELF file, empty, truncated or malformed; 66 no such \
-            file, not found in PATH, a directory, or a script whose interpreter is missing; \
-            69 a 32-bit or foreign-architecture ELF file; 70 internal error; 77 permission denied.
+            \(ExitCause.summary([.success, .missingLibraries, .usage, .badInput, .noInput, .unavailable, .software, .noPermission]))
             """)
 
     @Flag(name: .long, help: "Write the versioned JSON report instead of text.")
@@ -64,7 +61,7 @@ struct InspectCommand: ParsableCommand {
         do {
             outcome = try session.inspect()
         } catch {
-            throw Terminal.fail(error.description, status: InspectCommand.exitStatus(for: error))
+            throw ExitCause.of(error).fail(error.description)
         }
         let report = outcome.report
         let output: [UInt8]
@@ -72,7 +69,7 @@ struct InspectCommand: ParsableCommand {
             do {
                 output = try report.jsonBytes()
             } catch {
-                throw Terminal.fail(error.description, status: 70)
+                throw ExitCause.software.fail(error.description)
             }
         } else {
             output = Array(InspectTextRenderer().render(report).utf8)
@@ -91,22 +88,7 @@ struct InspectCommand: ParsableCommand {
 
     /// Inspected, but at least one library is missing: the loader would refuse to start the
     /// program, so scripts must notice, yet the report on stdout is complete.
-    static let missingLibrariesStatus: Int32 = 3
-
-    /// The documented exit status for each kind of failure (sysexits.h values).
-    static func exitStatus(for error: InspectError) -> Int32 {
-        switch error {
-        case .notFoundOnPath, .scriptInterpreterMissing: return 66
-        case .badScript: return 65
-        case .file(let error):
-            switch error {
-            case .notFound, .isDirectory: return 66
-            case .unreadable(_, let errno): return errno == EACCES || errno == EPERM ? 77 : 66
-            case .empty, .notELF, .truncated, .malformed: return 65
-            case .unsupportedClass, .unsupportedMachine: return 69
-            }
-        }
-    }
+    static let missingLibrariesStatus = ExitCause.missingLibraries.rawValue
 
     /// This host's calibration (`launchprof calibrate`) when there is one, else the built-in
     /// defaults; a stored file that cannot be used is reported and skipped.

@@ -1,6 +1,10 @@
 import ArgumentParser
 import LaunchprofReport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// launchprof: measures and explains what happens between exec and a program being ready.
 ///
 /// Synchronous on purpose: an async root starts the concurrency runtime's worker threads,
@@ -10,6 +14,10 @@ struct Launchprof: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "launchprof",
         abstract: "A launch-performance profiler for Linux programs.",
+        discussion: """
+            Exit status, the same for the same cause in every command:
+            \(ExitCause.table)
+            """,
         version: LaunchprofVersion.description,
         subcommands: [InspectCommand.self, RunCommand.self, PrewarmCommand.self, ReportCommand.self]
             + [BenchCommand.self, CompareCommand.self, MergeCommand.self, ExportCommand.self, CalibrateCommand.self])
@@ -26,6 +34,20 @@ struct Launchprof: ParsableCommand {
                 exit(withError: error)
             }
             return
+        }
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let name = arguments.first,
+            let command = configuration.subcommands.first(where: { $0._commandName == name })
+        {
+            do {
+                try CommandOptions.refuseNegativeValues(
+                    Array(arguments.dropFirst()), of: command,
+                    takesProgram: command == RunCommand.self || command == PrewarmCommand.self)
+            } catch {
+                // Printed here: the subcommand's own exit would name it without "launchprof".
+                Terminal.write(2, "Error: \(error)\n  See 'launchprof \(name) --help' for more information.\n")
+                Glibc.exit(ExitCause.usage.rawValue)
+            }
         }
         main(nil)
     }

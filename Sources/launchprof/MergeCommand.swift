@@ -13,18 +13,21 @@ struct MergeCommand: ParsableCommand {
             build-id; same path when a report has none), the same arguments, mode and readiness. \
             The merged report lists every host in `hosts`.
 
-            Exit status: 0 merged; 64 usage error; 65 the reports cannot be merged; 66 a report \
-            cannot be read or is of an unknown schema version; 73 OUT cannot be written.
+            Refused (exit 65): a report with no runs, the same runs twice (one report named twice, \
+            or a copy), different builds, arguments or modes.
+
+            \(ExitCause.summary([.success, .usage, .badInput, .noInput, .cannotCreate], [.success: "merged"]))
             """)
 
     @Argument(help: "Launch reports (JSON) to merge.")
     var reports: [String] = []
 
-    @Option(name: [.short, .customLong("output")], help: "The merged report's path (written atomically).")
+    @Option(name: [.short, .customLong("output")], help: "The merged report's path (atomically; a link's target; '-', a pipe or a device in place).")
     var output: String
 
     func validate() throws {
         guard !reports.isEmpty else { throw ValidationError("Missing the reports to merge.") }
+        try OutputChecks.file(output, option: "--output")
     }
 
     func run() throws {
@@ -32,18 +35,18 @@ struct MergeCommand: ParsableCommand {
         do throws(LaunchReportError) {
             for path in reports { named.append((path, try ReportFiles.readReport(path))) }
         } catch {
-            throw Terminal.fail(error.description, status: 66)
+            throw ExitCause.of(error).fail(error.description)
         }
         let merged: LaunchReport
         do throws(LaunchReportError) {
             merged = try ReportMerger.merge(named)
         } catch {
-            throw Terminal.fail(error.description, status: 65)
+            throw ExitCause.of(error).fail(error.description)
         }
         do throws(LaunchReportError) {
             try ReportFiles.write(try LaunchReportWriter.encode(merged), to: output)
         } catch {
-            throw Terminal.fail(error.description, status: 73)
+            throw ExitCause.of(error).fail(error.description)
         }
         let hosts = merged.hosts?.count ?? 1
         Terminal.write(2, "launchprof: \(merged.summary.runs) runs from \(reports.count) reports (\(hosts) host\(hosts == 1 ? "" : "s")) written to \(output)\n")

@@ -20,19 +20,12 @@ struct MetricKitOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp(
         "With --metrickit: a launch whose time to first frame is at least this many ms gets a launch diagnostic.",
-        valueName: "ms"))
+        valueName: "ms"), transform: { try OptionValue.milliseconds($0, positive: false) })
     var launchDiagnosticThreshold: Double = Double(MetricKitPayloadBuilder.defaultLaunchDiagnosticThresholdNs) / 1e6
 
     func validate() throws {
-        guard launchDiagnosticThreshold >= 0, launchDiagnosticThreshold.isFinite else {
-            throw ValidationError("--launch-diagnostic-threshold must be a number of ms, 0 or more.")
-        }
-        if let metrickit {
-            var info = stat()
-            if stat(metrickit, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
-                throw ValidationError("--metrickit \(metrickit): is not a directory.")
-            }
-        }
+        // The folder is made, not its parents: a mistyped parent is an error.
+        try OutputChecks.folder(metrickit, option: "--metrickit")
     }
 
     /// Writes the payloads of `report` (its runs included) into `directory`, a launch session

@@ -16,7 +16,7 @@ struct PrewarmCommand: ParsableCommand {
             the memory a frozen process holds (prewarm.frozenPSSBytes, PSS), and the hazards \
             found by an untimed scan of the prewarm part. Same options as `run`.
 
-            Exit status: as `run`; 69 also when the program cannot be frozen where asked.
+            \(ExitCause.summary([.success, .failed, .usage, .badInput, .noInput, .unavailable, .software, .cannotCreate, .interrupted], [.unavailable: "the program cannot be executed, traced, or frozen where asked"]))
             """)
 
     @OptionGroup var options: SessionOptions
@@ -76,7 +76,7 @@ struct PrewarmCommand: ParsableCommand {
         do throws(RunError) {
             session = try PrewarmSession(configuration: configuration)
         } catch {
-            throw Terminal.fail(error.description, status: RunCommand.exitStatus(for: error))
+            throw Terminal.fail(error.description, status: ExitCause.of(error).rawValue)
         }
         let writer = try options.makeWriter(target: session.target, mode: session.mode)
         let interactive = Terminal.isInteractive(2)
@@ -89,21 +89,21 @@ struct PrewarmCommand: ParsableCommand {
         } catch {
             writer.cancel()
             if interactive { Terminal.write(2, "\n") }
-            throw Terminal.fail(error.description, status: RunCommand.exitStatus(for: error))
+            throw Terminal.fail(error.description, status: ExitCause.of(error).rawValue)
         }
         let report: LaunchReport
         do throws(LaunchReportError) {
             report = try writer.finish()
         } catch {
-            throw Terminal.fail(error.description, status: 73)
+            throw ExitCause.of(error).fail(error.description)
         }
-        Terminal.write(1, PrewarmTextRenderer().render(report, hold: configuration.hold.description, freezeAt: configuration.freezeAt.rawValue))
+        Terminal.write(options.jsonOnStandardOutput ? 2 : 1, PrewarmTextRenderer().render(report, hold: configuration.hold.description, freezeAt: configuration.freezeAt.rawValue))
         if let json = options.json { Terminal.write(2, "launchprof: report written to \(json)\n") }
         try exports.write(report, collector: collector)
         try sampling.writeFolded(session.runSession.foldedStacks)
         if report.summary.failedRuns > 0 && !options.ignoreFailure {
             Terminal.write(2, "launchprof: \(report.summary.failedRuns) of \(report.summary.runs) prewarmed launches failed\n")
-            throw ExitCode(1)
+            throw ExitCause.failed.code
         }
     }
 }

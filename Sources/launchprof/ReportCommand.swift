@@ -21,8 +21,7 @@ struct ReportCommand: ParsableCommand {
             The HTML file needs no network: open it in any browser. The trace opens in \
             ui.perfetto.dev or chrome://tracing.
 
-            Exit status: 0 written; 64 usage error; 65 the file is not a LaunchReport; 66 no such \
-            file; 73 an output cannot be written.
+            \(ExitCause.summary([.success, .usage, .badInput, .noInput, .cannotCreate]))
             """)
 
     @Argument(help: "A LaunchReport JSON file, as `launchprof run --json` writes it.")
@@ -38,26 +37,17 @@ struct ReportCommand: ParsableCommand {
         guard html != nil || trace != nil else {
             throw ValidationError("Nothing to write: give --html FILE and/or --trace FILE.")
         }
+        try OutputChecks.file(html, option: "--html")
+        try OutputChecks.file(trace, option: "--trace")
     }
 
     func run() throws {
-        guard access(report, R_OK) == 0 else {
-            let reason = String(cString: strerror(errno))
-            throw Terminal.fail("Could not read the report '\(report)': \(reason).", status: 66)
-        }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: report))
-        } catch {
-            throw Terminal.fail("Could not read the report '\(report)': \(error).", status: 66)
-        }
+        // The same reader (and schema check) as compare, merge and export.
         let decoded: LaunchReport
-        do {
-            decoded = try JSONDecoder().decode(LaunchReport.self, from: data)
+        do throws(LaunchReportError) {
+            decoded = try ReportFiles.readReport(report)
         } catch {
-            throw Terminal.fail(
-                "'\(report)' is not a LaunchReport (write one with `launchprof run --json FILE`): \(error)",
-                status: 65)
+            throw ExitCause.of(error).fail(error.description)
         }
         do throws(LaunchReportError) {
             if let html {
@@ -69,7 +59,7 @@ struct ReportCommand: ParsableCommand {
                 Terminal.write(2, "launchprof: trace written to \(trace)\n")
             }
         } catch {
-            throw Terminal.fail(error.description, status: 73)
+            throw ExitCause.of(error).fail(error.description)
         }
     }
 }

@@ -29,11 +29,10 @@ struct RunCommand: ParsableCommand {
             main, the app's hooked phases, windowMapped, firstFrame, extendedLaunch, exit. Times \
             are ns from the spawn.
 
-            Exit status: 0 all runs succeeded; 1 a run failed (non-zero exit, signal, timeout) \
-            unless --ignore-failure; 64 usage error; 66 program not found; 69 program cannot be \
-            executed or traced, or --ready frame's display cannot be watched; 70 internal error; \
-            73 the report cannot be written; 130 interrupted (Ctrl-C): the child was killed and \
-            no report was written.
+            With `--json -` (or a path that is launchprof's stdout) the report is stdout's only \
+            content and the waterfall goes to stderr.
+
+            \(ExitCause.summary([.success, .failed, .usage, .badInput, .noInput, .unavailable, .software, .cannotCreate, .interrupted]))
             """)
 
     @OptionGroup var options: SessionOptions
@@ -63,7 +62,7 @@ struct RunCommand: ParsableCommand {
         do throws(RunError) {
             session = try RunSession(configuration: configuration)
         } catch {
-            throw Terminal.fail(error.description, status: Self.exitStatus(for: error))
+            throw ExitCause.of(error).fail(error.description)
         }
         let writer = try options.makeWriter(target: session.target, mode: session.mode)
         let interactive = Terminal.isInteractive(2)
@@ -77,37 +76,28 @@ struct RunCommand: ParsableCommand {
         } catch {
             writer.cancel()
             if interactive { Terminal.write(2, "\n") }
-            throw Terminal.fail(error.description, status: Self.exitStatus(for: error))
+            throw ExitCause.of(error).fail(error.description)
         }
         var report: LaunchReport
         do throws(LaunchReportError) {
             report = try writer.finish()
         } catch {
-            throw Terminal.fail(error.description, status: 73)
+            throw ExitCause.of(error).fail(error.description)
         }
         report.runs = lastRun.map { [$0] } ?? []
+        let textFD: Int32 = options.jsonOnStandardOutput ? 2 : 1
         do throws(LaunchReportError) {
-            let text = try TextWaterfallRenderer(colour: Terminal.wantsColour(1)).render(report)
-            Terminal.write(1, text)
+            let text = try TextWaterfallRenderer(colour: Terminal.wantsColour(textFD)).render(report)
+            Terminal.write(textFD, text)
         } catch {
-            throw Terminal.fail(error.description, status: 70)
+            throw ExitCause.software.fail(error.description)
         }
         if let json = options.json { Terminal.write(2, "launchprof: report written to \(json)\n") }
         try exports.write(report, collector: collector)
         try sampling.writeFolded(session.foldedStacks)
         if report.summary.failedRuns > 0 && !options.ignoreFailure {
             Terminal.write(2, "launchprof: \(report.summary.failedRuns) of \(report.summary.runs) runs failed\n")
-            throw ExitCode(1)
-        }
-    }
-
-    static func exitStatus(for error: RunError) -> Int32 {
-        switch error {
-        case .programNotFound, .interpreterMissing: 66
-        case .notExecutable, .cannotReadProgram, .tracer, .observer, .display: 69
-        case .report: 73
-        case .system: 70
-        case .interrupted: 130
+            throw ExitCause.failed.code
         }
     }
 }

@@ -5,11 +5,11 @@ import LaunchprofReport
 /// `launchprof run|prewarm --sample[=RATE] [--all-threads] [--flag-threshold MS] [--folded FILE]`.
 struct SamplingOptions: ParsableArguments {
     @Option(
-        name: .customLong("sample"), defaultAsFlag: SamplingConfiguration.defaultRateHz, parsing: .next,
+        name: .customLong("sample"), defaultAsFlag: String(SamplingConfiguration.defaultRateHz), parsing: .next,
         help: ArgumentHelp(
             "Sample the main thread from spawn to readiness at RATE samples per second of CPU time (default \(SamplingConfiguration.defaultRateHz)): stacks, thread state, flags of heavy work, call stack trees.",
             valueName: "rate"))
-    var sample: Int? = nil
+    var sampleText: String? = nil
 
     @Flag(help: "With --sample: sample every thread, not only the main one.")
     var allThreads = false
@@ -17,24 +17,31 @@ struct SamplingOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "With --sample: flag a function with at least this many ms of on-CPU or blocked main-thread time in one phase (default \(SamplingConfiguration.defaultFlagThresholdNs / 1_000_000)).",
-            valueName: "ms"))
+            valueName: "ms"), transform: { try OptionValue.milliseconds($0, positive: true) })
     var flagThreshold: Double?
 
     @Option(help: ArgumentHelp("With --sample: write folded stacks of every run (flamegraph.pl, inferno, speedscope).", valueName: "file"))
     var folded: String?
 
+    /// The rate, read strictly (the parser's optional value is a string, so a bad one is named).
+    var sample: Int? {
+        sampleText.flatMap { try? OptionValue.rate($0) }
+    }
+
     func validate() throws {
-        if let sample, sample < 1 || sample > 100_000 {
-            throw ValidationError("--sample=\(sample): the rate must be 1 to 100000 samples per second.")
+        if let sampleText {
+            do {
+                _ = try OptionValue.rate(sampleText)
+            } catch {
+                throw ValidationError("--sample=\(sampleText): \(error).")
+            }
         }
-        if sample == nil {
+        if sampleText == nil {
             for (set, name) in [(allThreads, "--all-threads"), (flagThreshold != nil, "--flag-threshold"), (folded != nil, "--folded")] where set {
                 throw ValidationError("\(name) needs --sample.")
             }
         }
-        if let flagThreshold, !(flagThreshold > 0) {
-            throw ValidationError("--flag-threshold must be a positive number of milliseconds.")
-        }
+        try OutputChecks.file(folded, option: "--folded")
     }
 
     /// The sampling configuration, nil without `--sample`.
@@ -53,7 +60,7 @@ extension SamplingOptions {
         do throws(LaunchReportError) {
             try ReportFiles.write(Array((stacks?.text ?? "").utf8), to: folded)
         } catch {
-            throw Terminal.fail(error.description, status: 73)
+            throw ExitCause.of(error).fail(error.description)
         }
         Terminal.write(2, "launchprof: folded stacks written to \(folded)\n")
     }

@@ -14,10 +14,10 @@ import Glibc
 /// The options `launchprof run` and `launchprof prewarm` share: runs, readiness, timeout, the
 /// child's environment and I/O, the report.
 struct SessionOptions: ParsableArguments {
-    @Option(name: [.short, .long], help: "Measured runs.")
+    @Option(name: [.short, .long], help: "Measured runs (1 to 100000).", transform: { try OptionValue.count($0, 1...100_000, unit: "the number of runs") })
     var runs = 10
 
-    @Option(name: [.short, .long], help: "Runs before the measured ones, not recorded.")
+    @Option(name: [.short, .long], help: "Runs before the measured ones, not recorded (0 to 100000).", transform: { try OptionValue.count($0, 0...100_000, unit: "the number of warm-up runs") })
     var warmup = 0
 
     @Flag(help: "Evict the closure's files from the page cache before each run (and drop caches as root); each run reports how much stayed resident.")
@@ -26,10 +26,10 @@ struct SessionOptions: ParsableArguments {
     @Option(help: "When the launch is complete: exit, hook, listen, frame, stdout:REGEX, stderr:REGEX. Default: the app's first-frame hook, else its first frame on $DISPLAY, else the exit.")
     var ready: String?
 
-    @Option(help: "Seconds before a run that is not complete is ended and reported as a timeout.")
+    @Option(help: "Seconds before a run that is not complete is ended and reported as a timeout (more than 0, at most 1000000).", transform: { try OptionValue.seconds($0, positive: true) })
     var timeout: Double = 10
 
-    @Option(help: "Seconds the program may keep running once its launch is complete before launchprof ends it.")
+    @Option(help: "Seconds the program may keep running once its launch is complete before launchprof ends it (0 to 1000000).", transform: { try OptionValue.seconds($0, positive: false) })
     var linger: Double = 0
 
     @Option(name: .customLong("env"), help: "KEY=VALUE added to the child's environment (repeatable).")
@@ -44,7 +44,7 @@ struct SessionOptions: ParsableArguments {
     @Option(help: "The child's stdout/stderr: 'null' (the default), 'inherit', or a file to append to.")
     var output = "null"
 
-    @Option(help: "Write the LaunchReport JSON to this file (atomically).")
+    @Option(help: "Write the LaunchReport JSON to this file (atomically; a link's target; '-', a pipe or a device in place).")
     var json: String?
 
     @Flag(help: "Exit 0 even when a run failed.")
@@ -54,10 +54,6 @@ struct SessionOptions: ParsableArguments {
     var noPin = false
 
     func validate() throws {
-        guard runs >= 1 else { throw ValidationError("--runs must be at least 1.") }
-        guard warmup >= 0 else { throw ValidationError("--warmup cannot be negative.") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
-        guard linger >= 0 else { throw ValidationError("--linger cannot be negative.") }
         for pair in environment where !pair.contains("=") {
             throw ValidationError("--env takes KEY=VALUE, not \"\(pair)\".")
         }
@@ -73,6 +69,16 @@ struct SessionOptions: ParsableArguments {
                 throw ValidationError("--cwd \(cwd): not a directory.")
             }
         }
+        // Outputs last: a usage error is reported as such even with a bad output path.
+        try OutputChecks.file(json, option: "--json")
+        if output != "null" && output != "inherit" { try OutputChecks.file(output, option: "--output") }
+    }
+
+    /// Whether the report goes to launchprof's own stdout (`--json -`, `--json /dev/stdout`):
+    /// the text then goes to stderr, so stdout is the JSON alone.
+    var jsonOnStandardOutput: Bool {
+        guard let json else { return false }
+        return (try? OutputDestination(json))?.isStandardOutput ?? false
     }
 
     /// The report's writer: into `--json`'s file (atomically), else nowhere (nothing is encoded);
@@ -85,7 +91,7 @@ struct SessionOptions: ParsableArguments {
             }
             return try LaunchReportWriter(output: DiscardingReportOutput(), target: target, host: host, mode: mode)
         } catch {
-            throw Terminal.fail(error.description, status: 73)
+            throw ExitCause.of(error).fail(error.description)
         }
     }
 

@@ -18,11 +18,15 @@
 
 enum { LP_SPAWN_CPU_INHERIT = -1, LP_SPAWN_CPU_LAUNCHPROFS = -2 };
 
+/// The descriptor the child gets `keep_fd` as (LAUNCHPROF_HOOK_FD): at most 9, so every POSIX
+/// shell can redirect to it (dash refuses `>&13` with "Bad fd number").
+enum { LP_CHILD_HOOK_FD = 9 };
+
 /// What the child does between fork and exec.
 typedef struct lp_spawn_options {
     /// Descriptors installed as the child's 0, 1, 2 (-1: inherit launchprof's).
     int stdin_fd, stdout_fd, stderr_fd;
-    /// A descriptor passed through to the child under its own number (-1: none). It is the hook
+    /// A descriptor passed through to the child as LP_CHILD_HOOK_FD (-1: none). It is the hook
     /// channel; every other descriptor launchprof holds is close-on-exec.
     int keep_fd;
     /// Working directory (NULL: launchprof's).

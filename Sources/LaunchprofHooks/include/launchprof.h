@@ -17,8 +17,9 @@
  * THE CHANNEL (any language can speak it without this header)
  *
  * launchprof creates socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC), keeps one end and passes
- * the other to the child as descriptor N (not close-on-exec), with LAUNCHPROF_HOOK_FD=N in the
- * child's environment. Each event is one line of text:
+ * the other to the child as descriptor 9 (not close-on-exec; a single digit, so any POSIX shell,
+ * dash included, can redirect to it), with LAUNCHPROF_HOOK_FD=9 in the child's environment.
+ * Read the number from the variable all the same. Each event is one line of text:
  *
  *     <kind> <monotonic-ns> [<name>]\n
  *

@@ -84,7 +84,8 @@ struct BenchCommandTests {
         // The fixture's 20 ms sleep is inside didFinishLaunching: a tight lower bound from the truth.
         #expect(warm.summary.phases.first { $0.name == "didFinishLaunching" }.map { $0.durationNs.min >= 20_000_000 } == true)
 
-        // The same build again: no regression, exit 0.
+        // The same build again: no regression; the cold launch's 3 + 3 runs are too few for a 95%
+        // interval, so no verdict (exit 5), not "unchanged".
         let again = directory.appendingPathComponent("again").path
         let quietMarkdown = directory.appendingPathComponent("quiet.md").path
         let metrickit = directory.appendingPathComponent("metrickit").path
@@ -92,7 +93,7 @@ struct BenchCommandTests {
             "bench", quiet, "--output", again, "--baseline", base, "--markdown", quietMarkdown, "--metrickit", metrickit,
             "--format", "json",
         ])
-        #expect(rerun.status == 0, "\(rerun.stdout)")
+        #expect(rerun.status == 5, "\(rerun.stdout)")
         try Self.expectValidFolder(again)
         try SchemaValidator.expectValid(Array(rerun.stdout.utf8), against: .comparison, "bench --format json")
         #expect(try JSONDecoder().decode(SuiteComparison.self, from: Data(rerun.stdout.utf8)).entries.count == 3)
@@ -104,7 +105,7 @@ struct BenchCommandTests {
             let payload = try MetricKitPayloadParser.metrics(Data(contentsOf: URL(fileURLWithPath: metrics)))
             #expect(payload.launch["histogrammedTimeToFirstDrawKey"]?.total == runs, "\(name)")
         }
-        #expect(try String(contentsOfFile: quietMarkdown, encoding: .utf8).hasPrefix("## launchprof: No launch-time change"))
+        #expect(try String(contentsOfFile: quietMarkdown, encoding: .utf8).hasPrefix("## launchprof: No verdict: too few runs"))
 
         // Three times as slow a didFinishLaunching: exit 2, named in the markdown.
         let slower = directory.appendingPathComponent("slower").path
@@ -113,7 +114,7 @@ struct BenchCommandTests {
         #expect(regressed.status == 2, "\(regressed.stdout)")
         try Self.expectValidFolder(slower)
         #expect(regressed.stdout.contains("app (warm, 5 vs 5 runs): regression"), "\(regressed.stdout)")
-        #expect(regressed.stdout.contains("app-cold (cold, 3 vs 3 runs): unchanged"), "\(regressed.stdout)")
+        #expect(regressed.stdout.contains("app-cold (cold, 3 vs 3 runs): no verdict"), "\(regressed.stdout)")
         let markdown = try String(contentsOfFile: slowMarkdown, encoding: .utf8)
         #expect(markdown.hasPrefix("## launchprof: Launch-time regression"))
         #expect(markdown.contains("| `phase:didFinishLaunching` |") && markdown.contains("**regression**"))
@@ -127,11 +128,11 @@ struct BenchCommandTests {
         #expect(phase?.verdict == .regression)
         #expect((phase?.shift?.shiftNs ?? 0) >= 40_000_000 - 1_000_000, "the truth is +40 ms of sleep")
         #expect(try launchprof(["compare", slower, base]).status == 4)
-        #expect(try launchprof(["compare", "--format", "markdown", base, again]).status == 0)
-        // Identical inputs are quiet, whatever the noise in them.
+        #expect(try launchprof(["compare", "--format", "markdown", base, again]).status == 5)
+        // A report compared with itself is refused: there is nothing to compare.
         let identical = try launchprof(["compare", base + "/app.json", base + "/app.json"])
-        #expect(identical.status == 0, "\(identical.stdout)")
-        #expect(identical.stdout.hasSuffix("verdict: unchanged\n"))
+        #expect(identical.status == 65, "\(identical.stdout)")
+        #expect(identical.stderr.contains("the same report twice"))
 
         // merge: the two warm reports of the same build are one report of 10 runs.
         let merged = directory.appendingPathComponent("merged.json").path
@@ -187,7 +188,7 @@ struct BenchCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         // A launch that fails: exit 1, the others still measured.
         let suite = directory.appendingPathComponent("suite.json").path
-        try #"{"version": 1, "launches": [{"name": "fails", "program": "/bin/false", "runs": 1, "warmup": 0}, {"name": "missing", "program": "/nonexistent/app", "runs": 1}, {"name": "ok", "program": "/bin/true", "runs": 1, "warmup": 0}]}"#
+        try #"{"version": 1, "launches": [{"name": "fails", "program": "/bin/false", "runs": 1, "warmup": 0}, {"name": "missing", "program": "nonexistent/app", "runs": 1}, {"name": "ok", "program": "/bin/true", "runs": 1, "warmup": 0}]}"#
             .write(toFile: suite, atomically: true, encoding: .utf8)
         try SchemaValidator.expectValid(file: suite, against: .benchSuite)
         let output = directory.appendingPathComponent("out").path
@@ -202,6 +203,14 @@ struct BenchCommandTests {
         try Self.expectValidFolder(output)
         let summary = try BenchSummary.decode(try ReportFiles.read(output + "/suite.json"), path: "suite.json")
         #expect(summary.entries.first { $0.name == "missing" }.map { $0.report == nil && $0.error != nil } == true)
+
+        // A program that is not there at all is refused before any launch, as run refuses it.
+        try #"{"version": 1, "launches": [{"name": "ok", "program": "/bin/true", "runs": 1}, {"name": "gone", "program": "/nonexistent/app", "runs": 1}]}"#
+            .write(toFile: suite, atomically: true, encoding: .utf8)
+        let gone = try launchprof(["bench", suite, "-o", output + "-gone"])
+        #expect(gone.status == 66, "\(gone.stderr)")
+        #expect(gone.stderr.contains("gone: Program \"/nonexistent/app\""), "\(gone.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output + "-gone"))
 
         // A suite mistake is a usage error naming the key.
         try #"{"version": 1, "launches": [{"name": "x", "program": "/bin/true", "mode": "hot"}]}"#
@@ -220,7 +229,7 @@ struct BenchCommandTests {
         #expect(try SchemaValidator.problems(Array(text.utf8), against: .launchReport) != nil, "schema version 7 is not this schema's")
         for arguments in [["compare", report, future], ["merge", report, future, "-o", output + "/m.json"], ["export", "--openmetrics", future]] {
             let refused = try launchprof(arguments)
-            #expect(refused.status == 66, "\(arguments)")
+            #expect(refused.status == 65, "\(arguments)")
             #expect(refused.stderr.contains("schema version 7"), "\(refused.stderr)")
         }
         #expect(try launchprof(["compare", report, output]).status == 64)

@@ -68,9 +68,14 @@ struct ReportComparisonTests {
         let base = BenchSamples.report(runs: 3, workNs: 8_000_000, noise: 0.01, generator: &generator)
         let new = BenchSamples.report(runs: 3, workNs: 16_000_000, noise: 0.01, generator: &generator)
         let comparison = ReportComparison(name: "app", base: base, new: new)
-        #expect(comparison.verdict == .unchanged)
+        #expect(comparison.verdict == .noVerdict)
         let phase = try #require(comparison.changes.first { $0.key == "phase:didFinishLaunching" })
+        #expect(phase.verdict == .noVerdict)
         #expect(phase.reason?.contains("too few runs") == true)
+        // The interval it could compute is kept, with its real confidence (1 − 2/C(6,3) = 90%).
+        let shift = try #require(phase.shift)
+        #expect(abs(shift.confidence - 0.9) < 1e-9)
+        #expect(phase.reason?.contains("90") == true, "\(phase.reason ?? "")")
         let more = BenchSamples.report(runs: 4, workNs: 16_000_000, noise: 0.01, generator: &generator)
         #expect(ReportComparison(name: "app", base: BenchSamples.report(runs: 4, workNs: 8_000_000, noise: 0.01, generator: &generator), new: more).verdict == .regression)
     }

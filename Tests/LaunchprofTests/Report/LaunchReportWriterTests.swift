@@ -160,8 +160,8 @@ struct LaunchReportWriterTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(throws: LaunchReportError.fileOperationFailed(
-            operation: "write the report to", path: directory.path, errno: EISDIR,
-            reason: "it is a directory; name a file")) {
+            operation: "write to", path: directory.path, errno: EISDIR,
+            reason: "it is a directory; name a file in it")) {
             try LaunchReportWriter(
                 path: directory.path, target: ReportSamples.target, host: ReportSamples.host, mode: ReportSamples.mode)
         }

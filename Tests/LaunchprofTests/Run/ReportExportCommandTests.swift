@@ -285,12 +285,12 @@ struct ReportExportCommandTests {
         let notReport = dir.appendingPathComponent("not-report.json").path
         try Data(#"{"runs": 3}"#.utf8).write(to: URL(fileURLWithPath: notReport))
         let cases: [([String], Int32, String)] = [
-            (["run", "--metrickit", file, "/bin/true"], 64, "--metrickit \(file): is not a directory"),
-            (["run", "--trace", dir.path, "/bin/true"], 64, "is a directory"),
+            (["run", "--metrickit", file, "/bin/true"], 73, "--metrickit \(file): Could not write to '\(file)': it is not a directory"),
+            (["run", "--trace", dir.path, "/bin/true"], 73, "is a directory"),
             (["run", "--launch-diagnostic-threshold", "-1", "/bin/true"], 64, "--launch-diagnostic-threshold"),
-            (["run", "--metrickit", dir.path + "/missing/deeper", "/bin/true"], 73, "create the MetricKit directory"),
-            (["report", dir.path + "/none.json", "--html", dir.path + "/x.html"], 66, "Could not read the report"),
-            (["report", notReport, "--html", dir.path + "/x.html"], 65, "is not a LaunchReport"),
+            (["run", "--metrickit", dir.path + "/missing/deeper", "/bin/true"], 73, "does not exist; create it first"),
+            (["report", dir.path + "/none.json", "--html", dir.path + "/x.html"], 66, "Could not read '\(dir.path)/none.json'"),
+            (["report", notReport, "--html", dir.path + "/x.html"], 65, "is not a launchprof launch report"),
             (["report", notReport], 64, "Nothing to write"),
         ]
         for (arguments, status, message) in cases {

@@ -12,11 +12,11 @@ struct RunCommandTests {
     @Test func badInputsGetOneLineAndTheirStatus() throws {
         let cases: [([String], Int32, String)] = [
             (["run", "launchprof-no-such-program"], 66, "is not found in PATH"),
-            (["run", "/tmp"], 69, "is a directory"),
+            (["run", "/tmp"], 66, "is a directory"),
             (["run", "--input", "/nonexistent/input", "/bin/true"], 64, "--input /nonexistent/input"),
             (["run", "--cwd", "/nonexistent/dir", "/bin/true"], 64, "--cwd /nonexistent/dir"),
             (["run", "--ready", "stdout:(", "/bin/true"], 64, "--ready stdout:("),
-            (["run", "--runs", "0", "/bin/true"], 64, "--runs must be at least 1"),
+            (["run", "--runs", "0", "/bin/true"], 64, "the number of runs is 1 to 100000"),
         ]
         for (arguments, status, message) in cases {
             let outcome = try launchprof(arguments)

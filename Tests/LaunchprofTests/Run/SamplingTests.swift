@@ -316,8 +316,8 @@ struct SamplingCommandTests {
         for (arguments, message) in [
             (["run", "--all-threads", "/bin/true"], "--all-threads needs --sample"),
             (["run", "--folded", "/tmp/x", "/bin/true"], "--folded needs --sample"),
-            (["run", "--sample=0", "/bin/true"], "the rate must be 1 to 100000"),
-            (["run", "--sample", "--flag-threshold", "0", "/bin/true"], "--flag-threshold must be a positive"),
+            (["run", "--sample=0", "/bin/true"], "--sample=0: out of range: the rate (samples per second of CPU time) is 1 to 100000"),
+            (["run", "--sample", "--flag-threshold", "0", "/bin/true"], "it must be more than 0 ms"),
         ] {
             let outcome = try launchprof(arguments)
             #expect(outcome.status == 64, "\(arguments)")

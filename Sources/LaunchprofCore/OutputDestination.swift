@@ -1,0 +1,235 @@
+import LaunchprofReport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where an output option's bytes go, decided from what is at the path before any work is done:
+/// every `--json`, `--html`, `--trace`, `--folded`, `-o`, `--markdown` (and the files inside a
+/// `--metrickit` or `--report` folder) goes through here, so no output destroys what it does
+/// not own.
+///
+/// - an absent path or a regular file is replaced atomically (`AtomicReportFile`), keeping the
+///   old file's permissions;
+/// - a symbolic link is followed: the link stays, its target is written as above;
+/// - `-`, a FIFO, a character device or a socket is written in place (opened without creating
+///   or truncating), as one write of the complete document when it is committed;
+/// - a directory, a missing parent folder or an unwritable path is refused.
+public struct OutputDestination: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// Replaced atomically: the path to rename over (a link's target), and the mode to keep.
+        case file(path: String, mode: mode_t?)
+        /// Written in place: a device, a FIFO, a socket; nil for `-` (standard output).
+        case stream(path: String?)
+    }
+
+    /// The path as the user gave it (for messages).
+    public var path: String
+    public var kind: Kind
+
+    /// Classifies `path`; throws why it cannot be written (its errno, a reason that says what to do).
+    public init(_ path: String) throws(LaunchReportError) {
+        self.path = path
+        if path == "-" {
+            kind = .stream(path: nil)
+            return
+        }
+        guard !path.isEmpty else { throw Self.refusal(path, ENOENT, "the path is empty; name a file") }
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            let code = errno
+            guard code == ENOENT else { throw Self.refusal(path, code, Self.reason(code)) }
+            try Self.checkParent(of: path, for: path)
+            kind = .file(path: path, mode: nil)
+            return
+        }
+        var resolved = path
+        if info.st_mode & S_IFMT == S_IFLNK {
+            guard stat(path, &info) == 0 else {
+                let code = errno
+                guard code == ENOENT else { throw Self.refusal(path, code, Self.reason(code)) }
+                // A dangling link: its target is created, the link kept.
+                resolved = try Self.danglingTarget(of: path)
+                try Self.checkParent(of: resolved, for: path)
+                kind = .file(path: resolved, mode: nil)
+                return
+            }
+            // realpath also resolves /proc/self/fd links that name real files.
+            if info.st_mode & S_IFMT == S_IFREG, let real = realpath(path, nil) {
+                resolved = String(cString: real)
+                free(real)
+            }
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            try Self.checkParent(of: resolved, for: path)
+            if access(resolved, W_OK) != 0 { throw Self.refusal(path, errno, Self.reason(errno)) }
+            kind = .file(path: resolved, mode: info.st_mode & 0o7777)
+        case S_IFDIR:
+            throw Self.refusal(path, EISDIR, "it is a directory; name a file in it")
+        case S_IFCHR, S_IFIFO, S_IFSOCK:
+            // Opened through the path the user gave: the kernel follows /dev/stdout's links.
+            if access(path, W_OK) != 0 { throw Self.refusal(path, errno, Self.reason(errno)) }
+            kind = .stream(path: path)
+        default:
+            throw Self.refusal(path, EINVAL, "it is a block device; name a file")
+        }
+    }
+
+    /// Whether the bytes end up on launchprof's own standard output (`-`, `/dev/stdout`, or the
+    /// file or pipe stdout is), so a command can move its text off stdout.
+    public var isStandardOutput: Bool {
+        let target: String
+        switch kind {
+        case .stream(nil): return true
+        case .stream(let path?): target = path
+        case .file(let path, _): target = path
+        }
+        var info = stat()
+        var out = stat()
+        guard stat(target, &info) == 0, fstat(1, &out) == 0 else { return false }
+        return info.st_dev == out.st_dev && info.st_ino == out.st_ino
+    }
+
+    /// An output that writes here (see the type's description).
+    public func open() throws(LaunchReportError) -> any ReportOutput {
+        switch kind {
+        case .file(let target, let mode):
+            return try AtomicReportFile(path: target, displayPath: path, mode: mode)
+        case .stream(let streamPath):
+            return StreamReportOutput(path: path, device: streamPath)
+        }
+    }
+
+    /// Writes `bytes` here, whole or not at all.
+    public func write(_ bytes: [UInt8]) throws(LaunchReportError) {
+        let output = try open()
+        do {
+            try output.write(bytes)
+            try output.commit()
+        } catch {
+            output.discard()
+            throw error
+        }
+    }
+
+    /// Checks a folder an output creates files in (`--metrickit DIR`, `calibrate --report DIR`,
+    /// `bench --output DIR`): an existing writable directory, or absent with a writable parent
+    /// (`createParents`: with the nearest existing ancestor writable).
+    public static func checkFolder(_ path: String, createParents: Bool = false) throws(LaunchReportError) {
+        guard !path.isEmpty else { throw refusal(path, ENOENT, "the path is empty; name a folder") }
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw refusal(path, ENOTDIR, "it is not a directory; name a folder (it is created if missing)")
+            }
+            if access(path, W_OK | X_OK) != 0 { throw refusal(path, errno, reason(errno)) }
+            return
+        }
+        guard errno == ENOENT else { throw refusal(path, errno, reason(errno)) }
+        var parent = directory(of: path)
+        if createParents {
+            while stat(parent, &info) != 0, errno == ENOENT, parent != "/" && parent != "." {
+                parent = directory(of: parent)
+            }
+        }
+        guard stat(parent, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw refusal(path, ENOENT, "its parent folder '\(parent)' does not exist; create it first")
+        }
+        if access(parent, W_OK | X_OK) != 0 {
+            throw refusal(path, errno, "its parent folder '\(parent)' is not writable (\(reason(errno)))")
+        }
+    }
+
+    private static func checkParent(of resolved: String, for path: String) throws(LaunchReportError) {
+        let parent = directory(of: resolved)
+        var info = stat()
+        guard stat(parent, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw refusal(path, ENOENT, "the folder '\(parent)' does not exist; create it first")
+        }
+        // The atomic replacement creates a temporary file beside the target.
+        if access(parent, W_OK | X_OK) != 0 {
+            throw refusal(path, errno, "the folder '\(parent)' is not writable (\(reason(errno)))")
+        }
+    }
+
+    /// The path a chain of links ends at when its last target does not exist.
+    private static func danglingTarget(of path: String) throws(LaunchReportError) -> String {
+        var resolved = path
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(resolved, &info) == 0 else { return resolved }
+            guard info.st_mode & S_IFMT == S_IFLNK else { return resolved }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(resolved, &buffer, buffer.count - 1)
+            guard count >= 0 else { throw refusal(path, errno, reason(errno)) }
+            let text = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            resolved = text.hasPrefix("/") ? text : directory(of: resolved) + "/" + text
+        }
+        throw refusal(path, ELOOP, "too many levels of symbolic links")
+    }
+
+    static func directory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+
+    static func refusal(_ path: String, _ code: Int32, _ reason: String) -> LaunchReportError {
+        .fileOperationFailed(operation: "write to", path: path, errno: code, reason: reason)
+    }
+
+    static func reason(_ code: Int32) -> String {
+        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+    }
+}
+
+/// A device, FIFO or standard output written in place: the bytes are kept until `commit`, then
+/// written at once, so a failed run leaves nothing half-written there either.
+final class StreamReportOutput: ReportOutput {
+    let path: String
+    /// nil: standard output.
+    private let device: String?
+    private var bytes: [UInt8] = []
+    private var closed = false
+
+    init(path: String, device: String?) {
+        self.path = path
+        self.device = device
+    }
+
+    func write(_ more: [UInt8]) throws(LaunchReportError) {
+        guard !closed else { throw .writerClosed(path: path) }
+        bytes += more
+    }
+
+    func commit() throws(LaunchReportError) {
+        guard !closed else { throw .writerClosed(path: path) }
+        closed = true
+        var fd: Int32 = 1
+        if let device {
+            // No O_CREAT, no O_TRUNC: the node is written, never replaced.
+            fd = open(device, O_WRONLY | O_CLOEXEC | O_NOCTTY)
+            guard fd >= 0 else { throw OutputDestination.refusal(path, errno, OutputDestination.reason(errno)) }
+        }
+        defer { if device != nil { close(fd) } }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw OutputDestination.refusal(path, errno, OutputDestination.reason(errno))
+            }
+            offset += written
+        }
+        bytes = []
+    }
+
+    func discard() {
+        closed = true
+        bytes = []
+    }
+}
