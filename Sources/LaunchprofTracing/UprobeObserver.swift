@@ -16,8 +16,12 @@ import Glibc
 /// (~1.2 µs when emulated) at the loader's relocation start and at libc's first initializer;
 /// only samples of launchprof's own child are kept.
 ///
+/// Where tracefs is available each probe is a tracefs uprobe event that `UprobeHolder` keeps
+/// registered across launchprof processes: opening and closing this process's events then costs
+/// tens of µs, not the registration and the grace periods. Elsewhere each is the uprobe PMU's own.
+///
 /// One observer serves the whole launchprof process (`shared`): sessions add their probes and
-/// none is removed before the process exits, when a short-lived process releases them all.
+/// none is removed before the process exits (PMU probes: released by a short-lived process).
 /// Releasing them earlier, while another session's ptrace observer runs, could pull an int3 from
 /// under a breakpoint word that observer had read (see `ProbePlacement`).
 public final class UprobeObserver: Sendable {
@@ -36,7 +40,10 @@ public final class UprobeObserver: Sendable {
 
     private struct State {
         var rings: [Int32: Ring] = [:]
+        /// Events on the PMU's own uprobes: their release waits grace periods.
         var fds: [Int32] = []
+        /// Events on tracefs uprobes the holder keeps registered: closed in µs.
+        var heldFds: [Int32] = []
         var keyByID: [UInt64: UprobeTarget.Key] = [:]
         var armed: Set<UprobeTarget.Key> = []
         var closed = false
@@ -57,7 +64,9 @@ public final class UprobeObserver: Sendable {
     public static func shared(pmuType: UInt32) -> UprobeObserver {
         sharedObserver.withLock { observer in
             if let observer, observer.pmuType == pmuType { return observer }
-            UprobeSupport.awaitEarlierReleases()
+            // Without a holder every probe is the PMU's own: never open one while another
+            // launchprof releases its own (see UprobeSupport.awaitEarlierReleases).
+            if UprobeHolder.shared() == nil { UprobeSupport.awaitEarlierReleases() }
             let created = UprobeObserver(pmuType: pmuType)
             if observer == nil { atexit { UprobeObserver.releaseShared() } }
             observer?.close()
@@ -88,18 +97,24 @@ public final class UprobeObserver: Sendable {
     public func arm(_ targets: [UprobeTarget]) throws(UprobeError) {
         try state.withLock { (state) throws(UprobeError) in
             guard !state.closed else { return }
+            let holder = UprobeHolder.shared()
             for target in targets where !state.armed.contains(target.key) {
+                let tracepoint = holder?.hold(path: target.path, offset: target.offset, systemWide: true)
                 for cpu in cpus {
                     var fd: Int32 = -1
                     var id: UInt64 = 0
                     var output: Int32 = -1
                     if let ring = state.rings[cpu] { output = ring.fd }
-                    let error = lp_uprobe_open(-1, cpu, pmuType, target.path, target.offset, output, &fd, &id)
+                    let error = if let tracepoint {
+                        lp_tracepoint_probe_open(-1, cpu, tracepoint, output, &fd, &id)
+                    } else {
+                        lp_uprobe_open(-1, cpu, pmuType, target.path, target.offset, output, &fd, &id)
+                    }
                     if error == ENODEV || error == EINVAL && state.rings[cpu] == nil && cpu > 0 { continue }  // offline CPU
                     guard error == 0 else {
                         throw .perf(operation: "uprobe open", subject: "\(target.path)+0x\(String(target.offset, radix: 16))", errno: error)
                     }
-                    state.fds.append(fd)
+                    if tracepoint != nil { state.heldFds.append(fd) } else { state.fds.append(fd) }
                     state.keyByID[id] = target.key
                     if state.rings[cpu] == nil {
                         var base: UnsafeMutableRawPointer?
@@ -152,7 +167,9 @@ public final class UprobeObserver: Sendable {
             for ring in state.rings.values { lp_perf_ring_unmap(ring.base, ring.length) }
             state.rings = [:]
             if !state.fds.isEmpty { lp_perf_release_in_background(state.fds, Int32(state.fds.count)) }
+            for fd in state.heldFds { Glibc.close(fd) }  // the holder's own keeps each registered
             state.fds = []
+            state.heldFds = []
         }
     }
 }

@@ -23,27 +23,48 @@ public enum UprobeSupport {
         return .success(type)
     }
 
-    /// Waits (at most 10 s) until no earlier launchprof is still releasing its probes (a process
+    /// Waits (at most 30 s) until no earlier launchprof is still releasing its probes (a process
     /// named `lp-uprobe-free`). While the kernel unregisters them, a new process mapping the
     /// probed files can stall for hundreds of ms in its exec — a measured launch would carry
-    /// that stall in its `exec` phase. Polled: those processes are no child of this one.
+    /// that stall in its `exec` phase — and new probes queue behind the release. Polled: those
+    /// processes are no child of this one. A wait longer than `UprobeHolder.quietWaitNs` is
+    /// announced on stderr, with what it waits for.
     static func awaitEarlierReleases() {
-        let deadline = monotonicNs() + 10_000_000_000
-        while releasesInProgress(), monotonicNs() < deadline {
+        let start = monotonicNs()
+        let deadline = start + 30_000_000_000
+        var announced = false
+        while let releaser = releaseInProgress() {
+            let now = monotonicNs()
+            if now >= deadline {
+                warn("launchprof: gave up waiting for process \(releaser) (lp-uprobe-free) after 30 s; the first launches may stall in exec\n")
+                return
+            }
+            if !announced, now - start >= UprobeHolder.quietWaitNs {
+                announced = true
+                warn("launchprof: waiting for an earlier launchprof's uprobes to be released (process \(releaser), lp-uprobe-free: the kernel waits for RCU grace periods, ~0.1 s per probe); a launch during it would stall in exec\n")
+            }
             var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
             nanosleep(&pause, nil)
         }
+        if announced {
+            warn("launchprof: the release finished after \((monotonicNs() - start) / 1_000_000) ms\n")
+        }
     }
 
-    private static func releasesInProgress() -> Bool {
-        guard let directory = opendir("/proc") else { return false }
+    private static func warn(_ text: String) {
+        _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    }
+
+    /// The pid of a process releasing probes, if any.
+    private static func releaseInProgress() -> Int32? {
+        guard let directory = opendir("/proc") else { return nil }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard let first = name.first, first.isNumber else { continue }
-            if SmallFile.read("/proc/\(name)/comm") == "lp-uprobe-free\n" { return true }
+            if SmallFile.read("/proc/\(name)/comm") == "lp-uprobe-free\n" { return Int32(name) }
         }
-        return false
+        return nil
     }
 
     private static func monotonicNs() -> UInt64 {
