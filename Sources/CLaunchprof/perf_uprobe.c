@@ -18,6 +18,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -191,6 +192,113 @@ static struct { int fd; char name[72]; } holder_events[HOLDER_MAX_EVENTS];
 static int holder_event_count;
 static struct { int fd; int used; char line[HOLDER_LINE]; } holder_clients[HOLDER_MAX_CLIENTS];
 static char holder_calibration[64];
+
+// System-wide events sample into per-CPU ring buffers the holder reads: a launchprof process then
+// makes no perf_event_open or close of its own (each takes the kernel's global event_mutex, which
+// another process's uprobe release holds for ~0.1 s per probe).
+enum { HOLDER_MAX_CPUS = 64, HOLDER_MAX_SAMPLE_IDS = 16384, HOLDER_RECENT = 65536, HOLDER_READ = 8192 };
+static struct { int fd; void *base; size_t length; } holder_rings[HOLDER_MAX_CPUS];
+static int holder_cpu_count;
+static struct { uint64_t sample_id; uint64_t tracepoint; } holder_sample_ids[HOLDER_MAX_SAMPLE_IDS];
+static int holder_sample_id_count;
+static int holder_extra_fds[HOLDER_MAX_SAMPLE_IDS];
+static int holder_extra_fd_count;
+// The latest hits of every process, oldest overwritten first; a drained hit's pid is set to 0.
+static lp_perf_sample holder_recent[HOLDER_RECENT];
+static uint64_t holder_recent_next;
+static uint64_t holder_lost;
+static lp_perf_sample holder_read_buffer[HOLDER_READ];
+static lp_perf_sample holder_reply_buffer[HOLDER_READ];
+
+static void holder_read_rings(void) {
+    for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
+        if (!holder_rings[cpu].base) continue;
+        int count = 0;
+        do {
+            lp_perf_ring_read(holder_rings[cpu].base, holder_rings[cpu].length, holder_read_buffer, HOLDER_READ,
+                              &count, &holder_lost);
+            for (int i = 0; i < count; i++) {
+                lp_perf_sample sample = holder_read_buffer[i];
+                uint64_t tracepoint = 0;
+                for (int j = 0; j < holder_sample_id_count; j++) {
+                    if (holder_sample_ids[j].sample_id == sample.id) { tracepoint = holder_sample_ids[j].tracepoint; break; }
+                }
+                if (tracepoint == 0) continue;
+                sample.id = tracepoint;
+                holder_recent[holder_recent_next++ % HOLDER_RECENT] = sample;
+            }
+        } while (count == HOLDER_READ);
+    }
+}
+
+// One sampling event per CPU on `tracepoint`, into the CPU's ring.
+static int holder_open_sampling(uint64_t tracepoint, int *first_fd) {
+    *first_fd = -1;
+    for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
+        int fd = -1;
+        uint64_t id = 0;
+        int output = holder_rings[cpu].base ? holder_rings[cpu].fd : -1;
+        int error = lp_tracepoint_probe_open(-1, cpu, tracepoint, output, &fd, &id);
+        if (error == ENODEV || (error == EINVAL && cpu > 0 && output < 0)) continue;  // offline CPU
+        if (error != 0) return error;
+        if (!holder_rings[cpu].base) {
+            void *base = NULL;
+            size_t length = 0;
+            int mapped = lp_perf_ring_map(fd, 64, &base, &length);
+            if (mapped != 0) { close(fd); return mapped; }
+            holder_rings[cpu].fd = fd;
+            holder_rings[cpu].base = base;
+            holder_rings[cpu].length = length;
+        }
+        if (holder_sample_id_count < HOLDER_MAX_SAMPLE_IDS) {
+            holder_sample_ids[holder_sample_id_count].sample_id = id;
+            holder_sample_ids[holder_sample_id_count++].tracepoint = tracepoint;
+        }
+        if (*first_fd < 0) *first_fd = fd;
+        else if (holder_extra_fd_count < HOLDER_MAX_SAMPLE_IDS) holder_extra_fds[holder_extra_fd_count++] = fd;
+    }
+    return *first_fd >= 0 ? 0 : ENODEV;
+}
+
+// "D <pid>": every kept hit of `pid`, oldest first, as a binary reply: uint32 count, uint64 lost,
+// then `count` lp_perf_sample (id = the tracepoint id).
+static void holder_drain(int client, int32_t pid) {
+    holder_read_rings();
+    uint32_t count = 0;
+    uint64_t start = holder_recent_next > HOLDER_RECENT ? holder_recent_next - HOLDER_RECENT : 0;
+    for (uint64_t i = start; i < holder_recent_next && count < HOLDER_READ; i++) {
+        lp_perf_sample *sample = &holder_recent[i % HOLDER_RECENT];
+        if ((int32_t)sample->pid != pid || pid == 0) continue;
+        holder_reply_buffer[count++] = *sample;
+        sample->pid = 0;
+    }
+    char header[12];
+    memcpy(header, &count, 4);
+    memcpy(header + 4, &holder_lost, 8);
+    holder_lost = 0;
+    struct iovec parts[2] = {{header, 12}, {holder_reply_buffer, count * sizeof(lp_perf_sample)}};
+    size_t total = 12 + count * sizeof(lp_perf_sample);
+    size_t sent = 0;
+    while (sent < total) {
+        struct msghdr message;
+        memset(&message, 0, sizeof message);
+        struct iovec rest[2];
+        int parts_left = 0;
+        size_t skip = sent;
+        for (int i = 0; i < 2; i++) {
+            if (skip >= parts[i].iov_len) { skip -= parts[i].iov_len; continue; }
+            rest[parts_left].iov_base = (char *)parts[i].iov_base + skip;
+            rest[parts_left++].iov_len = parts[i].iov_len - skip;
+            skip = 0;
+        }
+        message.msg_iov = rest;
+        message.msg_iovlen = (size_t)parts_left;
+        ssize_t written = sendmsg(client, &message, MSG_NOSIGNAL);
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) return;
+        sent += (size_t)written;
+    }
+}
 static char holder_uprobe_events[512];
 
 static void holder_reply(int fd, const char *text) {
@@ -234,23 +342,35 @@ static void holder_handle(int client, char *line) {
             holder_reply(client, "24\n");  // EMFILE
             return;
         }
-        struct perf_event_attr attr;
-        memset(&attr, 0, sizeof attr);
-        attr.size = sizeof attr;
-        attr.type = PERF_TYPE_TRACEPOINT;
-        attr.config = tracepoint;  // counting only: no buffer, nothing written per hit
-        int system_wide = line[0] == 'H';
-        int fd = (int)syscall(SYS_perf_event_open, &attr, system_wide ? -1 : 0, system_wide ? 0 : -1, -1,
-                              PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0) {
-            holder_format_number(reply, errno);
-            holder_reply(client, reply);
-            return;
+        int fd = -1;
+        if (line[0] == 'H') {
+            int error = holder_open_sampling(tracepoint, &fd);
+            if (error != 0) {
+                holder_format_number(reply, error);
+                holder_reply(client, reply);
+                return;
+            }
+        } else {
+            struct perf_event_attr attr;
+            memset(&attr, 0, sizeof attr);
+            attr.size = sizeof attr;
+            attr.type = PERF_TYPE_TRACEPOINT;
+            attr.config = tracepoint;  // counting only: no buffer, nothing written per hit
+            fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+            if (fd < 0) {
+                holder_format_number(reply, errno);
+                holder_reply(client, reply);
+                return;
+            }
         }
         holder_events[holder_event_count].fd = fd;
         strcpy(holder_events[holder_event_count].name, cursor);
         holder_event_count++;
         holder_reply(client, "0\n");
+    } else if (line[0] == 'D' && line[1] == ' ') {
+        int32_t pid = 0;
+        for (char *cursor = line + 2; *cursor >= '0' && *cursor <= '9'; cursor++) pid = pid * 10 + (*cursor - '0');
+        holder_drain(client, pid);
     } else if (line[0] == 'C' && line[1] == 0) {
         holder_reply(client, holder_calibration[0] ? holder_calibration : "-");
         holder_reply(client, "\n");
@@ -284,15 +404,19 @@ static void holder_serve(int listener, int linger_ms) {
             slots[count++] = i;
             clients++;
         }
-        int timeout = -1;
+        // The rings are read every 20 ms at least, so they never fill (64 pages: ~5,000 hits).
+        int timeout = 20;
         if (clients == 0) {
             int64_t left = idle_since + linger_ms - holder_now_ms();
             if (left <= 0) return;
-            timeout = (int)left;
+            if (left < timeout) timeout = (int)left;
         }
         int ready = poll(polled, (nfds_t)count, timeout);
         if (ready < 0 && errno != EINTR) return;
-        if (ready <= 0) continue;
+        if (ready <= 0) {
+            holder_read_rings();
+            continue;
+        }
         if (polled[0].revents & POLLIN) {
             int client = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
             struct ucred peer;
@@ -336,6 +460,10 @@ static void holder_serve(int listener, int linger_ms) {
 }
 
 static void holder_release(void) {
+    for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
+        if (holder_rings[cpu].base) munmap(holder_rings[cpu].base, holder_rings[cpu].length);
+    }
+    for (int i = 0; i < holder_extra_fd_count; i++) close(holder_extra_fds[i]);
     for (int i = 0; i < holder_event_count; i++) close(holder_events[i].fd);
     int events = open(holder_uprobe_events, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (events < 0) return;
@@ -384,6 +512,8 @@ int lp_uprobe_holder_start(const char *socket_name, const char *uprobe_events, i
         strcpy(holder_uprobe_events, uprobe_events);
         holder_event_count = 0;
         holder_calibration[0] = 0;
+        long cpus = sysconf(_SC_NPROCESSORS_CONF);
+        holder_cpu_count = cpus < 1 ? 1 : cpus > HOLDER_MAX_CPUS ? HOLDER_MAX_CPUS : (int)cpus;
         memset(holder_clients, 0, sizeof holder_clients);
         holder_serve(listener, linger_ms);
         // Named before the socket goes, so a launchprof that finds no holder also finds this.
@@ -430,5 +560,45 @@ int lp_uprobe_holder_request(int fd, const char *line, char *reply, int capacity
         have++;
     }
     reply[have] = 0;
+    return 0;
+}
+
+int lp_uprobe_holder_drain(int fd, int32_t pid, lp_perf_sample *samples, int capacity, int *count, uint64_t *lost) {
+    char line[32] = "D ";
+    int at = 2;
+    char digits[12];
+    int length = 0;
+    uint32_t value = (uint32_t)pid;
+    do { digits[length++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
+    while (length > 0) line[at++] = digits[--length];
+    line[at++] = '\n';
+    for (int sent = 0; sent < at;) {
+        ssize_t written = send(fd, line + sent, (size_t)(at - sent), MSG_NOSIGNAL);
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) return written < 0 ? errno : EPIPE;
+        sent += (int)written;
+    }
+    char header[12];
+    for (size_t have = 0; have < sizeof header;) {
+        ssize_t got = recv(fd, header + have, sizeof header - have, 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return got < 0 ? errno : EPIPE;
+        have += (size_t)got;
+    }
+    uint32_t total;
+    memcpy(&total, header, 4);
+    memcpy(lost, header + 4, 8);
+    *count = 0;
+    for (uint32_t i = 0; i < total; i++) {
+        lp_perf_sample sample;
+        for (size_t have = 0; have < sizeof sample;) {
+            ssize_t got = recv(fd, (char *)&sample + have, sizeof sample - have, 0);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) return got < 0 ? errno : EPIPE;
+            have += (size_t)got;
+        }
+        if (*count < capacity) samples[(*count)++] = sample;
+        else *lost += 1;
+    }
     return 0;
 }

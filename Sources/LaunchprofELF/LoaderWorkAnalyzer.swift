@@ -21,6 +21,8 @@ public enum LoaderWorkAnalyzer {
         let scope = entries.enumerated().map { index, entry in ScopeMember(image: entry.image, isProgram: index == 0) }
         var touched = scope.map { [Bool](repeating: false, count: $0.pageCount) }
         var definers = FirstDefiners()
+        // At most one entry per imported name: room for them all up front (no rehashing).
+        definers.steps.reserveCapacity(scope.reduce(0) { $0 + $1.symbolCount })
         var result = entries.indices.map { index in
             // The shared state moves into the scan and back, so it is never copied.
             var scan = Scan(scope: scope, index: index, touched: touched, definers: definers)

@@ -14,8 +14,11 @@ import Glibc
 /// probe) — every `launchprof run` paid both, and the next one's opens queued behind the release
 /// (seconds after a session with many libraries). A uprobe defined in tracefs (`uprobe_events`)
 /// is one event shared by every perf event opened on it: only the first open registers it and only
-/// the last close releases it. The holder (`lp-uprobe-hold`, a detached process) keeps one
-/// perf event open on each such event, so launchprof's own opens and closes cost tens of µs.
+/// the last close releases it. The holder (`lp-uprobe-hold`, a detached process) opens the
+/// events once, one per CPU, sampling into its own ring buffers, and hands each launchprof the
+/// hits of its child (`drain`): a launchprof process opens no perf event of its own, so it never
+/// waits on the kernel's global `event_mutex` either, which another process's uprobe release
+/// holds for ~0.1 s per probe.
 /// It lingers `LAUNCHPROF_UPROBE_LINGER` seconds (default 60) after its last client leaves, then
 /// releases the probes — renamed `lp-uprobe-free` while it does — and deletes its events.
 ///
@@ -52,9 +55,10 @@ public final class UprobeHolder: Sendable {
         }
     }
 
-    /// One holder per user; `LAUNCHPROF_UPROBE_HOLDER` names another (tests use their own).
+    /// One holder per user and protocol version; `LAUNCHPROF_UPROBE_HOLDER` names another (tests
+    /// use their own).
     private static var socketName: String {
-        getenv("LAUNCHPROF_UPROBE_HOLDER").map { String(cString: $0) } ?? "launchprof-uprobe-hold-\(geteuid())"
+        getenv("LAUNCHPROF_UPROBE_HOLDER").map { String(cString: $0) } ?? "launchprof-uprobe-hold-2-\(geteuid())"
     }
 
     private static func connect() -> UprobeHolder? {
@@ -114,6 +118,17 @@ public final class UprobeHolder: Sendable {
             }
         }
         return nil
+    }
+
+    /// Every hit of `pid` on the events the holder holds system-wide, oldest first, as
+    /// (tracepoint id, CLOCK_MONOTONIC ns); and how many hits its buffers had no room for.
+    func drain(pid: Int32) -> (hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)? {
+        var buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
+        var count: Int32 = 0
+        var lost: UInt64 = 0
+        let error = lp_uprobe_holder_drain(connection, pid, &buffer, Int32(buffer.count), &count, &lost)
+        guard error == 0 else { return nil }
+        return (buffer[..<Int(count)].map { ($0.id, $0.time_ns) }, lost)
     }
 
     /// The hit costs an earlier launchprof measured on this host while this holder ran.

@@ -17,8 +17,8 @@ import Glibc
 /// only samples of launchprof's own child are kept.
 ///
 /// Where tracefs is available each probe is a tracefs uprobe event that `UprobeHolder` keeps
-/// registered across launchprof processes: opening and closing this process's events then costs
-/// tens of µs, not the registration and the grace periods. Elsewhere each is the uprobe PMU's own.
+/// registered and samples across launchprof processes: this process opens no perf event, and
+/// reads its child's hits from the holder. Elsewhere each is the uprobe PMU's own, opened here.
 ///
 /// One observer serves the whole launchprof process (`shared`): sessions add their probes and
 /// none is removed before the process exits (PMU probes: released by a short-lived process).
@@ -40,11 +40,11 @@ public final class UprobeObserver: Sendable {
 
     private struct State {
         var rings: [Int32: Ring] = [:]
-        /// Events on the PMU's own uprobes: their release waits grace periods.
+        /// Events on the PMU's own uprobes (no holder): their release waits grace periods.
         var fds: [Int32] = []
-        /// Events on tracefs uprobes the holder keeps registered: closed in µs.
-        var heldFds: [Int32] = []
         var keyByID: [UInt64: UprobeTarget.Key] = [:]
+        /// Probes the holder samples: tracepoint id → probe.
+        var keyByTracepoint: [UInt64: UprobeTarget.Key] = [:]
         var armed: Set<UprobeTarget.Key> = []
         var closed = false
         /// Hits read for a watched launch while another one drained: the rings are the process's,
@@ -99,22 +99,22 @@ public final class UprobeObserver: Sendable {
             guard !state.closed else { return }
             let holder = UprobeHolder.shared()
             for target in targets where !state.armed.contains(target.key) {
-                let tracepoint = holder?.hold(path: target.path, offset: target.offset, systemWide: true)
+                if let tracepoint = holder?.hold(path: target.path, offset: target.offset, systemWide: true) {
+                    state.keyByTracepoint[tracepoint] = target.key
+                    state.armed.insert(target.key)
+                    continue
+                }
                 for cpu in cpus {
                     var fd: Int32 = -1
                     var id: UInt64 = 0
                     var output: Int32 = -1
                     if let ring = state.rings[cpu] { output = ring.fd }
-                    let error = if let tracepoint {
-                        lp_tracepoint_probe_open(-1, cpu, tracepoint, output, &fd, &id)
-                    } else {
-                        lp_uprobe_open(-1, cpu, pmuType, target.path, target.offset, output, &fd, &id)
-                    }
+                    let error = lp_uprobe_open(-1, cpu, pmuType, target.path, target.offset, output, &fd, &id)
                     if error == ENODEV || error == EINVAL && state.rings[cpu] == nil && cpu > 0 { continue }  // offline CPU
                     guard error == 0 else {
                         throw .perf(operation: "uprobe open", subject: "\(target.path)+0x\(String(target.offset, radix: 16))", errno: error)
                     }
-                    if tracepoint != nil { state.heldFds.append(fd) } else { state.fds.append(fd) }
+                    state.fds.append(fd)
                     state.keyByID[id] = target.key
                     if state.rings[cpu] == nil {
                         var base: UnsafeMutableRawPointer?
@@ -153,7 +153,14 @@ public final class UprobeObserver: Sendable {
                     state.pending[owner, default: []].append(Sample(key: key, pid: owner, timeNs: sample.time_ns))
                 }
             }
-            let samples = (state.pending.removeValue(forKey: pid) ?? []).sorted { $0.timeNs < $1.timeNs }
+            var samples = state.pending.removeValue(forKey: pid) ?? []
+            if !state.keyByTracepoint.isEmpty, let held = UprobeHolder.shared()?.drain(pid: pid) {
+                lost += held.lost
+                for hit in held.hits {
+                    if let key = state.keyByTracepoint[hit.tracepoint] { samples.append(Sample(key: key, pid: pid, timeNs: hit.timeNs)) }
+                }
+            }
+            samples.sort { $0.timeNs < $1.timeNs }
             return (samples, lost)
         }
     }
@@ -167,9 +174,7 @@ public final class UprobeObserver: Sendable {
             for ring in state.rings.values { lp_perf_ring_unmap(ring.base, ring.length) }
             state.rings = [:]
             if !state.fds.isEmpty { lp_perf_release_in_background(state.fds, Int32(state.fds.count)) }
-            for fd in state.heldFds { Glibc.close(fd) }  // the holder's own keeps each registered
             state.fds = []
-            state.heldFds = []
         }
     }
 }

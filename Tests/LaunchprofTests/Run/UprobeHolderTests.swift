@@ -95,6 +95,9 @@ struct UprobeHolderTests {
         stderr += errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(String(decoding: stderr, as: UTF8.self))")
-        #expect(String(decoding: stderr, as: UTF8.self).contains("the release finished after"))
+        // It says when the wait ended: the release finished, or (other launchprofs on a shared
+        // machine releasing for longer) it gave up after its bound.
+        let ending = String(decoding: stderr, as: UTF8.self)
+        #expect(ending.contains("the release finished after") || ending.contains("gave up waiting"), "\(ending)")
     }
 }
