@@ -128,7 +128,7 @@ struct CalibrateCommand: ParsableCommand {
         case .cannotWrite, .noCacheDirectory: 73
         case .compilerMissing: 69
         case .unreadable: 66
-        case .buildFailed, .measurementFailed, .fitFailed: 70
+        case .buildFailed, .measurementFailed, .fitFailed, .fitDisagrees: 70
         }
     }
 
