@@ -262,13 +262,19 @@ static int holder_open_sampling(uint64_t tracepoint, int *first_fd) {
 
 // "D <pid>": every kept hit of `pid`, oldest first, as a binary reply: uint32 count, uint64 lost,
 // then `count` lp_perf_sample (id = the tracepoint id).
-static void holder_drain(int client, int32_t pid) {
+// `since`: hits before it are not wanted. The buffer is scanned from the newest back, and stops
+// 5 s of hit time before `since`: a hit appended later than one that old was read at most a few
+// ring reads (20 ms each) later, so the scan covers every wanted hit without reading 2 MB each time.
+static void holder_drain(int client, int32_t pid, uint64_t since) {
     holder_read_rings();
     uint32_t count = 0;
     uint64_t start = holder_recent_next > HOLDER_RECENT ? holder_recent_next - HOLDER_RECENT : 0;
-    for (uint64_t i = start; i < holder_recent_next && count < HOLDER_READ; i++) {
+    uint64_t oldest = since > 5000000000ULL ? since - 5000000000ULL : 0;
+    uint64_t first = holder_recent_next;
+    while (first > start && holder_recent[(first - 1) % HOLDER_RECENT].time_ns >= oldest) first--;
+    for (uint64_t i = first; i < holder_recent_next && count < HOLDER_READ; i++) {
         lp_perf_sample *sample = &holder_recent[i % HOLDER_RECENT];
-        if ((int32_t)sample->pid != pid || pid == 0) continue;
+        if ((int32_t)sample->pid != pid || pid == 0 || sample->time_ns < since) continue;
         holder_reply_buffer[count++] = *sample;
         sample->pid = 0;
     }
@@ -369,8 +375,12 @@ static void holder_handle(int client, char *line) {
         holder_reply(client, "0\n");
     } else if (line[0] == 'D' && line[1] == ' ') {
         int32_t pid = 0;
-        for (char *cursor = line + 2; *cursor >= '0' && *cursor <= '9'; cursor++) pid = pid * 10 + (*cursor - '0');
-        holder_drain(client, pid);
+        uint64_t since = 0;
+        char *cursor = line + 2;
+        for (; *cursor >= '0' && *cursor <= '9'; cursor++) pid = pid * 10 + (*cursor - '0');
+        while (*cursor == ' ') cursor++;
+        for (; *cursor >= '0' && *cursor <= '9'; cursor++) since = since * 10 + (uint64_t)(*cursor - '0');
+        holder_drain(client, pid, since);
     } else if (line[0] == 'C' && line[1] == 0) {
         holder_reply(client, holder_calibration[0] ? holder_calibration : "-");
         holder_reply(client, "\n");
@@ -563,12 +573,17 @@ int lp_uprobe_holder_request(int fd, const char *line, char *reply, int capacity
     return 0;
 }
 
-int lp_uprobe_holder_drain(int fd, int32_t pid, lp_perf_sample *samples, int capacity, int *count, uint64_t *lost) {
-    char line[32] = "D ";
+int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sample *samples, int capacity, int *count,
+                           uint64_t *lost) {
+    char line[64] = "D ";
     int at = 2;
-    char digits[12];
+    char digits[24];
     int length = 0;
-    uint32_t value = (uint32_t)pid;
+    uint64_t value = (uint32_t)pid;
+    do { digits[length++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
+    while (length > 0) line[at++] = digits[--length];
+    line[at++] = ' ';
+    value = since_ns;
     do { digits[length++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
     while (length > 0) line[at++] = digits[--length];
     line[at++] = '\n';

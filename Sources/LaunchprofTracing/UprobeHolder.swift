@@ -120,13 +120,14 @@ public final class UprobeHolder: Sendable {
         return nil
     }
 
-    /// Every hit of `pid` on the events the holder holds system-wide, oldest first, as
+    /// Every hit of `pid` since `sinceNs` (CLOCK_MONOTONIC) on the events the holder holds
+    /// system-wide, oldest first, as
     /// (tracepoint id, CLOCK_MONOTONIC ns); and how many hits its buffers had no room for.
-    func drain(pid: Int32) -> (hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)? {
+    func drain(pid: Int32, sinceNs: UInt64) -> (hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)? {
         var buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
         var count: Int32 = 0
         var lost: UInt64 = 0
-        let error = lp_uprobe_holder_drain(connection, pid, &buffer, Int32(buffer.count), &count, &lost)
+        let error = lp_uprobe_holder_drain(connection, pid, sinceNs, &buffer, Int32(buffer.count), &count, &lost)
         guard error == 0 else { return nil }
         return (buffer[..<Int(count)].map { ($0.id, $0.time_ns) }, lost)
     }

@@ -43,6 +43,9 @@ public final class UprobeObserver: Sendable {
         /// Events on the PMU's own uprobes (no holder): their release waits grace periods.
         var fds: [Int32] = []
         var keyByID: [UInt64: UprobeTarget.Key] = [:]
+        /// When each watched process was first watched (its exec stop): the holder's hits of it
+        /// are wanted from then on.
+        var watchedSince: [Int32: UInt64] = [:]
         /// Probes the holder samples: tracepoint id → probe.
         var keyByTracepoint: [UInt64: UprobeTarget.Key] = [:]
         var armed: Set<UprobeTarget.Key> = []
@@ -134,7 +137,13 @@ public final class UprobeObserver: Sendable {
     /// Keeps the hits of `pid` until it is drained, whichever session reads the rings first.
     /// Call it before the process runs any probed code (at its exec stop).
     public func watch(pid: Int32) {
-        state.withLock { state in state.pending[pid] = state.pending[pid] ?? [] }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let since = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        state.withLock { state in
+            state.pending[pid] = state.pending[pid] ?? []
+            state.watchedSince[pid] = state.watchedSince[pid] ?? since
+        }
     }
 
     /// Every hit of `pid` recorded since the last call, oldest first (hits of processes no
@@ -154,7 +163,8 @@ public final class UprobeObserver: Sendable {
                 }
             }
             var samples = state.pending.removeValue(forKey: pid) ?? []
-            if !state.keyByTracepoint.isEmpty, let held = UprobeHolder.shared()?.drain(pid: pid) {
+            let since = state.watchedSince.removeValue(forKey: pid) ?? 0
+            if !state.keyByTracepoint.isEmpty, let held = UprobeHolder.shared()?.drain(pid: pid, sinceNs: since) {
                 lost += held.lost
                 for hit in held.hits {
                     if let key = state.keyByTracepoint[hit.tracepoint] { samples.append(Sample(key: key, pid: pid, timeNs: hit.timeNs)) }

@@ -228,9 +228,10 @@ int lp_uprobe_holder_start(const char *_Nonnull socket_name, const char *_Nonnul
                            int linger_ms);
 /// Connects to the holder; a descriptor, or -errno.
 int lp_uprobe_holder_connect(const char *_Nonnull socket_name);
-/// Every hit of `pid` the holder kept (its system-wide events sample into its own ring buffers),
-/// oldest first, `id` being the tracepoint id; `lost`: hits no buffer had room for. 0 or an errno.
-int lp_uprobe_holder_drain(int fd, int32_t pid, lp_perf_sample *_Nonnull samples, int capacity,
+/// Every hit of `pid` at or after `since_ns` the holder kept (its system-wide events sample into
+/// its own ring buffers), oldest first, `id` being the tracepoint id; `lost`: hits no buffer had
+/// room for. 0 or an errno.
+int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sample *_Nonnull samples, int capacity,
                            int *_Nonnull count, uint64_t *_Nonnull lost);
 /// Sends one request line (ending in a newline) and reads the one-line reply into `reply`
 /// (NUL-terminated, newline stripped). Returns 0 or an errno.
