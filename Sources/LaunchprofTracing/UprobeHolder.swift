@@ -106,7 +106,12 @@ public final class UprobeHolder: Sendable {
     /// boundaries); otherwise only in the holder (a function launchprof probes in itself).
     public func hold(path: String, offset: UInt64, systemWide: Bool) -> UInt64? {
         guard !path.contains(where: { $0 == " " || $0 == "\t" || $0 == "\n" }) else { return nil }
-        let name = Self.eventName(path: path, offset: offset, systemWide: systemWide)
+        // A tracefs event resolves its path to an inode once: a file rebuilt in place is a new
+        // inode, which needs an event of its own (else its probes would never fire).
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        let name = Self.eventName(
+            path: path, inode: UInt64(status.st_ino), device: UInt64(status.st_dev), offset: offset, systemWide: systemWide)
         if let id = held.withLock({ $0[name] }) { return id }
         // An old holder may delete the event between our reading its id and holding it: redo once.
         for _ in 0..<2 {
@@ -151,12 +156,15 @@ public final class UprobeHolder: Sendable {
         return String(decoding: reply.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// A tracefs event name (letters, digits, `_`): the file's hash and the offset; the pid-bound
-    /// kind has its own event, so its probe is never installed system-wide.
-    static func eventName(path: String, offset: UInt64, systemWide: Bool) -> String {
+    /// A tracefs event name (letters, digits, `_`, under 64 characters): a hash of the file's
+    /// path, device and inode, and the offset; the pid-bound kind has its own event, so its probe
+    /// is never installed system-wide.
+    static func eventName(path: String, inode: UInt64, device: UInt64, offset: UInt64, systemWide: Bool) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in path.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        func mix(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        for byte in path.utf8 { mix(byte) }
+        for value in [inode, device] {
+            for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
         }
         return "lp\(systemWide ? "" : "self")_\(String(hash, radix: 16))_\(String(offset, radix: 16))"
     }

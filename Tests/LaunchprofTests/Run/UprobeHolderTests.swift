@@ -100,4 +100,33 @@ struct UprobeHolderTests {
         let ending = String(decoding: stderr, as: UTF8.self)
         #expect(ending.contains("the release finished after") || ending.contains("gave up waiting"), "\(ending)")
     }
+
+    /// A program rebuilt in place (a new inode at the same path, the same code offsets) is
+    /// observed like the first build by the next launchprof: the holder's tracefs events are per
+    /// inode, since the kernel resolves an event's path once. (Within one launchprof process a
+    /// file rebuilt between launches keeps its first probes, as with PMU uprobes.)
+    @Test func aProgramRebuiltInPlaceIsStillObserved() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-rebuilt-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let program = directory.appendingPathComponent("true-copy").path
+        for build in 0..<2 {
+            // The same bytes each time, written to a new file renamed over the old one.
+            let staging = program + ".new"
+            try FileManager.default.copyItem(atPath: "/usr/bin/true", toPath: staging)
+            _ = rename(staging, program)
+            let report = directory.appendingPathComponent("report-\(build).json").path
+            let outcome = try LaunchprofCLI.run(
+                ["run", "-r", "2", "--observer", "uprobe", "--json", report, program],
+                environment: Self.environment(holder: "lp-test-holder-\(getpid())-rebuilt"))
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
+            let runs = try #require(json?["runs"] as? [[String: Any]])
+            #expect(runs.count == 2)
+            for run in runs {
+                let phases = (run["phases"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+                #expect(phases.contains("main") && phases.contains("loader.relocate"), "build \(build): \(phases)")
+            }
+        }
+    }
 }
