@@ -16,7 +16,8 @@ import Glibc
 /// is one event shared by every perf event opened on it: only the first open registers it and only
 /// the last close releases it. The holder (`lp-uprobe-hold`, a detached process) opens the
 /// events once, one per CPU, sampling into its own ring buffers, and hands each launchprof the
-/// hits of its child (`drain`): a launchprof process opens no perf event of its own, so it never
+/// hits of its child (`drain`): a launchprof process opens no perf event of its own (but the
+/// holder's first client, to measure a hit's cost in itself), so it never
 /// waits on the kernel's global `event_mutex` either, which another process's uprobe release
 /// holds for ~0.1 s per probe.
 /// It lingers `LAUNCHPROF_UPROBE_LINGER` seconds (default 60) after its last client leaves, then
@@ -33,6 +34,8 @@ public final class UprobeHolder: Sendable {
     private let eventsDirectory: String
     /// Events this process has had held: name → tracepoint id.
     private let held = Mutex<[String: UInt64]>([:])
+    /// One request and its reply at a time on the connection (sessions run on several threads).
+    private let exchange = Mutex(())
 
     private init(connection: Int32, tracefs: String) {
         self.connection = connection
@@ -132,7 +135,9 @@ public final class UprobeHolder: Sendable {
         var buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
         var count: Int32 = 0
         var lost: UInt64 = 0
-        let error = lp_uprobe_holder_drain(connection, pid, sinceNs, &buffer, Int32(buffer.count), &count, &lost)
+        let error = exchange.withLock { _ in
+            lp_uprobe_holder_drain(connection, pid, sinceNs, &buffer, Int32(buffer.count), &count, &lost)
+        }
         guard error == 0 else { return nil }
         return (buffer[..<Int(count)].map { ($0.id, $0.time_ns) }, lost)
     }
@@ -151,7 +156,7 @@ public final class UprobeHolder: Sendable {
 
     private func request(_ line: String) -> String? {
         var reply = [CChar](repeating: 0, count: 128)
-        let error = lp_uprobe_holder_request(connection, line, &reply, Int32(reply.count))
+        let error = exchange.withLock { _ in lp_uprobe_holder_request(connection, line, &reply, Int32(reply.count)) }
         guard error == 0 else { return nil }
         return String(decoding: reply.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
