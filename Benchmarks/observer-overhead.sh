@@ -9,8 +9,8 @@
 #
 #   Benchmarks/observer-overhead.sh [RUNS-PER-ROUND] [ROUNDS]     (default 60 and 6)
 # Environment: LAUNCHPROF_BIN (default: the .build-bench or .build release build); PIN_CPU
-# (default 0, "none" to not pin): both tools run under `taskset -c PIN_CPU`, as in
-# compare-hyperfine.sh.
+# (default none: both tools unpinned, as users run them; a CPU number pins both sides alike under
+# `taskset -c PIN_CPU` — pinning only the bare side slows it and flatters the ratio).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -23,7 +23,7 @@ done
 [ -x "$launchprof" ] || { echo "observer-overhead: build launchprof first: swift build -c release --product launchprof" >&2; exit 2; }
 command -v hyperfine >/dev/null || { echo "observer-overhead: hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
 pin=()
-if [ "${PIN_CPU:-0}" != none ]; then pin=(taskset -c "${PIN_CPU:-0}"); fi
+if [ "${PIN_CPU:-none}" != none ]; then pin=(taskset -c "$PIN_CPU"); fi
 unset LD_PRELOAD LD_AUDIT LAUNCHPROF_HOOK_FD
 
 work="$(mktemp -d)"
@@ -46,7 +46,7 @@ bare() { # → median wall time in ns
     python3 -c 'import json,statistics,sys; print(int(statistics.median(json.load(open(sys.argv[1]))["results"][0]["times"]) * 1e9))' "$work/hf.json"
 }
 
-echo "start: $(date -u +%Y-%m-%dT%H:%M:%SZ)   load: $(cut -d' ' -f1-3 /proc/loadavg)   $rounds rounds of $runs runs   pinned: ${PIN_CPU:-0}"
+echo "start: $(date -u +%Y-%m-%dT%H:%M:%SZ)   load: $(cut -d' ' -f1-3 /proc/loadavg)   $rounds rounds of $runs runs   pinned: ${PIN_CPU:-none}"
 printf '%-6s %12s %12s %8s   %12s %12s %8s\n' round "uprobe µs" "bare µs" ratio "ptrace µs" "bare µs" ratio
 : > "$work/ratios-uprobe"
 : > "$work/ratios-ptrace"

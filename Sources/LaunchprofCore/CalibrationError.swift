@@ -7,6 +7,8 @@ public enum CalibrationError: Error, CustomStringConvertible, Sendable {
     case compilerMissing(path: String)
     case measurementFailed(program: String, reason: String)
     case fitFailed(points: Int)
+    /// The fit's own measurements disagree with it after every pass (`why`): not stored.
+    case fitDisagrees(why: String, passes: Int)
     case noCacheDirectory
 
     public var description: String {
@@ -23,6 +25,10 @@ public enum CalibrationError: Error, CustomStringConvertible, Sendable {
             "measuring \(program) failed: \(reason)"
         case .fitFailed(let points):
             "the \(points) measurements do not determine a cost model (too few, or too alike)"
+        case .fitDisagrees(let why, let passes):
+            "the calibration was not stored: after \(passes) measurement passes its own programs still disagree with the fit "
+                + "(\(why)); the machine was probably busy: run `launchprof calibrate` again when it is quieter, or with "
+                + "more --runs (a calibration stored earlier, if any, is kept)"
         case .noCacheDirectory:
             "neither XDG_CACHE_HOME nor HOME is set: set one so the calibration can be stored"
         }

@@ -193,18 +193,37 @@ public struct Calibrator: Sendable {
         return Int((Double(sorted[low]) * (1 - weight) + Double(sorted[high]) * weight).rounded())
     }
 
-    /// Measures `probes` and fits the host's cost model.
+    /// Measures `probes` and fits the host's cost model. A fit whose own programs disagree with
+    /// it (`CalibrationCheck.disagreement`: a busy spell slowed some) is not returned: every
+    /// program is measured again in as many more interleaved rounds, the samples pooled, and the
+    /// model refitted — up to `passes` passes, then `.fitDisagrees`.
     public func calibrate(
-        _ probes: [Probe], progress: (CostModelFit.Point) -> Void = { _ in }
+        _ probes: [Probe], passes: Int = 3, progress: (CostModelFit.Point) -> Void = { _ in }
     ) throws(CalibrationError) -> HostCalibration {
         let started = Self.monotonicNs()
-        let measured = try points(probes, progress: progress)
-        guard
-            let calibration = HostCalibration.fitted(
-                measured, host: HostInfo.current(), measuredAt: Self.utcTimestamp(), runsPerPoint: runs,
-                durationNs: Self.monotonicNs() - started)
-        else { throw .fitFailed(points: measured.count) }
-        return calibration
+        let works = try probes.map { (probe) throws(CalibrationError) in try work(of: probe) }
+        var pooled = try interleavedSamples(probes)
+        var why = ""
+        for pass in 1...max(passes, 1) {
+            if pass > 1 {
+                let more = try interleavedSamples(probes)
+                for index in pooled.indices { pooled[index] += more[index] }
+            }
+            let measured = probes.indices.map { index in
+                CostModelFit.Point(
+                    name: probes[index].name, work: works[index], measuredNs: Self.quantile(pooled[index], 0.5),
+                    runs: pooled[index].count)
+            }
+            if pass == 1 { measured.forEach(progress) }
+            guard
+                let calibration = HostCalibration.fitted(
+                    measured, host: HostInfo.current(), measuredAt: Self.utcTimestamp(), runsPerPoint: runs * pass,
+                    durationNs: Self.monotonicNs() - started)
+            else { throw .fitFailed(points: measured.count) }
+            guard let disagreement = CalibrationCheck.disagreement(calibration.points) else { return calibration }
+            why = disagreement
+        }
+        throw .fitDisagrees(why: why, passes: max(passes, 1))
     }
 
     static func monotonicNs() -> Int {

@@ -1,24 +1,36 @@
 import LaunchprofReport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Counts, per object of a closure, the work glibc 2.36's ld.so does before the initializers:
 /// the segments it maps, the relocations it applies, the symbol lookups they cost and how far
 /// each walks the global scope, the pages they write, the version requirements it checks.
 ///
 /// It replays each object's relocation tables in the loader's order (DT_RELR, DT_RELA/DT_REL,
 /// then DT_JMPREL) with the loader's one-entry lookup cache, and resolves every lookup against
-/// the closure in load order (the global scope) through each object's own hash table.
+/// the closure in load order (the global scope) through each object's own hash table. A name's
+/// walk through the scope is the same for every object that imports it: it is walked once per
+/// closure (its pages marked, its definer's position kept in `FirstDefiners`) and later lookups
+/// of it only count their steps.
 public enum LoaderWorkAnalyzer {
     /// One `LoaderWork` per entry of `closure`, in the same order.
     public static func analyze(_ closure: Closure) -> [LoaderWork] {
         let entries = closure.entries
         let scope = entries.enumerated().map { index, entry in ScopeMember(image: entry.image, isProgram: index == 0) }
         var touched = scope.map { [Bool](repeating: false, count: $0.pageCount) }
+        var definers = FirstDefiners()
+        // At most one entry per imported name: room for them all up front (no rehashing).
+        definers.steps.reserveCapacity(scope.reduce(0) { $0 + $1.symbolCount })
         var result = entries.indices.map { index in
             // The shared state moves into the scan and back, so it is never copied.
-            var scan = Scan(scope: scope, index: index, touched: touched)
+            var scan = Scan(scope: scope, index: index, touched: touched, definers: definers)
             touched = []
+            definers = FirstDefiners()
             var work = scan.run(entries[index].image)
             swap(&touched, &scan.touched)
+            swap(&definers, &scan.definers)
             let source = entries[index].source
             if index > 0 && source != .interpreter {
                 work.mappedObjects = 1
@@ -65,11 +77,14 @@ public enum LoaderWorkAnalyzer {
 
         /// Per scope member, the file pages lookups have read so far.
         var touched: [[Bool]]
+        /// The closure's names walked so far and where each walk ended.
+        var definers: FirstDefiners
 
-        init(scope: [ScopeMember], index: Int, touched: [[Bool]]) {
+        init(scope: [ScopeMember], index: Int, touched: [[Bool]], definers: FirstDefiners) {
             self.scope = scope
             self.index = index
             self.touched = touched
+            self.definers = definers
         }
 
         mutating func run(_ image: ELFImage) -> LoaderWork {
@@ -182,8 +197,10 @@ public enum LoaderWorkAnalyzer {
             guard entry + SymbolTable.entrySize <= member.symbols.count else { return }
             let info = member.symbols[entry + 4]
             let visibility = member.symbols[entry + 5] & 3
-            // Local symbols and non-default visibility bind to the object itself: no lookup.
-            guard info >> 4 != 0, visibility == 0 else { return }
+            // Local symbols and hidden or internal ones bind to the object itself: no lookup.
+            // glibc 2.36 looks up STV_PROTECTED ones (`dl_symbol_visibility_binds_local_p` is
+            // only hidden and internal), then keeps the object's own definition.
+            guard info >> 4 != 0, visibility == 0 || visibility == 3 else { return }
             guard symbol != cachedSymbol || lookupClass != cachedClass else { return }
             cachedSymbol = symbol
             cachedClass = lookupClass
@@ -196,14 +213,47 @@ public enum LoaderWorkAnalyzer {
                 work.scopeSteps += 1
                 return
             }
+            let key = FirstDefiners.Key(name: name, hash: hash, lookupClass: lookupClass)
+            if let steps = definers.steps[key] {
+                work.scopeSteps += steps  // its pages are marked already
+                return
+            }
+            var steps = scope.count  // an undefined weak symbol: every object searched
             for (position, candidate) in scope.enumerated() {
                 if lookupClass == 2 && candidate.isProgram { continue }
                 if candidate.defines(name, gnuHash: hash, plt: plt, touched: &touched[position]) {
-                    work.scopeSteps += position + 1
-                    return
+                    steps = position + 1
+                    break
                 }
             }
-            work.scopeSteps += scope.count  // an undefined weak symbol: every object searched
+            definers.steps[key] = steps
+            work.scopeSteps += steps
         }
+    }
+
+    /// Name and lookup class → how many scope members a lookup of it searches (its first
+    /// definer's position + 1), filled as the closure's lookups first walk each name.
+    struct FirstDefiners {
+        /// A name in one of the closure's mapped string tables (alive while the closure is).
+        struct Key: Hashable {
+            let name: UnsafeRawBufferPointer
+            let hash: UInt32
+            let lookupClass: Int
+
+            static func == (left: Key, right: Key) -> Bool {
+                guard left.hash == right.hash, left.lookupClass == right.lookupClass,
+                    left.name.count == right.name.count
+                else { return false }
+                guard let leftBytes = left.name.baseAddress, let rightBytes = right.name.baseAddress else { return true }
+                return memcmp(leftBytes, rightBytes, left.name.count) == 0
+            }
+
+            func hash(into hasher: inout Hasher) {
+                hasher.combine(hash)
+                hasher.combine(lookupClass)
+            }
+        }
+
+        var steps: [Key: Int] = [:]
     }
 }

@@ -24,12 +24,19 @@ public struct UprobeCalibration: Sendable, Equatable {
 
     private static let cached = Mutex<UprobeCalibration?>(nil)
 
-    /// The host's figures, measured on first use.
+    /// The host's figures, measured on first use — once per probe holder (`UprobeHolder`, which
+    /// keeps them for the launchprof processes after this one), or once per process without one.
     public static func measured(pmuType: UInt32) throws(UprobeError) -> UprobeCalibration {
         if let known = cached.withLock({ $0 }) { return known }
-        let emulated = try perHit(stepped: false, calls: 200, pmuType: pmuType)
-        let stepped = try perHit(stepped: true, calls: 50, pmuType: pmuType)
+        let holder = UprobeHolder.shared()
+        if let known = holder?.calibration {
+            cached.withLock { $0 = known }
+            return known
+        }
+        let emulated = try perHit(stepped: false, calls: 200, pmuType: pmuType, holder: holder)
+        let stepped = try perHit(stepped: true, calls: 50, pmuType: pmuType, holder: holder)
         let result = UprobeCalibration(emulatedHitNs: emulated, steppedHitNs: stepped)
+        holder?.store(result)
         cached.withLock { $0 = result }
         return result
     }
@@ -38,7 +45,9 @@ public struct UprobeCalibration: Sendable, Equatable {
     /// (fastest of 15 probed loops − fastest of 15 bare ones) ÷ calls: the fastest loop is
     /// the one the rest of a loaded machine disturbed least. The bare loops run first: a
     /// disabled event would still trap, only a closed one does not.
-    private static func perHit(stepped: Bool, calls: Int32, pmuType: UInt32) throws(UprobeError) -> UInt64 {
+    private static func perHit(
+        stepped: Bool, calls: Int32, pmuType: UInt32, holder: UprobeHolder?
+    ) throws(UprobeError) -> UInt64 {
         typealias Target = @convention(c) (UInt64) -> UInt64
         let target: Target = stepped ? lp_uprobe_calibration_stepped : lp_uprobe_calibration_emulated
         let function = UInt64(UInt(bitPattern: unsafeBitCast(target, to: UnsafeRawPointer.self)))
@@ -52,7 +61,14 @@ public struct UprobeCalibration: Sendable, Equatable {
         let bare = fastest { lp_uprobe_calibration_loop(stepped ? 1 : 0, calls) }
         var fd: Int32 = -1
         var id: UInt64 = 0
-        let error = lp_uprobe_open(getpid(), -1, pmuType, mapping.path, offset, -1, &fd, &id)
+        // The holder keeps this probe registered for its own process only, so the bare loops
+        // above did not trap and closing ours below does not wait for a release.
+        let tracepoint = holder?.hold(path: mapping.path, offset: offset, systemWide: false)
+        let error = if let tracepoint {
+            lp_tracepoint_probe_open(getpid(), -1, tracepoint, -1, &fd, &id)
+        } else {
+            lp_uprobe_open(getpid(), -1, pmuType, mapping.path, offset, -1, &fd, &id)
+        }
         guard error == 0 else {
             throw .perf(operation: "uprobe open", subject: "\(mapping.path)+0x\(String(offset, radix: 16))", errno: error)
         }
@@ -62,8 +78,12 @@ public struct UprobeCalibration: Sendable, Equatable {
         _ = lp_perf_ring_map(fd, 16, &base, &length)
         let probed = fastest { lp_uprobe_calibration_loop(stepped ? 1 : 0, calls) }
         if let base { lp_perf_ring_unmap(base, length) }
-        var fds = [fd]
-        lp_perf_release_in_background(&fds, 1)
+        if tracepoint != nil {
+            close(fd)
+        } else {
+            var fds = [fd]
+            lp_perf_release_in_background(&fds, 1)
+        }
         return (probed &- min(bare, probed)) / UInt64(calls)
     }
 }

@@ -16,8 +16,12 @@ import Glibc
 /// (~1.2 µs when emulated) at the loader's relocation start and at libc's first initializer;
 /// only samples of launchprof's own child are kept.
 ///
+/// Where tracefs is available each probe is a tracefs uprobe event that `UprobeHolder` keeps
+/// registered and samples across launchprof processes: this process opens no perf event, and
+/// reads its child's hits from the holder. Elsewhere each is the uprobe PMU's own, opened here.
+///
 /// One observer serves the whole launchprof process (`shared`): sessions add their probes and
-/// none is removed before the process exits, when a short-lived process releases them all.
+/// none is removed before the process exits (PMU probes: released by a short-lived process).
 /// Releasing them earlier, while another session's ptrace observer runs, could pull an int3 from
 /// under a breakpoint word that observer had read (see `ProbePlacement`).
 public final class UprobeObserver: Sendable {
@@ -36,8 +40,14 @@ public final class UprobeObserver: Sendable {
 
     private struct State {
         var rings: [Int32: Ring] = [:]
+        /// Events on the PMU's own uprobes (no holder): their release waits grace periods.
         var fds: [Int32] = []
         var keyByID: [UInt64: UprobeTarget.Key] = [:]
+        /// When each watched process was first watched (its exec stop): the holder's hits of it
+        /// are wanted from then on.
+        var watchedSince: [Int32: UInt64] = [:]
+        /// Probes the holder samples: tracepoint id → probe.
+        var keyByTracepoint: [UInt64: UprobeTarget.Key] = [:]
         var armed: Set<UprobeTarget.Key> = []
         var closed = false
         /// Hits read for a watched launch while another one drained: the rings are the process's,
@@ -57,7 +67,9 @@ public final class UprobeObserver: Sendable {
     public static func shared(pmuType: UInt32) -> UprobeObserver {
         sharedObserver.withLock { observer in
             if let observer, observer.pmuType == pmuType { return observer }
-            UprobeSupport.awaitEarlierReleases()
+            // Without a holder every probe is the PMU's own: never open one while another
+            // launchprof releases its own (see UprobeSupport.awaitEarlierReleases).
+            if UprobeHolder.shared() == nil { UprobeSupport.awaitEarlierReleases() }
             let created = UprobeObserver(pmuType: pmuType)
             if observer == nil { atexit { UprobeObserver.releaseShared() } }
             observer?.close()
@@ -88,7 +100,13 @@ public final class UprobeObserver: Sendable {
     public func arm(_ targets: [UprobeTarget]) throws(UprobeError) {
         try state.withLock { (state) throws(UprobeError) in
             guard !state.closed else { return }
+            let holder = UprobeHolder.shared()
             for target in targets where !state.armed.contains(target.key) {
+                if let tracepoint = holder?.hold(path: target.path, offset: target.offset, systemWide: true) {
+                    state.keyByTracepoint[tracepoint] = target.key
+                    state.armed.insert(target.key)
+                    continue
+                }
                 for cpu in cpus {
                     var fd: Int32 = -1
                     var id: UInt64 = 0
@@ -119,7 +137,13 @@ public final class UprobeObserver: Sendable {
     /// Keeps the hits of `pid` until it is drained, whichever session reads the rings first.
     /// Call it before the process runs any probed code (at its exec stop).
     public func watch(pid: Int32) {
-        state.withLock { state in state.pending[pid] = state.pending[pid] ?? [] }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let since = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        state.withLock { state in
+            state.pending[pid] = state.pending[pid] ?? []
+            state.watchedSince[pid] = state.watchedSince[pid] ?? since
+        }
     }
 
     /// Every hit of `pid` recorded since the last call, oldest first (hits of processes no
@@ -138,7 +162,15 @@ public final class UprobeObserver: Sendable {
                     state.pending[owner, default: []].append(Sample(key: key, pid: owner, timeNs: sample.time_ns))
                 }
             }
-            let samples = (state.pending.removeValue(forKey: pid) ?? []).sorted { $0.timeNs < $1.timeNs }
+            var samples = state.pending.removeValue(forKey: pid) ?? []
+            let since = state.watchedSince.removeValue(forKey: pid) ?? 0
+            if !state.keyByTracepoint.isEmpty, let held = UprobeHolder.shared()?.drain(pid: pid, sinceNs: since) {
+                lost += held.lost
+                for hit in held.hits {
+                    if let key = state.keyByTracepoint[hit.tracepoint] { samples.append(Sample(key: key, pid: pid, timeNs: hit.timeNs)) }
+                }
+            }
+            samples.sort { $0.timeNs < $1.timeNs }
             return (samples, lost)
         }
     }

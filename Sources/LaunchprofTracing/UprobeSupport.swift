@@ -23,27 +23,52 @@ public enum UprobeSupport {
         return .success(type)
     }
 
-    /// Waits (at most 10 s) until no earlier launchprof is still releasing its probes (a process
-    /// named `lp-uprobe-free`). While the kernel unregisters them, a new process mapping the
-    /// probed files can stall for hundreds of ms in its exec — a measured launch would carry
-    /// that stall in its `exec` phase. Polled: those processes are no child of this one.
+    /// Waits (at most 5 s) until the earlier launchprofs releasing their probes when it starts
+    /// (processes named `lp-uprobe-free`) are done. While the kernel unregisters them, a new
+    /// process mapping the probed files can stall for hundreds of ms in its exec — a measured
+    /// launch would carry that stall in its `exec` phase — and new probes queue behind the
+    /// release. Releases that start later are not waited for: on a machine where launchprofs
+    /// keep exiting, that wait would never end. Polled: those processes are no child of this one.
+    /// A wait longer than `UprobeHolder.quietWaitNs` is announced on stderr, with what it waits for.
     static func awaitEarlierReleases() {
-        let deadline = monotonicNs() + 10_000_000_000
-        while releasesInProgress(), monotonicNs() < deadline {
+        let start = monotonicNs()
+        let deadline = start + 5_000_000_000
+        var releasers = releasesInProgress()
+        var announced = false
+        while let releaser = releasers.first {
+            let now = monotonicNs()
+            if now >= deadline {
+                warn("launchprof: gave up waiting for process \(releaser) (lp-uprobe-free) after 5 s; the first launches may stall in exec\n")
+                return
+            }
+            if !announced, now - start >= UprobeHolder.quietWaitNs {
+                announced = true
+                warn("launchprof: waiting for an earlier launchprof's uprobes to be released (process \(releaser), lp-uprobe-free: the kernel waits for RCU grace periods, ~0.1 s per probe); a launch during it would stall in exec\n")
+            }
             var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
             nanosleep(&pause, nil)
+            releasers = releasers.filter { SmallFile.read("/proc/\($0)/comm") == "lp-uprobe-free\n" }
+        }
+        if announced {
+            warn("launchprof: the release finished after \((monotonicNs() - start) / 1_000_000) ms\n")
         }
     }
 
-    private static func releasesInProgress() -> Bool {
-        guard let directory = opendir("/proc") else { return false }
+    private static func warn(_ text: String) {
+        _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    }
+
+    /// The processes releasing probes now.
+    private static func releasesInProgress() -> [Int32] {
+        guard let directory = opendir("/proc") else { return [] }
         defer { closedir(directory) }
+        var found: [Int32] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let first = name.first, first.isNumber else { continue }
-            if SmallFile.read("/proc/\(name)/comm") == "lp-uprobe-free\n" { return true }
+            guard let first = name.first, first.isNumber, let pid = Int32(name) else { continue }
+            if SmallFile.read("/proc/\(name)/comm") == "lp-uprobe-free\n" { found.append(pid) }
         }
-        return false
+        return found
     }
 
     private static func monotonicNs() -> UInt64 {

@@ -110,7 +110,7 @@ enum ExitCause: Int32, CaseIterable {
         case .cannotWrite, .noCacheDirectory: .cannotCreate
         case .compilerMissing: .unavailable
         case .unreadable: .noInput
-        case .buildFailed, .measurementFailed, .fitFailed: .software
+        case .buildFailed, .measurementFailed, .fitFailed, .fitDisagrees: .software
         }
     }
 

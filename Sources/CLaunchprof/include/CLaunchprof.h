@@ -218,6 +218,28 @@ int lp_perf_ring_read(void *_Nonnull base, size_t length, lp_perf_sample *_Nonnu
 /// Closes perf event descriptors without waiting for the kernel's release of their uprobes
 /// (grace periods): a grandchild process holds the last references and closes them.
 void lp_perf_release_in_background(const int *_Nonnull fds, int count);
+/// Opens a perf event on the tracefs uprobe event `tracepoint_id` (PERF_TYPE_TRACEPOINT), with the
+/// same samples as `lp_uprobe_open`. Its uprobe is registered once per event, not per open.
+int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd,
+                             int *_Nonnull fd, uint64_t *_Nonnull id);
+/// Starts the probe holder (`lp-uprobe-hold`): a detached process listening on the abstract Unix
+/// socket `socket_name` that keeps one perf event open on each tracefs uprobe event a client
+/// names, so a launchprof's own opens and closes of them never register or release a uprobe
+/// (the release waits for RCU grace periods). It releases them all `linger_ms` after its last
+/// client left, renamed `lp-uprobe-free` while it does, and deletes the events named in
+/// `uprobe_events`. Returns 0, or EADDRINUSE when a holder already listens, or an errno.
+int lp_uprobe_holder_start(const char *_Nonnull socket_name, const char *_Nonnull uprobe_events,
+                           int linger_ms);
+/// Connects to the holder; a descriptor, or -errno.
+int lp_uprobe_holder_connect(const char *_Nonnull socket_name);
+/// Every hit of `pid` at or after `since_ns` the holder kept (its system-wide events sample into
+/// its own ring buffers), oldest first, `id` being the tracepoint id; `lost`: hits no buffer had
+/// room for. 0 or an errno.
+int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sample *_Nonnull samples, int capacity,
+                           int *_Nonnull count, uint64_t *_Nonnull lost);
+/// Sends one request line (ending in a newline) and reads the one-line reply into `reply`
+/// (NUL-terminated, newline stripped). Returns 0 or an errno.
+int lp_uprobe_holder_request(int fd, const char *_Nonnull line, char *_Nonnull reply, int capacity);
 /// Functions launchprof probes in its own process to measure what one uprobe hit costs: one
 /// whose first instruction the kernel emulates, one it single-steps.
 uint64_t lp_uprobe_calibration_emulated(uint64_t x);

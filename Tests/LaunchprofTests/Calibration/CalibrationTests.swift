@@ -46,6 +46,33 @@ struct CalibrationTests {
         #expect(statistic - counted <= 40 + statistic / 100, "counted \(counted), glibc \(statistic)")
     }
 
+    /// glibc 2.36 looks up a symbol an object defines as STV_PROTECTED (its GLOB_DAT relocations,
+    /// as gold and the Swift toolchain emit them) and keeps the object's own definition: 300 such
+    /// relocations are 300 lookups in glibc's count, and in inspect's.
+    @Test("GLOB_DAT relocations against protected symbols an object defines are lookups, as in glibc")
+    func protectedSymbolsAreLookedUp() throws {
+        let count = 300
+        var library = (0..<count).map { "__attribute__((visibility(\"protected\"))) int lp_protected_\($0) = \($0);" }
+        library.append("int lp_protected_sum(void) { int sum = 0; int *p;")
+        // Through the GOT, unrelaxed: a GLOB_DAT per variable (gold keeps them symbolic).
+        library += (0..<count).map { "  __asm__(\"movq lp_protected_\($0)@GOTPCREL(%%rip), %0\" : \"=r\"(p)); sum += *p;" }
+        library.append("  return sum; }")
+        let shared = try FixtureBuilder.build(
+            [], output: "protected/liblpprotected.so",
+            flags: ["-shared", "-fPIC", "-Wa,-mrelax-relocations=no", "-fuse-ld=gold"],
+            sourcesText: library.joined(separator: "\n"))
+        let directory = (shared as NSString).deletingLastPathComponent
+        let program = try FixtureBuilder.build(
+            [], output: "protected/protected-main",
+            flags: ["-L", directory, "-llpprotected", "-Wl,-rpath,\(directory)"],
+            sourcesText: "int lp_protected_sum(void);\nint main(void) { return lp_protected_sum() == \(count * (count - 1) / 2) ? 0 : 1; }\n")
+        let (report, total) = try Self.work(program)
+        let object = try #require(report.objects.first { $0.path.hasSuffix("/liblpprotected.so") })
+        #expect(object.loaderWork.lookups >= count, "\(object.loaderWork.lookups) lookups in the library")
+        let statistic = try Self.lookupStatistic(program, [])
+        #expect(total.lookups <= statistic && statistic - total.lookups <= 40, "counted \(total.lookups), glibc \(statistic)")
+    }
+
     @Test("each lookup walks the scope to its definer: 12 libraries in front add 12 steps to each")
     func scopeDepth() throws {
         let generator = try Self.generator.get()

@@ -1,0 +1,187 @@
+import CLaunchprof
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keeps uprobes registered across launchprof processes, so that no invocation pays for
+/// registering or releasing one.
+///
+/// Measured on a 2-vCPU AMD VM (kernel 6.18): a uprobe perf event created from the `uprobe` PMU
+/// registers its own probe when opened (8–30 ms for the first of a burst) and, when closed,
+/// releases it under the kernel's `event_mutex` while waiting for RCU grace periods (~100 ms per
+/// probe) — every `launchprof run` paid both, and the next one's opens queued behind the release
+/// (seconds after a session with many libraries). A uprobe defined in tracefs (`uprobe_events`)
+/// is one event shared by every perf event opened on it: only the first open registers it and only
+/// the last close releases it. The holder (`lp-uprobe-hold`, a detached process) opens the
+/// events once, one per CPU, sampling into its own ring buffers, and hands each launchprof the
+/// hits of its child (`drain`): a launchprof process opens no perf event of its own (but the
+/// holder's first client, to measure a hit's cost in itself), so it never
+/// waits on the kernel's global `event_mutex` either, which another process's uprobe release
+/// holds for ~0.1 s per probe.
+/// It lingers `LAUNCHPROF_UPROBE_LINGER` seconds (default 60) after its last client leaves, then
+/// releases the probes — renamed `lp-uprobe-free` while it does — and deletes its events.
+///
+/// While it lingers its probes stay installed in every process that maps the probed files (the
+/// price the CPU-wide events already had while a session ran: ~1.2 µs per hit).
+public final class UprobeHolder: Sendable {
+    /// How long a release may take before launchprof says it waits for one.
+    static let quietWaitNs: UInt64 = 100_000_000
+
+    private let connection: Int32
+    private let uprobeEvents: String
+    private let eventsDirectory: String
+    /// Events this process has had held: name → tracepoint id.
+    private let held = Mutex<[String: UInt64]>([:])
+    /// One request and its reply at a time on the connection (sessions run on several threads).
+    private let exchange = Mutex(())
+
+    private init(connection: Int32, tracefs: String) {
+        self.connection = connection
+        uprobeEvents = tracefs + "/uprobe_events"
+        eventsDirectory = tracefs + "/events/launchprof"
+    }
+
+    deinit { close(connection) }
+
+    private static let sharedHolder = Mutex<UprobeHolder??>(nil)
+
+    /// The process's connection to the holder, started when none runs; nil where tracefs or the
+    /// holder is unavailable (launchprof then uses PMU uprobes, released in the background).
+    public static func shared() -> UprobeHolder? {
+        sharedHolder.withLock { cached in
+            if let cached { return cached }
+            let holder = connect()
+            cached = .some(holder)
+            return holder
+        }
+    }
+
+    /// One holder per user and protocol version; `LAUNCHPROF_UPROBE_HOLDER` names another (tests
+    /// use their own).
+    private static var socketName: String {
+        getenv("LAUNCHPROF_UPROBE_HOLDER").map { String(cString: $0) } ?? "launchprof-uprobe-hold-2-\(geteuid())"
+    }
+
+    private static func connect() -> UprobeHolder? {
+        guard let tracefs = tracefsRoot() else { return nil }
+        var fd = lp_uprobe_holder_connect(socketName)
+        if fd < 0 {
+            UprobeSupport.awaitEarlierReleases()
+            let started = lp_uprobe_holder_start(socketName, tracefs + "/uprobe_events", lingerMs())
+            guard started == 0 || started == EADDRINUSE else { return nil }
+            fd = lp_uprobe_holder_connect(socketName)
+        }
+        guard fd >= 0 else { return nil }
+        return UprobeHolder(connection: fd, tracefs: tracefs)
+    }
+
+    private static func lingerMs() -> Int32 {
+        if let text = getenv("LAUNCHPROF_UPROBE_LINGER").map({ String(cString: $0) }), let seconds = Double(text),
+            seconds >= 0, seconds <= 86_400
+        {
+            return Int32(seconds * 1000)
+        }
+        return 60_000
+    }
+
+    /// Where tracefs is mounted; mounted at /sys/kernel/tracing when it is not (root only).
+    static func tracefsRoot() -> String? {
+        if let mounts = SmallFile.read("/proc/self/mountinfo") {
+            for line in mounts.split(separator: "\n") {
+                // "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS… - TYPE SOURCE …"
+                let fields = line.split(separator: " ")
+                guard let dash = fields.firstIndex(of: "-"), dash + 1 < fields.count, fields[dash + 1] == "tracefs",
+                    fields.count > 4
+                else { continue }
+                let root = String(fields[4])
+                if access(root + "/uprobe_events", W_OK) == 0 { return root }
+            }
+        }
+        let standard = "/sys/kernel/tracing"
+        guard geteuid() == 0, mount("nodev", standard, "tracefs", 0, nil) == 0 else { return nil }
+        return access(standard + "/uprobe_events", W_OK) == 0 ? standard : nil
+    }
+
+    /// Has the holder keep the probe at `path`+`offset` registered; its tracepoint id, for
+    /// `lp_tracepoint_probe_open`. `systemWide`: in every process mapping the file (the launch
+    /// boundaries); otherwise only in the holder (a function launchprof probes in itself).
+    public func hold(path: String, offset: UInt64, systemWide: Bool) -> UInt64? {
+        guard !path.contains(where: { $0 == " " || $0 == "\t" || $0 == "\n" }) else { return nil }
+        // A tracefs event resolves its path to an inode once: a file rebuilt in place is a new
+        // inode, which needs an event of its own (else its probes would never fire).
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        let name = Self.eventName(
+            path: path, inode: UInt64(status.st_ino), device: UInt64(status.st_dev), offset: offset, systemWide: systemWide)
+        if let id = held.withLock({ $0[name] }) { return id }
+        // An old holder may delete the event between our reading its id and holding it: redo once.
+        for _ in 0..<2 {
+            guard let id = ensureEvent(name: name, path: path, offset: offset) else { return nil }
+            guard let reply = request("\(systemWide ? "H" : "P") \(id) \(name)\n") else { return nil }
+            if reply == "0" {
+                held.withLock { $0[name] = id }
+                return id
+            }
+        }
+        return nil
+    }
+
+    /// Every hit of `pid` since `sinceNs` (CLOCK_MONOTONIC) on the events the holder holds
+    /// system-wide, oldest first, as
+    /// (tracepoint id, CLOCK_MONOTONIC ns); and how many hits its buffers had no room for.
+    func drain(pid: Int32, sinceNs: UInt64) -> (hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)? {
+        var buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
+        var count: Int32 = 0
+        var lost: UInt64 = 0
+        let error = exchange.withLock { _ in
+            lp_uprobe_holder_drain(connection, pid, sinceNs, &buffer, Int32(buffer.count), &count, &lost)
+        }
+        guard error == 0 else { return nil }
+        return (buffer[..<Int(count)].map { ($0.id, $0.time_ns) }, lost)
+    }
+
+    /// The hit costs an earlier launchprof measured on this host while this holder ran.
+    public var calibration: UprobeCalibration? {
+        guard let reply = request("C\n") else { return nil }
+        let numbers = reply.split(separator: " ").compactMap { UInt64($0) }
+        guard numbers.count == 2 else { return nil }
+        return UprobeCalibration(emulatedHitNs: numbers[0], steppedHitNs: numbers[1])
+    }
+
+    public func store(_ calibration: UprobeCalibration) {
+        _ = request("K \(calibration.emulatedHitNs) \(calibration.steppedHitNs)\n")
+    }
+
+    private func request(_ line: String) -> String? {
+        var reply = [CChar](repeating: 0, count: 128)
+        let error = exchange.withLock { _ in lp_uprobe_holder_request(connection, line, &reply, Int32(reply.count)) }
+        guard error == 0 else { return nil }
+        return String(decoding: reply.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// A tracefs event name (letters, digits, `_`, under 64 characters): a hash of the file's
+    /// path, device and inode, and the offset; the pid-bound kind has its own event, so its probe
+    /// is never installed system-wide.
+    static func eventName(path: String, inode: UInt64, device: UInt64, offset: UInt64, systemWide: Bool) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        for byte in path.utf8 { mix(byte) }
+        for value in [inode, device] {
+            for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        }
+        return "lp\(systemWide ? "" : "self")_\(String(hash, radix: 16))_\(String(offset, radix: 16))"
+    }
+
+    private func ensureEvent(name: String, path: String, offset: UInt64) -> UInt64? {
+        let idPath = "\(eventsDirectory)/\(name)/id"
+        if let id = SmallFile.read(idPath).flatMap({ UInt64($0.filter(\.isNumber)) }) { return id }
+        let definition = "p:launchprof/\(name) \(path):0x\(String(offset, radix: 16))\n"
+        let fd = open(uprobeEvents, O_WRONLY | O_APPEND | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        _ = definition.withCString { write(fd, $0, strlen($0)) }  // EEXIST: another launchprof made it
+        close(fd)
+        return SmallFile.read(idPath).flatMap { UInt64($0.filter(\.isNumber)) }
+    }
+}
