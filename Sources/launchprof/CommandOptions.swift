@@ -63,6 +63,20 @@ enum CommandOptions {
         throw ValidationError("\(option) \(value): negative values are not accepted; \(option) takes a number of 0 or more (see --help for its range).")
     }
 
+    /// Refuses `--sample=abc`: the rate is optional, so the parser falls back to the default
+    /// when a word is no rate (`--sample PROGRAM` must keep working); a rate written with `=` is
+    /// meant as one and is read strictly here.
+    static func refuseBadSampleRate(_ arguments: [String], of command: ParsableCommand.Type, takesProgram: Bool) throws {
+        let options = Set(names(of: command, valuesOnly: true)).subtracting(["--sample"])
+        guard let value = OptionValue.inlineValue(of: "--sample", in: arguments, valueOptions: options, stopsAtPositional: takesProgram)
+        else { return }
+        do {
+            _ = try OptionValue.rate(value)
+        } catch {
+            throw ValidationError("--sample=\(value): \(error).")
+        }
+    }
+
     /// The closest of `names` to `word` by edit distance, if close enough to be a typo.
     static func nearest(to word: String, in names: [String]) -> String? {
         let scored = names.map { ($0, editDistance(word, $0)) }.min { $0.1 < $1.1 }

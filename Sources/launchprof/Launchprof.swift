@@ -40,9 +40,9 @@ struct Launchprof: ParsableCommand {
             let command = configuration.subcommands.first(where: { $0._commandName == name })
         {
             do {
-                try CommandOptions.refuseNegativeValues(
-                    Array(arguments.dropFirst()), of: command,
-                    takesProgram: command == RunCommand.self || command == PrewarmCommand.self)
+                let takesProgram = command == RunCommand.self || command == PrewarmCommand.self
+                try CommandOptions.refuseNegativeValues(Array(arguments.dropFirst()), of: command, takesProgram: takesProgram)
+                try CommandOptions.refuseBadSampleRate(Array(arguments.dropFirst()), of: command, takesProgram: takesProgram)
             } catch {
                 // Printed here: the subcommand's own exit would name it without "launchprof".
                 Terminal.write(2, "Error: \(error)\n  See 'launchprof \(name) --help' for more information.\n")

@@ -89,6 +89,24 @@ enum OptionValue {
         return nil
     }
 
+    /// The value of `option=VALUE` among launchprof's own words of `arguments` (those before
+    /// `--` and, with `stopsAtPositional`, before the program), if it is written that way.
+    static func inlineValue(of option: String, in arguments: [String], valueOptions: Set<String>, stopsAtPositional: Bool) -> String? {
+        var index = 0
+        while index < arguments.count {
+            let word = arguments[index]
+            if word == "--" { return nil }
+            if word.hasPrefix(option + "=") { return String(word.dropFirst(option.count + 1)) }
+            if valueOptions.contains(word) {
+                index += 2
+                continue
+            }
+            if !word.hasPrefix("-") && stopsAtPositional { return nil }
+            index += 1
+        }
+        return nil
+    }
+
     static func isNegativeNumber(_ word: String) -> Bool {
         guard word.count > 1, word.hasPrefix("-") else { return false }
         return decimal(String(word.dropFirst())) != nil

@@ -4,12 +4,15 @@ import LaunchprofReport
 
 /// `launchprof run|prewarm --sample[=RATE] [--all-threads] [--flag-threshold MS] [--folded FILE]`.
 struct SamplingOptions: ParsableArguments {
+    /// `--sample`, `--sample=RATE` or `--sample RATE`. A word that is no rate is not taken as
+    /// one (the parser falls back to the default), so `--sample PROGRAM` works; a malformed
+    /// `--sample=RATE` is refused before parsing (`CommandOptions.refuseBadSampleRate`).
     @Option(
-        name: .customLong("sample"), defaultAsFlag: String(SamplingConfiguration.defaultRateHz), parsing: .next,
+        name: .customLong("sample"), defaultAsFlag: SamplingConfiguration.defaultRateHz, parsing: .next,
         help: ArgumentHelp(
             "Sample the main thread from spawn to readiness at RATE samples per second of CPU time (default \(SamplingConfiguration.defaultRateHz)): stacks, thread state, flags of heavy work, call stack trees.",
             valueName: "rate"))
-    var sampleText: String? = nil
+    var sample: Int? = nil
 
     @Flag(help: "With --sample: sample every thread, not only the main one.")
     var allThreads = false
@@ -23,20 +26,15 @@ struct SamplingOptions: ParsableArguments {
     @Option(help: ArgumentHelp("With --sample: write folded stacks of every run (flamegraph.pl, inferno, speedscope).", valueName: "file"))
     var folded: String?
 
-    /// The rate, read strictly (the parser's optional value is a string, so a bad one is named).
-    var sample: Int? {
-        sampleText.flatMap { try? OptionValue.rate($0) }
-    }
-
     func validate() throws {
-        if let sampleText {
+        if let sample {
             do {
-                _ = try OptionValue.rate(sampleText)
+                _ = try OptionValue.rate(String(sample))
             } catch {
-                throw ValidationError("--sample=\(sampleText): \(error).")
+                throw ValidationError("--sample=\(sample): \(error).")
             }
         }
-        if sampleText == nil {
+        if sample == nil {
             for (set, name) in [(allThreads, "--all-threads"), (flagThreshold != nil, "--flag-threshold"), (folded != nil, "--folded")] where set {
                 throw ValidationError("\(name) needs --sample.")
             }
