@@ -91,6 +91,31 @@ public struct OutputDestination: Sendable, Equatable {
         return info.st_dev == out.st_dev && info.st_ino == out.st_ino
     }
 
+    /// Whether `other` writes to the same place: the same file, node or pipe (two documents on
+    /// one stream would be concatenated; two replacements of one file would lose the first).
+    /// `/dev/null` is no place: any number of outputs may be thrown away there.
+    public func writesToSamePlace(as other: OutputDestination) -> Bool {
+        guard let mine = placeIdentity, let theirs = other.placeIdentity else { return false }
+        return mine == theirs
+    }
+
+    /// "stdout" for what ends on launchprof's standard output (`-` always, whatever stdout is),
+    /// else the device and inode written to, else the path to create; nil for `/dev/null`.
+    private var placeIdentity: String? {
+        var info = stat()
+        let target: String
+        switch kind {
+        case .stream(nil): return "stdout"
+        case .stream(let path?): target = path
+        case .file(let path, _): target = path
+        }
+        guard stat(target, &info) == 0 else { return "path:" + target }
+        var null = stat()
+        if info.st_mode & S_IFMT == S_IFCHR, stat("/dev/null", &null) == 0, info.st_rdev == null.st_rdev { return nil }
+        if isStandardOutput { return "stdout" }
+        return "inode:\(info.st_dev):\(info.st_ino)"
+    }
+
     /// An output that writes here (see the type's description).
     public func open() throws(LaunchReportError) -> any ReportOutput {
         switch kind {

@@ -247,7 +247,22 @@ final class RunMonitor: @unchecked Sendable {
             return "the extended-launch task\(state.openTasks.count == 1 ? "" : "s") \(tasks) to finish"
         }
         if readiness == .frame, let watchedDisplay { return "a first frame on \(watchedDisplay)" }
+        if !state.firstFrame, readiness == .hook || readiness == .automatic, !childHoldsHookChannel() {
+            // Its hook writes fail (EBADF) and the app cannot tell launchprof: say it here.
+            return readiness.awaitedEvent + " (the program closed its hook channel, fd \(LP_CHILD_HOOK_FD) "
+                + "= LAUNCHPROF_HOOK_FD, so no hook it writes can arrive)"
+        }
         return readiness.awaitedEvent
+    }
+
+    /// Whether the child still has its hook channel open where it was given (a socket at fd
+    /// LAUNCHPROF_HOOK_FD); true when /proc cannot say.
+    private func childHoldsHookChannel() -> Bool {
+        var info = stat()
+        guard stat("/proc/\(control.pid)/fd/\(LP_CHILD_HOOK_FD)", &info) == 0 else {
+            return errno != ENOENT
+        }
+        return info.st_mode & S_IFMT == S_IFSOCK
     }
 
     /// Whether the launch is complete without waiting for the child's exit.

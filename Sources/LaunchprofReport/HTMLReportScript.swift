@@ -363,22 +363,29 @@ enum HTMLReportScript {
             });
           })();
 
-          // Flags.
+          // Flags: one row per flag across the runs (the summary's), so 20 runs that raise the
+          // same flag read as one line "20/20 runs"; per run only when the summary has none.
           (function () {
             var flags = [];
-            runs.forEach(function (run) { (run.flags || []).forEach(function (f) { flags.push({ run: run.index, flag: f }); }); });
+            (summary.flags || []).forEach(function (f) { flags.push({ runs: f.runs, durationNs: f.durationNs.median, flag: f }); });
+            if (!flags.length) {
+              runs.forEach(function (run) { (run.flags || []).forEach(function (f) { flags.push({ run: run.index, durationNs: f.durationNs, flag: f }); }); });
+            }
+            var perRun = flags.length > 0 && flags[0].run !== undefined;
             var sampled = runs.some(function (run) { return run.callStackTree || run.sampling; });
             var node = section(main, "Flags", flags.length ? "Heavy main-thread work the sampler found: the function the " +
-              "work belongs to, and the path down to where the time was spent." :
+              "work belongs to, and the path down to where the time was spent" +
+              (perRun ? "." : "; the median duration over the runs that raised each flag.") :
               sampled ? "No flags: the sampler found nothing heavy on the main thread." :
               "Not sampled: run launchprof with --sample to flag heavy main-thread work.");
             if (!flags.length) return;
             var table = el("table", { id: "lp-flags" }, node);
             var head = el("tr", {}, table);
-            ["run", "kind", "phase", "function", "object", "duration", "syscall", "advice"].forEach(function (n) { el("th", {}, head, n); });
+            [perRun ? "run" : "runs", "kind", "phase", "function", "object", perRun ? "duration" : "median", "syscall", "advice"]
+              .forEach(function (n) { el("th", {}, head, n); });
             flags.slice(0, 500).forEach(function (item) {
               var f = item.flag, row = el("tr", { "class": "flag-row flag-" + f.kind }, table);
-              el("td", { "class": "num" }, row, String(item.run));
+              el("td", { "class": "num" }, row, perRun ? String(item.run) : item.runs + "/" + (summary.runs || runs.length));
               el("td", {}, row, f.kind); el("td", {}, row, f.phase);
               // `path` (owner → innermost hot frame) when the report has it, else the function.
               var where = el("td", { "class": "flag-function" }, row);
@@ -389,7 +396,7 @@ enum HTMLReportScript {
                 el("b", {}, where, f.function);
               }
               el("td", {}, row, f.object);
-              el("td", { "class": "num" }, row, fmt(f.durationNs)); el("td", {}, row, f.syscall || ""); el("td", {}, row, f.advice);
+              el("td", { "class": "num" }, row, fmt(item.durationNs)); el("td", {}, row, f.syscall || ""); el("td", {}, row, f.advice);
             });
           })();
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LaunchprofCore
 import LaunchprofReport
 
 #if canImport(FoundationEssentials)
@@ -60,7 +61,27 @@ enum CommandOptions {
         let options = Set(names(of: command, valuesOnly: true))
         guard let (option, value) = OptionValue.negativeValue(in: arguments, valueOptions: options, stopsAtPositional: takesProgram)
         else { return }
-        throw ValidationError("\(option) \(value): negative values are not accepted; \(option) takes a number of 0 or more (see --help for its range).")
+        throw ValidationError("\(option) \(value): negative values are not accepted (see --help for the range \(option) takes).")
+    }
+
+    /// `--sample[=RATE]` takes its rate attached only: a bare `--sample` before the program
+    /// becomes `--sample=DEFAULT`, so the parser never takes the next word (the program in
+    /// `run --sample ./app`) for a rate.
+    static func attachingSampleRate(_ arguments: [String], of command: ParsableCommand.Type) -> [String] {
+        let options = Set(names(of: command, valuesOnly: true))
+        var result = arguments
+        var index = 0
+        while index < result.count {
+            let word = result[index]
+            if word == "--" || !word.hasPrefix("-") { break }
+            if word == "--sample" {
+                result[index] = "--sample=\(SamplingConfiguration.defaultRateHz)"
+                index += 1
+                continue
+            }
+            index += options.contains(word) ? 2 : 1
+        }
+        return result
     }
 
     /// Refuses `--sample=abc`: the rate is optional, so the parser falls back to the default

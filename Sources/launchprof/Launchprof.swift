@@ -35,7 +35,7 @@ struct Launchprof: ParsableCommand {
             }
             return
         }
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = Array(CommandLine.arguments.dropFirst())
         if let name = arguments.first,
             let command = configuration.subcommands.first(where: { $0._commandName == name })
         {
@@ -48,7 +48,10 @@ struct Launchprof: ParsableCommand {
                 Terminal.write(2, "Error: \(error)\n  See 'launchprof \(name) --help' for more information.\n")
                 Glibc.exit(ExitCause.usage.rawValue)
             }
+            if command == RunCommand.self || command == PrewarmCommand.self {
+                arguments = [name] + CommandOptions.attachingSampleRate(Array(arguments.dropFirst()), of: command)
+            }
         }
-        main(nil)
+        main(arguments)
     }
 }

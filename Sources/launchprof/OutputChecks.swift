@@ -24,4 +24,21 @@ enum OutputChecks {
             throw ExitCause.cannotCreate.fail("\(option) \(path): \(error.description)")
         }
     }
+
+    /// Refuses two output options that write to one place (`--json - --trace -`): the documents
+    /// would be mixed on one stream, or one file would replace the other. A usage error (exit 64),
+    /// before any launch. `shown` is the option as the user wrote it (`--json -`).
+    static func distinct(_ outputs: [(shown: String, path: String?)]) throws {
+        var seen: [(shown: String, destination: OutputDestination)] = []
+        for (shown, path) in outputs {
+            guard let path, let destination = try? OutputDestination(path) else { continue }
+            if let earlier = seen.first(where: { $0.destination.writesToSamePlace(as: destination) }) {
+                let place = destination.isStandardOutput ? "standard output" : "the same file"
+                throw ValidationError(
+                    "\(earlier.shown) and \(shown) both write to \(place): the two outputs would be mixed "
+                        + "into one; give each its own file.")
+            }
+            seen.append((shown, destination))
+        }
+    }
 }

@@ -49,6 +49,7 @@ struct PrewarmCommand: ParsableCommand {
     mutating func validate() throws {
         command = try CommandOptions.programAndArguments(command, of: Self.self)
         guard !command.isEmpty else { throw ValidationError("Missing PROGRAM to prewarm.") }
+        try OutputChecks.distinct(options.outputs + [("--trace \(exports.trace ?? "")", exports.trace), ("--folded \(sampling.folded ?? "")", sampling.folded)])
         guard PrewarmConfiguration.FreezePoint(rawValue: freezeAt) != nil else {
             throw ValidationError("--freeze-at \(freezeAt): use main or willFinishLaunching.")
         }

@@ -39,6 +39,7 @@ struct ReportCommand: ParsableCommand {
         }
         try OutputChecks.file(html, option: "--html")
         try OutputChecks.file(trace, option: "--trace")
+        try OutputChecks.distinct([("--html \(html ?? "")", html), ("--trace \(trace ?? "")", trace)])
     }
 
     func run() throws {

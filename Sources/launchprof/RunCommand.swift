@@ -51,6 +51,7 @@ struct RunCommand: ParsableCommand {
     mutating func validate() throws {
         command = try CommandOptions.programAndArguments(command, of: Self.self)
         guard !command.isEmpty else { throw ValidationError("Missing PROGRAM to run.") }
+        try OutputChecks.distinct(options.outputs + [("--trace \(exports.trace ?? "")", exports.trace), ("--folded \(sampling.folded ?? "")", sampling.folded)])
     }
 
     func run() throws {

@@ -74,6 +74,17 @@ struct SessionOptions: ParsableArguments {
         if output != "null" && output != "inherit" { try OutputChecks.file(output, option: "--output") }
     }
 
+    /// The outputs these options write, as the user wrote them, for `OutputChecks.distinct`: the
+    /// report, and the child's output when it is a file or launchprof's own stdout (`inherit`).
+    var outputs: [(shown: String, path: String?)] {
+        let childOutput: (shown: String, path: String?) = switch output {
+        case "null": ("--output null", nil)
+        case "inherit": ("--output inherit", "-")
+        default: ("--output \(output)", output)
+        }
+        return [("--json \(json ?? "")", json), childOutput]
+    }
+
     /// Whether the report goes to launchprof's own stdout (`--json -`, `--json /dev/stdout`):
     /// the text then goes to stderr, so stdout is the JSON alone.
     var jsonOnStandardOutput: Bool {

@@ -85,6 +85,13 @@ struct BadInputTests {
         // A negative number after the program is the program's own.
         let passed = try LaunchprofCLI.run(["run", "-r", "1", "/bin/sh", "-c", "exit 0", "-r", "-3"])
         #expect(passed.status == 0, "\(passed.stderr)")
+        // A bare --sample takes no value: the word after it is the program (its rate is the
+        // default), as the README writes `run --sample ./app`.
+        for command in ["run", "prewarm"] {
+            let sampled = try LaunchprofCLI.run([command, "-r", "1", "--sample", "/bin/true"])
+            #expect(sampled.status == 0, "\(command): \(sampled.stderr)")
+            #expect(sampled.stdout.contains(command == "run" ? "1000 Hz" : "prewarmed launch"), "\(command): \(sampled.stdout)")
+        }
     }
 
     @Test("one cause, one code in every command")
@@ -241,5 +248,19 @@ struct BadInputTests {
         let warned = try LaunchprofCLI.run(["run", "-r", "2", "--ready", "hook", "--timeout", "5", garbled])
         #expect(warned.status == 0, "\(warned.stderr)")
         #expect(warned.stdout.contains("not an event"), "\(warned.stdout)")
+        // A program that closed its hook fd cannot send a hook (its write fails): the timeout says
+        // why the hook never arrived instead of only that it did not.
+        let closed = try samples.write("closed.sh", """
+            #!/bin/sh
+            exec 9>&-
+            echo "first-frame -" >&"$LAUNCHPROF_HOOK_FD" 2>/dev/null
+            exec sleep 30
+
+            """)
+        chmod(closed, 0o755)
+        let lost = try LaunchprofCLI.run(["run", "-r", "1", "--ready", "hook", "--timeout", "1", closed])
+        #expect(lost.status == 1, "\(lost.stderr)")
+        #expect(lost.stdout.contains("timed out after 1.00 s waiting for the first-frame hook"), "\(lost.stdout)")
+        #expect(lost.stdout.contains("closed its hook channel"), "\(lost.stdout)")
     }
 }

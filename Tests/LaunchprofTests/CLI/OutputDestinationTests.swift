@@ -161,4 +161,36 @@ struct OutputDestinationTests {
         // No temporary file left beside anything.
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["good.json", "suite.json"])
     }
+
+    /// Two outputs on one stream would be concatenated (`--json - --trace -` printed both
+    /// documents one after the other); two on one file would lose the first. A usage error (64)
+    /// before any launch; `/dev/null` may take any number.
+    @Test("two outputs to one place (stdout twice, one file twice): 64 before any launch; /dev/null twice is fine")
+    func twoOutputsOnePlace() throws {
+        let folder = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let marker = folder + "/ran"
+        let report = folder + "/r.json"
+        let good = folder + "/good.json"
+        #expect(try LaunchprofCLI.run(["run", "-r", "2", "--json", good, "/bin/true"]).status == 0)
+        let cases: [([String], String)] = [
+            (["run", "-r", "2", "--json", "-", "--trace", "-", "/bin/touch", marker], "--json - and --trace - both write to standard output"),
+            (["run", "-r", "2", "--sample", "--json", "/dev/stdout", "--folded", "-", "/bin/touch", marker], "--json /dev/stdout and --folded - both write to standard output"),
+            (["run", "-r", "2", "--json", "-", "--output", "inherit", "/bin/touch", marker], "--json - and --output inherit both write to standard output"),
+            (["run", "-r", "2", "--json", report, "--trace", report, "/bin/touch", marker], "both write to the same file"),
+            (["prewarm", "-r", "1", "--json", "-", "--trace", "-", "/bin/touch", marker], "--json - and --trace -"),
+            (["report", good, "--html", "-", "--trace", "/dev/stdout"], "--html - and --trace /dev/stdout"),
+        ]
+        for (arguments, message) in cases {
+            let outcome = try LaunchprofCLI.run(arguments)
+            #expect(outcome.status == 64, "\(arguments): \(outcome.stderr)")
+            #expect(outcome.stderr.contains(message), "\(arguments): \(outcome.stderr)")
+            #expect(outcome.stdout.isEmpty, "\(arguments) printed: \(outcome.stdout.prefix(200))")
+            #expect(!FileManager.default.fileExists(atPath: marker), "\(arguments) launched the program")
+            #expect(!FileManager.default.fileExists(atPath: report), "\(arguments) wrote \(report)")
+        }
+        let discarded = try LaunchprofCLI.run(["run", "-r", "1", "--json", "/dev/null", "--trace", "/dev/null", "/bin/true"])
+        #expect(discarded.status == 0, "\(discarded.stderr)")
+        #expect(node("/dev/null").type == S_IFCHR)
+    }
 }
