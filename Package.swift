@@ -63,7 +63,9 @@ let package = Package(
         // Pure model: reports, statistics, renderers.
         .target(
             name: "LaunchprofReport",
-            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
+            // The HTML report's script, compiled into the binary (no bundle to ship beside it).
+            resources: [.embedInCode("HTMLReportScript.js")]),
 
         // ELF reading and the loader's dependency resolution, from files alone.
         .target(name: "LaunchprofELF", dependencies: ["CElf", "LaunchprofReport"]),

@@ -13,6 +13,7 @@
 #   python3-jsonschema  the tests validate every JSON launchprof writes against Reports/schema
 #                     (draft 2020-12: Debian 12 ships jsonschema 4.10, which has it)
 #   chromium          the tests render the HTML report in headless Chromium
+#   nodejs            the tests syntax-check the HTML report's script (node --check)
 #   python3-prometheus-client  the Prometheus project's OpenMetrics parser, which the tests run
 #                     on `launchprof export --openmetrics` output
 #   libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev  the X11 frame observer (`--ready frame`)
@@ -31,7 +32,7 @@
 #   x11-utils         xdpyinfo, to check a server's extensions by hand
 set -euo pipefail
 
-packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium python3-prometheus-client
+packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
   libxcb1-dev libxcb-damage0-dev libxcb-res0-dev libxcb-composite0-dev libxcb-xfixes0-dev
   libwayland-dev wayland-protocols xvfb weston x11-apps xterm mesa-utils gtk-3-examples gtk-4-examples foot x11-utils "$@")
 missing=()

@@ -74,7 +74,7 @@ public struct CalibrationCheck: Sendable {
             "unit costs (loader.map + loader.relocate)",
         ]
         for (name, picoseconds) in zip(LaunchCostModel.termNames, model.coefficientsPs) {
-            lines.append("  " + Self.pad(name, 14) + Self.padLeft(Self.picoseconds(picoseconds), 10))
+            lines.append("  " + Self.pad(name, 14) + Self.padLeft(DurationText.picoseconds(picoseconds), 10))
         }
         lines.append("")
         lines.append("fit per closure             measured   estimate   error")
@@ -119,7 +119,7 @@ public struct CalibrationCheck: Sendable {
         }
         lines += ["", "![estimate vs measured](calibration.svg)", "", "## Unit costs on this host", "", "| term | cost |", "|---|---:|"]
         for (name, picoseconds) in zip(LaunchCostModel.termNames, calibration.model.coefficientsPs) {
-            lines.append("| \(name) | \(Self.picoseconds(picoseconds)) |")
+            lines.append("| \(name) | \(DurationText.picoseconds(picoseconds)) |")
         }
         lines += [
             "", "## The fit",
@@ -175,13 +175,7 @@ public struct CalibrationCheck: Sendable {
     // MARK: Formatting
 
     static func duration(_ ns: Int) -> String {
-        if ns >= 1_000_000 { return "\(ns / 1_000_000).\(String(ns / 10_000 % 100).leftPadded(2, "0")) ms" }
-        return "\(ns / 1_000) µs"
-    }
-
-    static func picoseconds(_ ps: Int) -> String {
-        if ps >= 1_000_000 { return "\(ps / 1_000_000).\(String(ps / 10_000 % 100).leftPadded(2, "0")) µs" }
-        return "\(ps / 1_000).\(String(ps % 1_000 / 10).leftPadded(2, "0")) ns"
+        DurationText.truncatedMilliseconds(ns, decimals: 2)
     }
 
     static func permille(_ value: Int) -> String {

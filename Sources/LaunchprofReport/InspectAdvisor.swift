@@ -178,6 +178,6 @@ public struct InspectAdvisor: Sendable {
     }
 
     private func microseconds(_ ns: Int) -> String {
-        ns >= 1_000 ? "\(ns / 1_000) µs" : "\(ns) ns"
+        DurationText.wholeMicroseconds(ns, from: 1_000)
     }
 }

@@ -118,6 +118,6 @@ public struct InspectTextRenderer: Sendable {
     }
 
     private func microseconds(_ ns: Int) -> String {
-        ns >= 10_000 ? "\(ns / 1_000) µs" : "\(ns) ns"
+        DurationText.wholeMicroseconds(ns, from: 10_000)
     }
 }

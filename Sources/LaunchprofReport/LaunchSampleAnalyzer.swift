@@ -338,7 +338,7 @@ public struct LaunchSampleAnalyzer: Sendable {
             found.append(LaunchFlag(
                 kind: .cpu, phase: phase, function: node.key.name, object: node.key.object,
                 durationNs: durationNs, startNs: node.firstNs, path: path.count > 1 ? path : nil,
-                advice: "\(node.key.name) computes for \(TextWaterfallRenderer.duration(durationNs)) on the main thread in \(phase): defer it until after the first frame, or move it off the main thread"))
+                advice: "\(node.key.name) computes for \(DurationText.text(durationNs)) on the main thread in \(phase): defer it until after the first frame, or move it off the main thread"))
         }
         // The phase frame computing in its own body, or in the C library with nothing of the
         // app's below (memcpy called by the handler itself).
@@ -392,7 +392,7 @@ public struct LaunchSampleAnalyzer: Sendable {
                 kind: .blocked, phase: phase, function: key.key.name, object: key.key.object,
                 durationNs: total.durationNs, syscall: key.syscall, startNs: total.firstNs,
                 path: (total.path?.count ?? 0) > 1 ? total.path : nil,
-                advice: "\(key.key.name) waits \(TextWaterfallRenderer.duration(total.durationNs)) \(waitingIn) on the main thread in \(phase): do it asynchronously or on another thread, or defer it until after the first frame")
+                advice: "\(key.key.name) waits \(DurationText.text(total.durationNs)) \(waitingIn) on the main thread in \(phase): do it asynchronously or on another thread, or defer it until after the first frame")
         }
     }
 
@@ -474,7 +474,7 @@ public struct LaunchSampleAnalyzer: Sendable {
             return LaunchFlag(
                 kind: .hang, phase: phase, function: run.key.name, object: run.key.object, durationNs: duration,
                 syscall: syscall, startNs: run.startNs, path: path.count > 1 ? path : nil,
-                advice: "the main thread stayed in \(run.key.name) for \(TextWaterfallRenderer.duration(duration)) in \(phase) (a hang: 250 ms or more unresponsive): split the work, move it off the main thread, or defer it")
+                advice: "the main thread stayed in \(run.key.name) for \(DurationText.text(duration)) in \(phase) (a hang: 250 ms or more unresponsive): split the work, move it off the main thread, or defer it")
         }
         .sorted { $0.startNs ?? 0 < $1.startNs ?? 0 }
     }
@@ -540,7 +540,7 @@ extension String {
     fileprivate func replacingFirstDuration(with ns: UInt64) -> String {
         guard let match = firstMatch(of: /\d+(?:\.\d+)? (?:ns|µs|ms|s)/) else { return self }
         var copy = self
-        copy.replaceSubrange(match.range, with: TextWaterfallRenderer.duration(ns))
+        copy.replaceSubrange(match.range, with: DurationText.text(ns))
         return copy
     }
 }

@@ -43,7 +43,7 @@ public struct LaunchSampling: Sendable, Equatable, Codable {
 
     /// The note of a launch shorter than one sample period.
     public static func tooShortNote(launchNs: UInt64, periodNs: UInt64, rateHz: Int) -> String {
-        "too short to sample: the launch took \(TextWaterfallRenderer.duration(launchNs)), less than one sample period (\(TextWaterfallRenderer.duration(periodNs)) at \(rateHz) Hz); sample at a higher --sample rate"
+        "too short to sample: the launch took \(DurationText.text(launchNs)), less than one sample period (\(DurationText.text(periodNs)) at \(rateHz) Hz); sample at a higher --sample rate"
     }
 }
 

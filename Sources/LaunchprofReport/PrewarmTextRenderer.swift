@@ -17,11 +17,11 @@ public struct PrewarmTextRenderer: Sendable {
                 .joined(separator: "\n") + "\n"
         }
         func median(_ statistics: SummaryStatistics?) -> String {
-            statistics.map { TextWaterfallRenderer.duration($0.median) } ?? "—"
+            statistics.map { DurationText.text($0.median) } ?? "—"
         }
         func bytes(_ value: UInt64) -> String {
-            value >= 1 << 20 ? TextWaterfallRenderer.decimal(value, per: 1 << 20) + " MiB"
-                : TextWaterfallRenderer.decimal(value, per: 1 << 10) + " KiB"
+            value >= 1 << 20 ? DurationText.decimal(value, per: 1 << 20) + " MiB"
+                : DurationText.decimal(value, per: 1 << 10) + " KiB"
         }
         var lines: [String] = []
         let point = freezeAt
@@ -31,7 +31,7 @@ public struct PrewarmTextRenderer: Sendable {
         lines.append("                     ordinary launch       prewarmed launch (from the resume)")
         lines.append("time to first frame  " + pad(median(prewarm.ordinaryTimeToFirstFrameNs), 22) + median(summary.optimizedTimeToFirstFrameNs))
         if let saving = prewarm.savingNs {
-            lines.append("saving               p50 \(TextWaterfallRenderer.duration(saving.median)), p90 \(TextWaterfallRenderer.duration(saving.p90))"
+            lines.append("saving               p50 \(DurationText.text(saving.median)), p90 \(DurationText.text(saving.p90))"
                 + (prewarm.losses > 0 ? " (\(prewarm.losses) pair(s) slower prewarmed)" : ""))
         } else {
             lines.append("saving               none: no pair in which both launches completed")
@@ -51,7 +51,7 @@ public struct PrewarmTextRenderer: Sendable {
         if let pool = prewarm.pool {
             lines.append("pool                 \(pool.size) process(es): \(pool.hits) of \(pool.launches) launches hit (\(pool.hitRatePerMille / 10).\(pool.hitRatePerMille % 10)%), \(pool.expired) expired"
                 + (pool.heldPSSBytes.map { ", holding PSS \(bytes($0.median))" } ?? "")
-                + (pool.refillNs.map { ", refill \(TextWaterfallRenderer.duration($0.median))" } ?? ""))
+                + (pool.refillNs.map { ", refill \(DurationText.text($0.median))" } ?? ""))
         }
         if let error = prewarm.hazardScanError {
             lines.append("hazards              not scanned: \(error)")

@@ -118,7 +118,7 @@ public struct RunOutcome: Sendable, Equatable, Hashable, Codable, CustomStringCo
         case .crashed:
             return "crashed (" + (signal ?? signalNumber.map { "signal \($0)" } ?? "a signal") + ")"
         case .timedOut:
-            let after = timeoutNs.map { " after " + TextWaterfallRenderer.duration($0) } ?? ""
+            let after = timeoutNs.map { " after " + DurationText.text($0) } ?? ""
             return "timed out" + after + " waiting for " + (waitedFor ?? "readiness")
         case .failedToStart:
             return "failed to start: " + (reason ?? "no reason recorded")

@@ -13,7 +13,7 @@ extension TextWaterfallRenderer {
             let syscall = flag.syscall.map { " in \($0)()" } ?? ""
             return [
                 flag.kind.rawValue, flag.phase, "\(flag.chain) (\(flag.object))\(syscall)",
-                Self.duration(flag.durationNs.median), "\(flag.runs)/\(report.summary.runs) runs",
+                DurationText.text(flag.durationNs.median), "\(flag.runs)/\(report.summary.runs) runs",
                 Self.shortAdvice(flag.kind),
             ]
         }

@@ -44,8 +44,8 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
 
         if !summary.phases.isEmpty {
             // Shares are of the median time to first frame; bars span 0 to `scale`.
-            let share = firstFrame.map { " (share of \(Self.duration($0)) to first frame)" } ?? ""
-            lines.append("median per phase\(share), bars from spawn to \(Self.duration(scale)):")
+            let share = firstFrame.map { " (share of \(DurationText.text($0)) to first frame)" } ?? ""
+            lines.append("median per phase\(share), bars from spawn to \(DurationText.text(scale)):")
             lines.append(
                 pad("phase", Self.labelWidth) + " " + leftPad("duration", 9) + " "
                     + leftPad("share", 6) + (showsObserver ? " " + leftPad("launchprof", 10) : ""))
@@ -59,7 +59,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
                 let image = phase.image.map { "[\($0)] " } ?? ""
                 lines.append(
                     pad("\(image)loader.init (\(group.count) more objects)", Self.labelWidth) + " "
-                        + leftPad(Self.duration(total), 9) + " " + share(total, of: firstFrame))
+                        + leftPad(DurationText.text(total), 9) + " " + share(total, of: firstFrame))
                 continue
             }
             if folded.hidden.contains(index) { continue }
@@ -67,8 +67,8 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             let label = pad(Self.label(phase), Self.labelWidth)
             let bar = self.bar(start: phase.startNs.median, duration: duration, scale: scale)
             lines.append(
-                label + " " + leftPad(duration == 0 ? "at " + Self.duration(phase.startNs.median)
-                    : Self.duration(duration), 9) + " " + share(duration, of: firstFrame)
+                label + " " + leftPad(duration == 0 ? "at " + DurationText.text(phase.startNs.median)
+                    : DurationText.text(duration), 9) + " " + share(duration, of: firstFrame)
                     + (showsObserver ? " " + observerColumn(phase) : "") + "  "
                     + paint(bar, code: Self.colourCode(phase.name)))
         }
@@ -86,9 +86,9 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         for (name, statistics) in metrics {
             guard let statistics else { continue }
             var text =
-                pad(name, 20) + " median " + leftPad(Self.duration(statistics.median), 9)
-                + "  ± " + Self.duration(statistics.stddev) + "  (min " + Self.duration(statistics.min)
-                + ", p90 " + Self.duration(statistics.p90) + ", max " + Self.duration(statistics.max)
+                pad(name, 20) + " median " + leftPad(DurationText.text(statistics.median), 9)
+                + "  ± " + DurationText.text(statistics.stddev) + "  (min " + DurationText.text(statistics.min)
+                + ", p90 " + DurationText.text(statistics.p90) + ", max " + DurationText.text(statistics.max)
                 + ")"
             if statistics.outliers > 0 {
                 text += "  \(statistics.outliers) outlier\(statistics.outliers == 1 ? "" : "s")"
@@ -106,7 +106,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         }
         if let pause = summary.tracerPauseNs {
             lines.append(
-                pad("tracer stops", 20) + " median " + leftPad(Self.duration(pause.median), 9)
+                pad("tracer stops", 20) + " median " + leftPad(DurationText.text(pause.median), 9)
                     + "  per run: launchprof's own cost, inside the times above")
         }
         lines += sampledWorkLines(report)
@@ -172,7 +172,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
     private func observerColumn(_ phase: PhaseSummary) -> String {
         guard let cost = phase.observerNs?.median, phase.durationNs.median > 0 else { return leftPad("", 10) }
         let mark = cost * 2 >= phase.durationNs.median && cost > 0 ? "*" : " "
-        return leftPad(Self.duration(cost), 9) + mark
+        return leftPad(DurationText.text(cost), 9) + mark
     }
 
     private func share(_ duration: UInt64, of firstFrame: UInt64?) -> String {
@@ -230,31 +230,14 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
     }
 
-    /// A duration in ns with three significant digits and a unit: 812 ns, 41.2 µs, 3.45 ms, 1.23 s.
+    /// The report's spelling of a duration (`DurationText.text`), under the name the renderer's
+    /// tests look lines up by.
     static func duration(_ ns: UInt64) -> String {
-        if ns < 1_000 { return "\(ns) ns" }
-        let units: [(UInt64, String)] = [(1_000, "µs"), (1_000_000, "ms"), (1_000_000_000, "s")]
-        var chosen = units[0]
-        for unit in units where ns >= unit.0 { chosen = unit }
-        return decimal(ns, per: chosen.0) + " " + chosen.1
-    }
-
-    /// `value / unit` with three significant digits, rounded half up, in integer arithmetic.
-    static func decimal(_ value: UInt64, per unit: UInt64) -> String {
-        let whole = value / unit
-        guard value < UInt64.max / 1_000 else { return "\(whole)" }
-        let decimals = whole >= 100 ? 0 : whole >= 10 ? 1 : 2
-        var scale: UInt64 = 1
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = (value * scale + unit / 2) / unit
-        let integer = scaled / scale
-        guard decimals > 0 else { return "\(integer)" }
-        let fraction = String(scaled % scale)
-        return "\(integer)." + String(repeating: "0", count: decimals - fraction.count) + fraction
+        DurationText.text(ns)
     }
 
     static func percent(_ part: UInt64, of whole: UInt64) -> String {
         guard part < UInt64.max / 1_000_000 else { return ">999%" }
-        return decimal(part * 100, per: whole) + "%"
+        return DurationText.decimal(part * 100, per: whole) + "%"
     }
 }

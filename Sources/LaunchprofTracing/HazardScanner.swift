@@ -198,11 +198,11 @@ private struct HazardScan {
     /// `clock_gettime` (it calls the vDSO itself), and the vDSO's `gettimeofday` and `time`
     /// (glibc binds those straight to the vDSO through IFUNCs, so libc's symbols never run).
     private mutating func armClocks(_ tid: pid_t) throws(TracerError) {
-        let lines = Self.mapLines(pid)
-        if !libcArmed, let libc = lines.first(where: { $0.path.hasSuffix("/libc.so.6") && $0.offset == 0 }) {
+        let lines = ProcessMappings.lines(pid)
+        if !libcArmed, let libc = lines.first(where: { $0.name.hasSuffix("/libc.so.6") && $0.offset == 0 }) {
             // Text must be mapped executable before the int3 can go in.
-            if lines.contains(where: { $0.path == libc.path && $0.executable }),
-                let image = image(libc.path), let address = image.symbolAddress("clock_gettime")
+            if lines.contains(where: { $0.name == libc.name && $0.isExecutable }),
+                let image = image(libc.name), let address = image.symbolAddress("clock_gettime")
             {
                 libcArmed = true
                 let at = libc.start &+ address
@@ -213,7 +213,7 @@ private struct HazardScan {
                 }
             }
         }
-        if !vdsoArmed, let vdso = lines.first(where: { $0.path == "[vdso]" }) {
+        if !vdsoArmed, let vdso = lines.first(where: { $0.name == "[vdso]" }) {
             vdsoArmed = true
             if let bytes = try? Ptrace.read(pid, at: vdso.start, count: Int(vdso.end - vdso.start)) {
                 for (name, offset) in VDSOSymbols.find(["__vdso_gettimeofday", "__vdso_time"], in: bytes) {
@@ -335,35 +335,6 @@ private struct HazardScan {
         default:
             return "family \(family)"
         }
-    }
-
-    struct MapLine {
-        var start: UInt64
-        var end: UInt64
-        var offset: UInt64
-        var executable: Bool
-        var path: String
-    }
-
-    /// Every mapping with a name (files, `[vdso]`), with its permissions.
-    static func mapLines(_ pid: pid_t) -> [MapLine] {
-        guard let file = fopen("/proc/\(pid)/maps", "r") else { return [] }
-        defer { fclose(file) }
-        var lines: [MapLine] = []
-        var buffer = [CChar](repeating: 0, count: 4608)
-        while fgets(&buffer, Int32(buffer.count), file) != nil {
-            let fields = String(cString: buffer).split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
-            guard fields.count == 6 else { continue }
-            let range = fields[0].split(separator: "-")
-            guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16),
-                let offset = UInt64(fields[2], radix: 16)
-            else { continue }
-            // The name is padded to a column: trim both ends.
-            var path = String(fields[5].drop { $0 == " " })
-            while path.last == "\n" || path.last == " " { path.removeLast() }
-            lines.append(MapLine(start: start, end: end, offset: offset, executable: fields[1].contains("x"), path: path))
-        }
-        return lines
     }
 
     /// Kills the scanned process and everything it started, and reaps them: nothing is left

@@ -127,6 +127,6 @@ struct CalibrateCommand: ParsableCommand {
     }
 
     static func duration(_ ns: Int) -> String {
-        ns >= 1_000_000 ? "\(ns / 1_000_000).\(ns / 100_000 % 10) ms" : "\(ns / 1_000) µs"
+        DurationText.truncatedMilliseconds(ns, decimals: 1)
     }
 }

@@ -1,0 +1,627 @@
+(function () {
+  "use strict";
+  var SVG = "http://www.w3.org/2000/svg";
+  var charts = 0;
+  var failures = [];
+  window.addEventListener("error", function (event) {
+    failures.push(String(event.message));
+    document.body.setAttribute("data-render", "error: " + failures.join("; "));
+  });
+
+  function el(tag, attrs, parent, text) {
+    var node = document.createElement(tag);
+    for (var key in attrs || {}) node.setAttribute(key, attrs[key]);
+    if (text !== undefined) node.textContent = text;
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+  function svgEl(tag, attrs, parent, text) {
+    var node = document.createElementNS(SVG, tag);
+    for (var key in attrs || {}) node.setAttribute(key, String(attrs[key]));
+    if (text !== undefined) node.textContent = text;
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+  function tip(node, text) { svgEl("title", {}, node, text); return node; }
+  function newChart(parent, name, width, height) {
+    charts += 1;
+    return svgEl("svg", { "class": "lp-chart", "data-chart": name, width: width, height: height,
+      viewBox: "0 0 " + width + " " + height, role: "img" }, parent);
+  }
+  function fmt(ns) {
+    if (ns === null || ns === undefined) return "–";
+    function sig(v) { return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2); }
+    if (ns < 1e3) return ns.toFixed(0) + " ns";
+    if (ns < 1e6) return sig(ns / 1e3) + " µs";
+    if (ns < 1e9) return sig(ns / 1e6) + " ms";
+    return sig(ns / 1e9) + " s";
+  }
+  function baseName(path) { var parts = String(path).split("/"); return parts[parts.length - 1]; }
+  function category(name) {
+    if (name === "exec" || name.indexOf("loader.") === 0) return "loader";
+    if (name.indexOf("program.") === 0) return "program";
+    if (name === "extendedLaunch") return "extendedLaunch";
+    return "app";
+  }
+  function label(phase) {
+    var text = phase.name;
+    if (phase.object) text += " " + baseName(phase.object);
+    if (phase.task) text += " " + phase.task;
+    if (phase.image !== undefined && phase.image !== null) text = "[" + phase.image + "] " + text;
+    return text;
+  }
+  function median(values) {
+    if (!values.length) return null;
+    var sorted = values.slice().sort(function (a, b) { return a - b; });
+    return sorted[Math.floor((sorted.length - 1) / 2)];
+  }
+  function niceStep(range, target) {
+    var raw = Math.max(range / Math.max(target, 1), 1);
+    var power = Math.pow(10, Math.floor(Math.log10(raw)));
+    var steps = [1, 2, 5, 10];
+    for (var i = 0; i < steps.length; i++) if (steps[i] * power >= raw) return steps[i] * power;
+    return 10 * power;
+  }
+  // A tick label: one unit for the whole axis (from its largest value) and as many
+  // decimals as the step needs, so neighbouring labels always differ.
+  function fmtTick(ns, step, top) {
+    var units = [[1e9, " s"], [1e6, " ms"], [1e3, " µs"], [1, " ns"]];
+    var unit = units[units.length - 1];
+    for (var i = 0; i < units.length; i++) if (Math.max(top, step) >= units[i][0]) { unit = units[i]; break; }
+    var decimals = Math.min(6, Math.max(0, Math.ceil(-Math.log10(step / unit[0]) - 1e-9)));
+    return (ns / unit[0]).toFixed(decimals) + unit[1];
+  }
+  // Time → x. With `cut` ({at, lengthNs}), `lengthNs` of time starting `at` (the prewarm
+  // hold) has been taken out of the times given and is drawn as a break there.
+  function timeScale(x0, width, lo, hi, cut) {
+    var gap = cut ? 26 : 0;
+    var k = (width - gap) / Math.max(hi - lo, 1);
+    return {
+      lo: lo, hi: hi, cut: cut, gap: gap,
+      x: function (t) { return x0 + (t - lo) * k + (cut && t > cut.at ? gap : 0); },
+      w: function (from, to) {
+        return (to - from) * k + (cut && from <= cut.at && to > cut.at ? gap : 0);
+      }
+    };
+  }
+  // The hold of a prewarmed launch, as a break: two slanted strokes and its length.
+  function drawBreak(svg, scale, y1, y2, label) {
+    if (!scale.cut) return;
+    var x = scale.x(scale.cut.at);
+    svgEl("rect", { "class": "hold-gap", x: x + 3, y: y1, width: scale.gap - 6, height: y2 - y1 }, svg);
+    [x + 6, x + scale.gap - 6].forEach(function (bx) {
+      svgEl("line", { "class": "hold-break", x1: bx - 4, x2: bx + 4, y1: y2, y2: y1 }, svg);
+    });
+    if (label) tip(svgEl("text", { "class": "axis hold-label", x: x + scale.gap / 2, y: y1 - 3, "text-anchor": "middle" }, svg,
+      label), "the hold, not to scale: " + label);
+  }
+  function axis(svg, x0, width, y, maxNs, height, minNs, scale) {
+    var lo = minNs || 0;
+    scale = scale || timeScale(x0, width, lo, maxNs, null);
+    var step = niceStep(maxNs - lo, 6);
+    var breakX = scale.cut ? scale.x(scale.cut.at) : null;
+    for (var t = Math.ceil(lo / step) * step; t <= maxNs + 1e-9; t += step) {
+      var x = scale.x(t);
+      svgEl("line", { "class": "grid", x1: x, x2: x, y1: 0, y2: height }, svg);
+      // The break's label takes the place of the ticks next to it.
+      if (breakX !== null && x > breakX - 24 && x < breakX + scale.gap + 24) continue;
+      svgEl("text", { "class": "axis", x: x, y: y, "text-anchor": "middle" }, svg, fmtTick(t, step, maxNs));
+    }
+    return scale;
+  }
+  // A prewarmed run's times with its hold taken out (identity for an ordinary run).
+  function holdCut(prewarm) {
+    if (!prewarm || !(prewarm.holdNs > 0)) return null;
+    return { at: prewarm.resumeAtNs - prewarm.holdNs, lengthNs: prewarm.holdNs };
+  }
+  function withoutHold(t, cut) {
+    if (!cut || t <= cut.at) return t;
+    return t >= cut.at + cut.lengthNs ? t - cut.lengthNs : cut.at;
+  }
+  function section(parent, title, note) {
+    var node = el("section", {}, parent);
+    el("h2", {}, node, title);
+    if (note) el("p", { "class": "note" }, node, note);
+    return node;
+  }
+
+  var report = JSON.parse(document.getElementById("lp-report").textContent);
+  var runs = report.runs || [];
+  var summary = report.summary || { phases: [] };
+  var main = document.getElementById("lp-main");
+  main.textContent = "";
+  document.getElementById("lp-subtitle").textContent =
+    [report.target.path].concat(report.target.arguments || []).join(" ") + " — " + summary.runs + " runs, " +
+    (report.mode.warmup ? report.mode.warmup + " warm-up, " : "") + (report.mode.cold ? "cold" : "warm") +
+    ", ready at " + report.mode.readiness + " — " + report.host.cpu + ", " + report.host.cores + " CPUs, Linux " +
+    report.host.kernel + ", " + report.host.libc;
+
+  // Issue 22: how runs that did not complete ended, as the text summary says it.
+  function outcomeText(o) {
+    if (o.kind === "crashed") return "crashed (" + o.signal + ")";
+    if (o.kind === "timedOut") return "timed out" + (o.timeoutNs ? " after " + fmt(o.timeoutNs) : "") + " waiting for " + o.waitedFor;
+    if (o.kind === "exitedEarly") return "exited with status " + o.exitCode + (o.beforeReadiness ? " before readiness" : "");
+    return o.kind + (o.reason ? ": " + o.reason : "");
+  }
+  var failures = (summary.outcomes || []).filter(function (c) { return c.outcome.kind !== "completed"; })
+    .map(function (c) { return c.runs + " " + outcomeText(c.outcome); }).join("; ");
+
+  // Headline metrics.
+  (function () {
+    var node = section(main, "Metrics", "Across " + summary.runs + " runs" +
+      (failures ? " (" + failures + ")" : summary.failedRuns ? " (" + summary.failedRuns + " failed)" : "") + "; times from the spawn.");
+    var table = el("table", {}, node);
+    var head = el("tr", {}, table);
+    ["metric", "median", "min", "p90", "max", "runs"].forEach(function (name) { el("th", {}, head, name); });
+    [["time to main", "timeToMainNs"], ["time to first frame", "timeToFirstFrameNs"],
+     ["extended launch", "extendedLaunchNs"], ["optimized time to first frame", "optimizedTimeToFirstFrameNs"],
+     ["resume time", "resumeTimeNs"], ["exit", "exitNs"], ["tracer stops", "tracerPauseNs"]].forEach(function (pair) {
+      var stats = summary[pair[1]];
+      if (!stats) return;
+      var row = el("tr", {}, table);
+      el("td", {}, row, pair[0]);
+      [stats.median, stats.min, stats.p90, stats.max].forEach(function (v) { el("td", { "class": "num" }, row, fmt(v)); });
+      el("td", { "class": "num" }, row, String(stats.count));
+    });
+  })();
+
+  // Phase waterfall: the median, or any run.
+  function waterfallRows(phases) {
+    return phases.map(function (p) {
+      return { label: label(p), start: p.startNs, dur: p.durationNs, cat: category(p.name) };
+    });
+  }
+  var medianRows = (summary.phases || []).map(function (p) {
+    return { label: label(p), start: p.startNs.median, dur: p.durationNs.median, cat: category(p.name) };
+  });
+  // `cut`: the hold of a prewarmed launch, taken out of the time axis and drawn as a break.
+  function drawWaterfall(holder, rows, name, cut) {
+    holder.textContent = "";
+    var labelWidth = 250, width = 640, rowHeight = 18, top = 22;
+    var end = 1;
+    rows.forEach(function (r) { end = Math.max(end, withoutHold(r.start + r.dur, cut)); });
+    var height = top + rows.length * rowHeight + 6;
+    var svg = newChart(holder, name, labelWidth + width + 90, height);
+    var scale = axis(svg, labelWidth, width, 12, end, height, 0, timeScale(labelWidth, width, 0, end, cut));
+    drawBreak(svg, scale, 14, height - 4, cut ? "hold " + fmt(cut.lengthNs) : "");
+    rows.forEach(function (r, i) {
+      var y = top + i * rowHeight;
+      svgEl("text", { x: 0, y: y + 12 }, svg, r.label);
+      var from = withoutHold(r.start, cut), to = withoutHold(r.start + r.dur, cut);
+      var x = scale.x(from);
+      if (r.dur > 0) {
+        tip(svgEl("rect", { "class": "phase cat-" + r.cat, x: x, y: y + 3, width: Math.max(scale.w(from, to), 1),
+          height: rowHeight - 6, rx: 2 }, svg), r.label + ": " + fmt(r.dur) + " from " + fmt(r.start));
+        svgEl("text", { "class": "axis", x: labelWidth + width + 8, y: y + 12 }, svg, fmt(r.dur));
+      } else {
+        tip(svgEl("line", { "class": "instant", x1: x, x2: x, y1: y + 1, y2: y + rowHeight - 1 }, svg),
+          r.label + " at " + fmt(r.start));
+        svgEl("text", { "class": "axis", x: labelWidth + width + 8, y: y + 12 }, svg, "at " + fmt(r.start));
+      }
+    });
+  }
+  var prewarmSummary = summary.prewarm || null;
+  var medianCut = prewarmSummary && prewarmSummary.prewarmNs && prewarmSummary.holdNs ?
+    { at: prewarmSummary.prewarmNs.median, lengthNs: prewarmSummary.holdNs.median } : null;
+  (function () {
+    var node = section(main, "Phase waterfall",
+      "Each bar starts at its median start and lasts its median duration (medians come from different runs)." +
+      (medianCut ? " The prewarm hold is cut out of the time axis and drawn as a break." : ""));
+    var legend = el("p", { "class": "legend" }, node);
+    [["loader", "loader"], ["program", "program"], ["app phases", "app"], ["extended launch", "extended"]].forEach(function (pair) {
+      var item = el("span", {}, legend);
+      el("i", { style: "background: var(--" + pair[1] + ")" }, item);
+      item.appendChild(document.createTextNode(pair[0]));
+    });
+    var pick = el("label", {}, node, "Show ");
+    var select = el("select", { id: "lp-waterfall-select" }, pick);
+    el("option", { value: "median" }, select, "median of " + summary.runs + " runs");
+    runs.forEach(function (run, i) { el("option", { value: String(i) }, select, "run " + run.index + " (pid " + run.pid + ")"); });
+    var holder = el("div", { id: "lp-waterfall" }, node);
+    drawWaterfall(holder, medianRows, "waterfall", medianCut);
+    select.addEventListener("change", function () {
+      var value = select.value;
+      if (value === "median") drawWaterfall(holder, medianRows, "waterfall", medianCut);
+      else drawWaterfall(holder, waterfallRows(runs[Number(value)].phases), "waterfall", holdCut(runs[Number(value)].prewarm));
+      charts -= 1;  // the same chart, redrawn
+    });
+  })();
+
+  // Every run at a glance.
+  (function () {
+    if (!runs.length) return;
+    var shown = runs.slice(0, 300);
+    var anyPrewarm = runs.some(function (r) { return holdCut(r.prewarm) !== null; });
+    var node = section(main, "Every run", "One row per run: its phases from the spawn, the first frame in red." +
+      (anyPrewarm ? " A prewarmed run's hold is cut out and marked with a break." : "") +
+      (shown.length < runs.length ? " The first " + shown.length + " of " + runs.length + " runs." : ""));
+    var labelWidth = 70, width = 820, rowHeight = shown.length > 40 ? 9 : 14, top = 22, end = 1;
+    var labelEvery = Math.ceil(12 / rowHeight);
+    // Prewarmed runs: each run's own hold is cut out; every row keeps room for the break so
+    // the rows share one scale.
+    var anyCut = null;
+    shown.forEach(function (run) {
+      var cut = holdCut(run.prewarm);
+      if (cut && !anyCut) anyCut = cut;
+      run.phases.forEach(function (p) { end = Math.max(end, withoutHold(p.startNs + p.durationNs, cut)); });
+    });
+    var height = top + shown.length * rowHeight + 4;
+    var svg = newChart(node, "runs", labelWidth + width + 10, height);
+    axis(svg, labelWidth, width, 12, end, height, 0, timeScale(labelWidth, width, 0, end, anyCut));
+    shown.forEach(function (run, i) {
+      var y = top + i * rowHeight;
+      var cut = holdCut(run.prewarm);
+      var scale = timeScale(labelWidth, width, 0, end, cut || (anyCut ? { at: end, lengthNs: 0 } : null));
+      if (i % labelEvery === 0) svgEl("text", { "class": "axis", x: 0, y: y + rowHeight - 3 }, svg, "run " + run.index);
+      if (cut) drawBreak(svg, scale, y, y + rowHeight, "");
+      run.phases.forEach(function (p) {
+        var from = withoutHold(p.startNs, cut), to = withoutHold(p.startNs + p.durationNs, cut);
+        var x = scale.x(from);
+        if (p.durationNs > 0) {
+          tip(svgEl("rect", { "class": "run-phase cat-" + category(p.name), x: x, y: y + 1,
+            width: Math.max(scale.w(from, to), 0.5), height: rowHeight - 2, "fill-opacity": 0.8 }, svg),
+            "run " + run.index + " " + label(p) + ": " + fmt(p.durationNs));
+        } else if (p.name === "firstFrame" || p.name === "windowMapped") {
+          svgEl("line", { "class": "instant", x1: x, x2: x, y1: y, y2: y + rowHeight }, svg);
+        }
+      });
+    });
+  })();
+
+  // Ordinary launches: runs without a prewarm, and the ordinary launch each prewarmed run
+  // is paired with (`prewarm.ordinaryTimeToFirstFrameNs`).
+  function ordinaryLaunches() {
+    var values = [];
+    runs.forEach(function (r) {
+      if (r.metrics.optimizedTimeToFirstFrameNs === undefined && r.metrics.timeToFirstFrameNs !== undefined) {
+        values.push({ run: r.index, value: r.metrics.timeToFirstFrameNs });
+      } else if (r.prewarm && r.prewarm.ordinaryTimeToFirstFrameNs !== undefined) {
+        values.push({ run: r.index, value: r.prewarm.ordinaryTimeToFirstFrameNs });
+      }
+    });
+    return values;
+  }
+
+  // Distribution of time to first frame.
+  function strip(svg, values, x0, width, maxNs, y, h, extraClass, name, minNs) {
+    var lo = minNs || 0;
+    function at(v) { return x0 + (v - lo) / (maxNs - lo) * width; }
+    values.forEach(function (v, i) {
+      var jitter = ((i * 0.618033988749895) % 1) * (h - 8) + 4;
+      tip(svgEl("circle", { "class": "run-dot" + (extraClass ? " " + extraClass : ""), cx: at(v.value),
+        cy: y + jitter, r: 3.5 }, svg), name + " run " + v.run + ": " + fmt(v.value));
+    });
+    var m = median(values.map(function (v) { return v.value; }));
+    if (m !== null) {
+      tip(svgEl("line", { "class": "median-line", x1: at(m), x2: at(m), y1: y, y2: y + h }, svg), "median " + fmt(m));
+    }
+  }
+  (function () {
+    // A prewarmed launch's time from the spawn includes the hold: it is compared below instead.
+    var prewarmedCount = runs.filter(function (r) { return r.metrics.optimizedTimeToFirstFrameNs !== undefined; }).length;
+    var values = ordinaryLaunches();
+    var node = section(main, "Time to first frame",
+      (values.length ? "Histogram and one dot per ordinary launch (dashed: the median)." :
+        "No ordinary launch reached its first frame.") +
+      (prewarmedCount ? " The ordinary launches are those paired with the " + prewarmedCount +
+        " prewarmed ones, which are compared in their own section." : ""));
+    if (!values.length) return;
+    var lo = Math.min.apply(null, values.map(function (v) { return v.value; }));
+    var hi = Math.max.apply(null, values.map(function (v) { return v.value; }));
+    var bin = niceStep(Math.max(hi - lo, 1), Math.min(24, Math.max(4, Math.ceil(Math.sqrt(values.length)) * 2)));
+    var first = Math.floor(lo / bin) * bin, last = Math.floor(hi / bin) * bin + bin;
+    var counts = [];
+    for (var b = first; b < last - 1e-9; b += bin) counts.push(0);
+    values.forEach(function (v) { counts[Math.min(Math.floor((v.value - first) / bin), counts.length - 1)] += 1; });
+    var x0 = 40, width = 760, height = 170, top = 10, plot = 130;
+    var svg = newChart(node, "ttff-histogram", x0 + width + 20, height);
+    var most = Math.max.apply(null, counts);
+    var barWidth = width / counts.length;
+    counts.forEach(function (count, i) {
+      var h = count / most * plot;
+      tip(svgEl("rect", { "class": "hist-bar", "data-count": count, x: x0 + i * barWidth + 1, y: top + plot - h,
+        width: Math.max(barWidth - 2, 1), height: h }, svg),
+        fmt(first + i * bin) + " – " + fmt(first + (i + 1) * bin) + ": " + count + " runs");
+    });
+    svgEl("text", { "class": "axis", x: x0 - 6, y: top + 10, "text-anchor": "end" }, svg, String(most));
+    svgEl("text", { "class": "axis", x: x0 - 6, y: top + plot, "text-anchor": "end" }, svg, "0");
+    var every = Math.max(1, Math.ceil(counts.length / 8));
+    for (var i = 0; i <= counts.length; i += every) {
+      svgEl("text", { "class": "axis hist-tick", x: x0 + i * barWidth, y: top + plot + 16, "text-anchor": "middle" }, svg,
+        fmtTick(first + i * bin, bin * every, last));
+    }
+    var stripSvg = newChart(node, "ttff-strip", x0 + width + 20, 70);
+    axis(stripSvg, x0, width, 66, last, 52, first);
+    strip(stripSvg, values, x0, width, last, 4, 44, "", "time to first frame,", first);
+  })();
+
+  // Before main, by library.
+  (function () {
+    var mainStart = null;
+    (summary.phases || []).forEach(function (p) { if (p.name === "main" && p.image === undefined) mainStart = p.startNs.median; });
+    var rows = (summary.phases || []).filter(function (p) {
+      var c = category(p.name);
+      return (c === "loader" || c === "program") && p.durationNs.median > 0;
+    });
+    var node = section(main, "Before main, by library", rows.length ? "Median time per loader phase and per object's initializers" +
+      (mainStart !== null ? " (share of " + fmt(mainStart) + " to main)." : ".") : "No phase before main was observed.");
+    if (!rows.length) return;
+    var labelWidth = 250, width = 520, rowHeight = 18;
+    var most = Math.max.apply(null, rows.map(function (p) { return p.durationNs.median; }));
+    var svg = newChart(node, "pre-main", labelWidth + width + 150, rows.length * rowHeight + 4);
+    rows.forEach(function (p, i) {
+      var y = i * rowHeight, d = p.durationNs.median;
+      svgEl("text", { x: 0, y: y + 13 }, svg, label(p));
+      tip(svgEl("rect", { "class": "library-bar cat-" + category(p.name), x: labelWidth, y: y + 3,
+        width: Math.max(d / most * width, 1), height: rowHeight - 6, rx: 2 }, svg), label(p) + ": " + fmt(d));
+      svgEl("text", { "class": "axis", x: labelWidth + d / most * width + 6, y: y + 13 }, svg,
+        fmt(d) + (mainStart ? "  " + (d / mainStart * 100).toFixed(1) + "%" : ""));
+    });
+  })();
+
+  // Flags: one row per flag across the runs (the summary's), so 20 runs that raise the
+  // same flag read as one line "20/20 runs"; per run only when the summary has none.
+  (function () {
+    var flags = [];
+    (summary.flags || []).forEach(function (f) { flags.push({ runs: f.runs, durationNs: f.durationNs.median, flag: f }); });
+    if (!flags.length) {
+      runs.forEach(function (run) { (run.flags || []).forEach(function (f) { flags.push({ run: run.index, durationNs: f.durationNs, flag: f }); }); });
+    }
+    var perRun = flags.length > 0 && flags[0].run !== undefined;
+    var sampled = runs.some(function (run) { return run.callStackTree || run.sampling; });
+    var node = section(main, "Flags", flags.length ? "Heavy main-thread work the sampler found: the function the " +
+      "work belongs to, and the path down to where the time was spent" +
+      (perRun ? "." : "; the median duration over the runs that raised each flag.") :
+      sampled ? "No flags: the sampler found nothing heavy on the main thread." :
+      "Not sampled: run launchprof with --sample to flag heavy main-thread work.");
+    if (!flags.length) return;
+    var table = el("table", { id: "lp-flags" }, node);
+    var head = el("tr", {}, table);
+    [perRun ? "run" : "runs", "kind", "phase", "function", "object", perRun ? "duration" : "median", "syscall", "advice"]
+      .forEach(function (n) { el("th", {}, head, n); });
+    flags.slice(0, 500).forEach(function (item) {
+      var f = item.flag, row = el("tr", { "class": "flag-row flag-" + f.kind }, table);
+      el("td", { "class": "num" }, row, perRun ? String(item.run) : item.runs + "/" + (summary.runs || runs.length));
+      el("td", {}, row, f.kind); el("td", {}, row, f.phase);
+      // `path` (owner → innermost hot frame) when the report has it, else the function.
+      var where = el("td", { "class": "flag-function" }, row);
+      if (f.path && f.path.length > 1) {
+        el("b", {}, where, f.path[0]);
+        where.appendChild(document.createTextNode(" → " + f.path.slice(1).join(" → ")));
+      } else {
+        el("b", {}, where, f.function);
+      }
+      el("td", {}, row, f.object);
+      el("td", { "class": "num" }, row, fmt(item.durationNs)); el("td", {}, row, f.syscall || ""); el("td", {}, row, f.advice);
+    });
+  })();
+
+  // Flame graph of the sampled main-thread stacks, merged over the runs.
+  (function () {
+    var root = { name: "all samples", count: 0, children: {} };
+    function frameName(f) { return f.symbol || (f.binaryName + "+0x" + Number(f.offsetIntoBinaryTextSegment).toString(16)); }
+    function merge(into, frame, depth) {
+      if (depth > 130) return;
+      var name = frameName(frame);
+      var child = into.children[name] || (into.children[name] = { name: name, binary: frame.binaryName, count: 0, children: {} });
+      child.count += frame.sampleCount;
+      (frame.subFrames || []).forEach(function (sub) { merge(child, sub, depth + 1); });
+    }
+    runs.forEach(function (run) {
+      if (!run.callStackTree) return;
+      run.callStackTree.callStacks.forEach(function (stack) {
+        if (!stack.threadAttributed) return;
+        stack.callStackRootFrames.forEach(function (frame) { root.count += frame.sampleCount; merge(root, frame, 1); });
+      });
+    });
+    var node = section(main, "Flame graph", root.count ? "Main-thread samples of every run, callers above callees; width is the share of samples." :
+      "Not sampled: run launchprof with the sampler to see where the main thread spends its launch.");
+    if (!root.count) return;
+    var width = 1000, rowHeight = 17, rows = [];
+    function layout(frame, x, depth) {
+      var w = frame.count / root.count * width;
+      if (w < 0.5) return;
+      rows.push({ frame: frame, x: x, w: w, depth: depth });
+      var childX = x;
+      Object.keys(frame.children).sort().forEach(function (key) {
+        var child = frame.children[key];
+        layout(child, childX, depth + 1);
+        childX += child.count / root.count * width;
+      });
+    }
+    layout(root, 0, 0);
+    var depth = 0;
+    rows.forEach(function (r) { depth = Math.max(depth, r.depth); });
+    var svg = newChart(node, "flame-graph", width, (depth + 1) * rowHeight + 2);
+    rows.forEach(function (r) {
+      var hue = 20 + (r.frame.name.length * 37) % 40;
+      var g = svgEl("g", {}, svg);
+      tip(svgEl("rect", { "class": "flame-frame", x: r.x, y: r.depth * rowHeight, width: r.w, height: rowHeight - 1,
+        fill: "hsl(" + hue + ", 85%, " + (55 + (r.depth % 3) * 5) + "%)" }, g),
+        r.frame.name + " — " + r.frame.count + " samples (" + (r.frame.count / root.count * 100).toFixed(1) + "%)");
+      if (r.w > 40) {
+        var text = r.frame.name.slice(0, Math.floor(r.w / 6.5));
+        svgEl("text", { x: r.x + 3, y: r.depth * rowHeight + 12 }, g, text);
+      }
+    });
+  })();
+
+  // Prewarmed vs ordinary launches: what the user waits for after the tap.
+  function fmtBytes(bytes) {
+    if (bytes === null || bytes === undefined) return "–";
+    if (bytes < 1024) return bytes + " B";
+    if (bytes < 1048576) return (bytes / 1024).toFixed(1) + " KiB";
+    return (bytes / 1048576).toFixed(1) + " MiB";
+  }
+  function statsRow(table, name, stats, format) {
+    if (!stats) return;
+    var row = el("tr", {}, table);
+    el("td", {}, row, name);
+    [stats.median, stats.min, stats.p90, stats.max].forEach(function (v) { el("td", { "class": "num" }, row, format(v)); });
+    el("td", { "class": "num" }, row, String(stats.count));
+  }
+  (function () {
+    var prewarmed = runs.filter(function (r) { return r.metrics.optimizedTimeToFirstFrameNs !== undefined; });
+    if (!prewarmed.length) {
+      section(main, "Prewarmed vs ordinary launches", "No prewarmed launch in this report.");
+      return;
+    }
+    var ps = prewarmSummary || {};
+    var a = ordinaryLaunches();
+    var b = prewarmed.map(function (r) { return { run: r.index, value: r.metrics.optimizedTimeToFirstFrameNs }; });
+    var ordinaryMedian = median(a.map(function (v) { return v.value; }));
+    var prewarmedMedian = median(b.map(function (v) { return v.value; }));
+    var node = section(main, "Prewarmed vs ordinary launches",
+      "What the user waits for after the tap. Ordinary: spawn → first frame. Prewarmed: resume → first frame; " +
+      "the prewarm part ran before the tap and the process was held frozen until it (the hold is drawn as a break, " +
+      "not to scale).");
+    node.setAttribute("id", "lp-prewarm-section");
+    var headline = el("p", { "class": "headline", id: "lp-prewarm-headline" }, node);
+    headline.textContent = "Median: ordinary " + fmt(ordinaryMedian) + ", prewarmed " + fmt(prewarmedMedian) +
+      (ps.savingNs ? " — prewarming saves " + fmt(ps.savingNs.median) + " per launch" : "") +
+      (ps.losses ? " (" + ps.losses + " of " + prewarmed.length + " pairs lost)" : "") + ".";
+
+    // The median launch of each kind, lined up on the user's tap: an ordinary launch starts
+    // there; a prewarmed one ran its prewarm part before it (left of the break: the hold).
+    var prewarmPart = ps.prewarmNs ? ps.prewarmNs.median :
+      median(prewarmed.map(function (r) { return r.prewarm ? r.prewarm.prewarmNs : 0; }));
+    var hold = ps.holdNs ? ps.holdNs.median : median(prewarmed.map(function (r) { return r.prewarm ? r.prewarm.holdNs : 0; }));
+    var ordinaryMain = median(prewarmed.filter(function (r) { return r.prewarm && r.prewarm.ordinaryTimeToMainNs !== undefined; })
+      .map(function (r) { return r.prewarm.ordinaryTimeToMainNs; }));
+    var wait = Math.max(ordinaryMedian || 0, prewarmedMedian || 0, 1) * 1.04;
+    var labelWidth = 150, width = 680, top = 26, rowHeight = 30, gap = 26;
+    var before = prewarmPart || 0;
+    var k = (width - gap) / (before + wait);
+    var tapX = labelWidth + before * k + gap;
+    var chartHeight = top + 2 * rowHeight + 36;
+    var svg = newChart(node, "prewarm-timeline", labelWidth + width + 90, chartHeight);
+    var step = niceStep(wait, 6);
+    for (var t = 0; t <= wait + 1e-9; t += step) {
+      var tx = tapX + t * k;
+      svgEl("line", { "class": "grid", x1: tx, x2: tx, y1: top - 4, y2: top + 2 * rowHeight + 4 }, svg);
+      svgEl("text", { "class": "axis", x: tx, y: chartHeight - 2, "text-anchor": "middle" }, svg,
+        (t > 0 ? "+" : "") + fmtTick(t, step, wait));
+    }
+    svgEl("text", { "class": "axis", x: tapX + 4, y: top - 8 }, svg, "the user's tap");
+    svgEl("line", { "class": "instant", x1: tapX, x2: tapX, y1: top - 4, y2: top + 2 * rowHeight }, svg);
+    function bar(cls, fromX, ns, y, text) {
+      if (!(ns > 0)) return;
+      tip(svgEl("rect", { "class": "prewarm-bar " + cls, x: fromX, y: y + 5, width: Math.max(ns * k, 1),
+        height: rowHeight - 10, rx: 2 }, svg), text + ": " + fmt(ns));
+    }
+    var y0 = top, y1 = top + rowHeight;
+    svgEl("text", { x: 0, y: y0 + 19 }, svg, "ordinary (" + a.length + ")");
+    svgEl("text", { x: 0, y: y1 + 19 }, svg, "prewarmed (" + b.length + ")");
+    if (ordinaryMedian !== null) {
+      var mainAt = ordinaryMain !== null && ordinaryMain < ordinaryMedian ? ordinaryMain : 0;
+      bar("cat-loader", tapX, mainAt, y0, "spawn → main");
+      bar("cat-app", tapX + mainAt * k, ordinaryMedian - mainAt, y0, "main → first frame");
+      svgEl("text", { "class": "axis", x: tapX + ordinaryMedian * k + 6, y: y0 + 19 }, svg, fmt(ordinaryMedian));
+    }
+    if (prewarmedMedian !== null) {
+      bar("cat-program prewarm-part", labelWidth, before, y1, "prewarm part, before the tap (spawn → frozen)");
+      if (before > 0) svgEl("text", { "class": "axis", x: labelWidth, y: y1 + rowHeight + 10 }, svg, "prewarm part " + fmt(before));
+      if (hold > 0) {
+        svgEl("rect", { "class": "hold-gap", x: labelWidth + before * k + 3, y: y1 + 2, width: gap - 6, height: rowHeight - 4 }, svg);
+        [labelWidth + before * k + 6, tapX - 6].forEach(function (bx) {
+          svgEl("line", { "class": "hold-break", x1: bx - 4, x2: bx + 4, y1: y1 + rowHeight - 3, y2: y1 + 3 }, svg);
+        });
+        tip(svgEl("text", { "class": "axis hold-label", x: labelWidth + before * k + gap / 2, y: y1 + 2, "text-anchor": "middle" }, svg,
+          "hold " + fmt(hold)), "the hold, not to scale");
+      }
+      bar("cat-app", tapX, prewarmedMedian, y1, "resume → first frame");
+      svgEl("text", { "class": "axis", x: tapX + prewarmedMedian * k + 6, y: y1 + 19 }, svg, fmt(prewarmedMedian));
+    }
+
+    // Every launch, one dot each.
+    el("p", { "class": "note" }, node, "Every launch, one dot each (dashed: the median): ordinary from the spawn, " +
+      "prewarmed from the resume.");
+    var all = a.concat(b).map(function (v) { return v.value; });
+    var maxNs = Math.max.apply(null, all.concat([1])) * 1.05;
+    var x0 = 150, stripWidth = 680;
+    var strip2 = newChart(node, "prewarm", x0 + stripWidth + 20, 130);
+    axis(strip2, x0, stripWidth, 126, maxNs, 112);
+    svgEl("text", { x: 0, y: 30 }, strip2, "ordinary (" + a.length + ")");
+    svgEl("text", { x: 0, y: 85 }, strip2, "prewarmed (" + b.length + ")");
+    strip(strip2, a, x0, stripWidth, maxNs, 4, 48, "", "ordinary");
+    strip(strip2, b, x0, stripWidth, maxNs, 58, 48, "prewarm", "prewarmed");
+
+    if (prewarmSummary) {
+      var table = el("table", { id: "lp-prewarm-numbers" }, node);
+      var head = el("tr", {}, table);
+      ["", "median", "min", "p90", "max", "runs"].forEach(function (n) { el("th", {}, head, n); });
+      statsRow(table, "saving", ps.savingNs, fmt);
+      statsRow(table, "ordinary time to first frame", ps.ordinaryTimeToFirstFrameNs, fmt);
+      statsRow(table, "prewarm part (spawn → frozen)", ps.prewarmNs, fmt);
+      statsRow(table, "hold", ps.holdNs, fmt);
+      statsRow(table, "frozen process (PSS)", ps.frozenPSSBytes, fmtBytes);
+      if (ps.frozenCPURuns) el("p", { "class": "warning" }, node, ps.frozenCPURuns + " frozen processes used CPU during the hold: the freeze is broken.");
+    }
+  })();
+
+  // Prewarm hazards: what the prewarm part did that goes stale or acts too early.
+  (function () {
+    if (!prewarmSummary) return;
+    var ps = prewarmSummary;
+    var hazards = (ps.hazards || []).slice();
+    // `severity` ("hazard" | "note") when the report has it; without it every finding is a hazard.
+    function severity(h) { return h.severity === "note" ? "note" : "hazard"; }
+    hazards.sort(function (x, y) { return (severity(x) === "note") - (severity(y) === "note"); });
+    var count = hazards.filter(function (h) { return severity(h) === "hazard"; }).length;
+    var notes = hazards.length - count;
+    var verdict = ps.hazardScanError ? "The hazard scan could not run: " + ps.hazardScanError :
+      ps.prewarmSafe ? "Prewarm-safe: nothing before the freeze reads a clock that goes stale, reaches the network or the user's files, starts a thread or takes a lock." :
+      "Not prewarm-safe: " + count + " hazard" + (count === 1 ? "" : "s") + " before the freeze.";
+    var node = section(main, "Prewarm hazards", verdict + (notes ? " " + notes + " note" + (notes === 1 ? "" : "s") +
+      " (harmless in a spawned process) listed below." : ""));
+    node.setAttribute("id", "lp-hazards");
+    if (!hazards.length) return;
+    var anyWhy = hazards.some(function (h) { return h.why; });
+    var table = el("table", {}, node);
+    var head = el("tr", {}, table);
+    ["severity", "kind", "call", "detail", "function", "object"].concat(anyWhy ? ["why"] : [])
+      .forEach(function (n) { el("th", {}, head, n); });
+    hazards.forEach(function (h) {
+      var row = el("tr", { "class": "hazard-row severity-" + severity(h) }, table);
+      el("td", {}, row).appendChild(el("span", { "class": "badge badge-" + severity(h) }, null, severity(h)));
+      el("td", {}, row, h.kind); el("td", {}, row, h.syscall); el("td", {}, row, h.detail);
+      el("td", {}, row, h.function); el("td", {}, row, h.object);
+      if (anyWhy) el("td", {}, row, h.why || "");
+    });
+  })();
+
+  // The pool (`--pool N`): hit rate and the memory it holds.
+  (function () {
+    if (!prewarmSummary || !prewarmSummary.pool) return;
+    var pool = prewarmSummary.pool;
+    var node = section(main, "Pool", "Frozen processes kept ready (" + pool.size + "), refilled after each launch.");
+    node.setAttribute("id", "lp-pool");
+    var table = el("table", {}, node);
+    [["launches", String(pool.launches)],
+     ["hits", pool.hits + " (" + (pool.hitRatePerMille / 10).toFixed(1) + "%)"],
+     ["misses (launched cold)", String(pool.launches - pool.hits)],
+     ["expired by --ttl", String(pool.expired) + (pool.ttlNs ? " (ttl " + fmt(pool.ttlNs) + ")" : "")],
+     ["memory held (PSS, median)", pool.heldPSSBytes ? fmtBytes(pool.heldPSSBytes.median) : "–"],
+     ["refill (spawn → frozen, median)", pool.refillNs ? fmt(pool.refillNs.median) : "–"]].forEach(function (pair) {
+      var row = el("tr", {}, table);
+      el("th", {}, row, pair[0]);
+      el("td", { "class": "num" }, row, pair[1]);
+    });
+  })();
+
+  // A prewarm report is about the comparison: its sections go right after the metrics.
+  (function () {
+    var first = main.querySelector("section");
+    if (!first || !runs.some(function (r) { return r.prewarm; })) return;
+    var after = first.nextSibling;
+    ["lp-prewarm-section", "lp-hazards", "lp-pool"].forEach(function (id) {
+      var node = document.getElementById(id);
+      if (node) main.insertBefore(node, after);
+    });
+  })();
+
+  if (!failures.length) {
+    document.body.setAttribute("data-charts", String(charts));
+    document.body.setAttribute("data-render", "ok");
+  }
+})();
