@@ -9,13 +9,10 @@ import Glibc
 /// `_dl_debug_state`) is re-armed from the next stop instead ("leapfrogging").
 struct BreakpointTable {
     enum Action: Equatable, Sendable {
-        case relocationStart
+        /// A launch boundary (`BoundaryRecorder` records it).
+        case boundary(Boundary)
+        /// The loader's `_dl_debug_state`: process control only (reads the link map).
         case debugState
-        case objectInit(path: String)
-        case entry
-        case programInit
-        case libcStartMain
-        case main
     }
 
     private struct Armed {

@@ -128,9 +128,8 @@ private struct TracedLaunch {
     var image = 0
     var plan: ImagePlan?
     var loaderBias: UInt64 = 0
-    var reachedMain = false
-    /// Relocation has started; it ends at the loader's first call into an initializer.
-    var awaitingRelocationEnd = false
+    /// The rules that turn breakpoint hits into boundary events.
+    var recorder = BoundaryRecorder()
     var exitStatus: ExitStatus?
     /// Processes and threads the child created; all are traced (PTRACE_O_TRACEFORK and friends).
     var descendants: Set<pid_t> = []
@@ -306,7 +305,7 @@ private struct TracedLaunch {
                 return 0
             }
         }
-        if stop.value == SIGSTOP, request.freeze?.point == .selfStop, reachedMain, !frozen,
+        if stop.value == SIGSTOP, request.freeze?.point == .selfStop, recorder.reachedMain, !frozen,
             !Ptrace.isGroupStop(pid)
         {
             holdFrozen(stoppedAt: stop.at_ns)
@@ -398,13 +397,13 @@ private struct TracedLaunch {
         let bias: UInt64
         if let loader = plan.loader, loaderBias != 0 {
             bias = loaderBias
-            targets = [loader.relocateObject.map { .init(node: 0, offset: $0, action: .relocationStart) }
+            targets = [loader.relocateObject.map { .init(node: 0, offset: $0, action: .boundary(.relocationStart)) }
                 ?? .init(node: 0, offset: loader.debugState, action: .debugState)]
         } else {
             bias = programBias
-            targets = [.init(node: 0, offset: plan.entry, action: .entry)]
+            targets = [.init(node: 0, offset: plan.entry, action: .boundary(.entry))]
             if case .function(let function) = plan.programInitializer {
-                targets.append(.init(node: 0, offset: function, action: .programInit))
+                targets.append(.init(node: 0, offset: function, action: .boundary(.programInit)))
             }
             if let main = mainTarget(node: { _ in nil }) { targets.append(main) }
             noteIfMainIsUnobservable(targets)
@@ -427,46 +426,34 @@ private struct TracedLaunch {
     ) throws(TracerError) {
         image += 1
         breakpoints.forget()
-        reachedMain = false
-        awaitingRelocationEnd = false
+        recorder.startImage()
         let path = ProcessMaps.executablePath(pid) ?? request.executable
         events.append(.imageStarted(image: image, path: path, atNs: time))
-        try Ptrace.setOptions(pid, reachedMain ? options & ~Int32(LP_PTRACE_O_TRACECLONE) : options)
+        try Ptrace.setOptions(pid, recorder.reachedMain ? options & ~Int32(LP_PTRACE_O_TRACECLONE) : options)
         try startImage(plan: planForImage(path), path: path)
     }
 
     private mutating func perform(
         _ action: BreakpointTable.Action, at time: UInt64, address: UInt64, registers: lp_registers
     ) throws(TracerError) {
-        if awaitingRelocationEnd, action != .debugState {
-            // The loader's first call into an initializer (or the program) ends relocation.
-            awaitingRelocationEnd = false
-            events.append(.relocationFinished(atNs: time))
+        guard case .boundary(let boundary) = action else {
+            try loaderStateChanged(at: time, address: address)
+            return
         }
-        switch action {
+        events += recorder.hit([boundary], atNs: time)
+        switch boundary {
         case .relocationStart:
-            events.append(.relocationStarted(atNs: time))
-            awaitingRelocationEnd = true
             // The link map is complete once relocation starts. If earlier launches taught us
             // where every initializer array points, arm everything now and skip the stop at
             // RT_CONSISTENT that would otherwise read the relocated arrays.
             if try !armLaunchBoundaries(arraysRelocated: false), let loader = plan?.loader {
                 try breakpoints.arm(pid, at: loaderBias + loader.debugState, .debugState)
             }
-        case .debugState:
-            try loaderStateChanged(at: time, address: address)
-        case .objectInit(let path):
-            events.append(.objectInitStarted(path: path, atNs: time))
-        case .entry:
-            events.append(.entryReached(atNs: time))
-        case .programInit:
-            events.append(.programInitStarted(atNs: time))
+        case .objectInit, .entry, .programInit: break
         case .libcStartMain:
             // x86_64: __libc_start_main(main, argc, argv, …) has `main` in %rdi.
-            try breakpoints.arm(pid, at: registers.arg0, .main)
+            try breakpoints.arm(pid, at: registers.arg0, .boundary(.main))
         case .main:
-            events.append(.mainReached(atNs: time))
-            reachedMain = true
             breakpoints.disarmAll(pid)
             if request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
             // Threads the app starts from here on need not be traced.
@@ -534,7 +521,7 @@ private struct TracedLaunch {
         }
         for (node, object) in objects.enumerated().dropFirst() {
             guard let key = object.key, let initializers = plan.initializers[key], !initializers.isEmpty else { continue }
-            let action = BreakpointTable.Action.objectInit(path: object.name)
+            let action = BreakpointTable.Action.boundary(.objectInit(path: object.name))
             if let function = initializers.initFunction {
                 targets.append(.init(node: node, offset: function, action: action))
             } else if let array = initializers.initArray {
@@ -542,14 +529,14 @@ private struct TracedLaunch {
             }
         }
         switch plan.programInitializer {
-        case .function(let function): targets.append(.init(node: 0, offset: function, action: .programInit))
+        case .function(let function): targets.append(.init(node: 0, offset: function, action: .boundary(.programInit)))
         case .arraySlot(let slot):
-            guard initializer(key: plan.programPath, node: 0, array: slot, action: .programInit) else { return false }
+            guard initializer(key: plan.programPath, node: 0, array: slot, action: .boundary(.programInit)) else { return false }
         case nil:
             // The entry point marks libc's start-up before the program's initializers: a few µs
             // in a dynamic program, less than the stop would cost, so it is observed only when
             // there is no initializer to mark the boundary.
-            targets.append(.init(node: 0, offset: plan.entry, action: .entry))
+            targets.append(.init(node: 0, offset: plan.entry, action: .boundary(.entry)))
         }
         let entries = try Ptrace.readWords(pid, at: arrays.map { objects[$0.node].bias &+ $0.slot })
         for (array, function) in zip(arrays, entries) where function != 0 && function != UInt64.max {
@@ -575,7 +562,7 @@ private struct TracedLaunch {
 
     /// Notes `main` (and so the end of `program.init`) as unobservable when no target leads to it.
     private mutating func noteIfMainIsUnobservable(_ targets: [ArmingRecipe.Target]) {
-        guard !targets.contains(where: { $0.action == .main || $0.action == .libcStartMain }) else { return }
+        guard !targets.contains(where: { $0.action == .boundary(.main) || $0.action == .boundary(.libcStartMain) }) else { return }
         events.append(.unobservable(
             phase: "main", reason: "no libc main: neither a `main` symbol nor __libc_start_main"))
         events.append(.unobservable(phase: "program.init", reason: "its end, main, is not observable"))
@@ -585,9 +572,9 @@ private struct TracedLaunch {
     /// it is. `node` finds the link-map node of an object by real path (0 is the program).
     private func mainTarget(node: (String) -> Int?) -> ArmingRecipe.Target? {
         guard let plan else { return nil }
-        if let main = plan.main { return .init(node: 0, offset: main, action: .main) }
+        if let main = plan.main { return .init(node: 0, offset: main, action: .boundary(.main)) }
         if let start = plan.libcStartMain, let index = start.path == plan.programPath ? 0 : node(start.path) {
-            return .init(node: index, offset: start.address, action: .libcStartMain)
+            return .init(node: index, offset: start.address, action: .boundary(.libcStartMain))
         }
         return nil
     }

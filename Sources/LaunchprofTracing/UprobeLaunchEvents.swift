@@ -12,9 +12,8 @@ public struct ObserverCost: Sendable, Equatable {
 }
 
 /// The uprobe observer's side of one launch: the probe hits of the child turned into the same
-/// boundary events the ptrace observer records, with the same rules (the first hit of each
-/// boundary counts; relocation ends at the first initializer the loader calls; nothing counts
-/// after `main`), and each hit's cost.
+/// boundary events the ptrace observer records, by the same `BoundaryRecorder`, and each hit's
+/// cost (every hit costs, counted or not).
 public struct UprobeLaunchEvents {
     /// An image of the launch: when its exec completed and its plan.
     public struct Image {
@@ -37,34 +36,14 @@ public struct UprobeLaunchEvents {
             let end = number + 1 < images.count ? images[number + 1].startNs : UInt64.max
             var actions: [UprobeTarget.Key: [UprobeTarget]] = [:]
             for target in image.plan?.uprobes ?? [] { actions[target.key, default: []].append(target) }
-            var seen: Set<UprobeTarget.Action> = []
-            var awaitingRelocationEnd = false
-            var reachedMain = false
+            var recorder = BoundaryRecorder()
             while index < samples.count, samples[index].timeNs < end {
                 let sample = samples[index]
                 index += 1
                 guard sample.timeNs >= image.startNs, let targets = actions[sample.key] else { continue }
                 costs.append(ObserverCost(
                     atNs: sample.timeNs, costNs: calibration.hitNs(emulated: targets[0].emulated)))
-                guard !reachedMain else { continue }
-                for target in targets where seen.insert(target.action).inserted {
-                    let time = sample.timeNs
-                    if awaitingRelocationEnd, target.action != .relocationStart {
-                        awaitingRelocationEnd = false
-                        events.append(.relocationFinished(atNs: time))
-                    }
-                    switch target.action {
-                    case .relocationStart:
-                        events.append(.relocationStarted(atNs: time))
-                        awaitingRelocationEnd = true
-                    case .objectInit(let path): events.append(.objectInitStarted(path: path, atNs: time))
-                    case .entry: events.append(.entryReached(atNs: time))
-                    case .programInit: events.append(.programInitStarted(atNs: time))
-                    case .main:
-                        events.append(.mainReached(atNs: time))
-                        reachedMain = true
-                    }
-                }
+                events += recorder.hit(targets.map(\.action), atNs: sample.timeNs)
             }
         }
     }

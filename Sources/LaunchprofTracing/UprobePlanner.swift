@@ -10,7 +10,7 @@ enum UprobePlanner {
     ) -> (targets: [UprobeTarget], unobservable: [(phase: String, reason: String)]) {
         var targets: [UprobeTarget] = []
         var unobservable: [(phase: String, reason: String)] = []
-        func add(_ image: ELFImage, address: UInt64, _ action: UprobeTarget.Action) -> Bool {
+        func add(_ image: ELFImage, address: UInt64, _ action: Boundary) -> Bool {
             var address = address
             var code = image.bytes(atAddress: address, count: 64)
             if let target = ProbePlacement.jumpTarget(code, at: address) {

@@ -40,15 +40,15 @@ struct LearnedLayoutTests {
         for target in recipe.targets {
             let path: String
             switch target.action {
-            case .objectInit(let name): path = try #require(LinkMap.realPath(name))
-            case .programInit, .main, .entry: path = session.imagePath
+            case .boundary(.objectInit(let name)): path = try #require(LinkMap.realPath(name))
+            case .boundary(.programInit), .boundary(.main), .boundary(.entry): path = session.imagePath
             default: continue
             }
             objects.append(path)
             #expect(target.word == (try fileWord(path, at: target.offset)), "\(target.action)")
         }
         #expect(objects.contains { $0.hasSuffix("/libalpha.so") } && objects.contains { $0.hasSuffix("/libbeta.so") })
-        #expect(recipe.targets.contains { $0.action == .main })
+        #expect(recipe.targets.contains { $0.action == .boundary(.main) })
     }
 
     /// The recipe's prediction (link-map nodes at fixed offsets from ld.so) holds for a real
