@@ -60,23 +60,23 @@ struct ScopeMember {
     /// Whether the object defines `name` for a lookup of class `plt` (jump slots and TLS:
     /// an undefined symbol with a value, a canonical PLT entry, does not count).
     /// `touched` (one flag per file page) records the pages the search reads.
-    func defines(_ name: UnsafeRawBufferPointer, gnuHash: UInt32, plt: Bool, touched: inout [Bool]) -> Bool {
+    func defines(_ name: UnsafeRawBufferPointer, gnuHash: UInt32, plt: Bool, touched: UnsafeMutableBufferPointer<Bool>) -> Bool {
         if let gnu {
             let bloomOffset = 16 + Int((gnuHash / 64) % UInt32(bloomWords)) * 8
-            mark(gnu, bloomOffset, &touched)
+            mark(gnu, bloomOffset, touched)
             let word = gnu.load64(bloomOffset)
             let mask = (UInt64(1) << UInt64(gnuHash % 64)) | (UInt64(1) << UInt64((gnuHash >> bloomShift) % 64))
             guard word & mask == mask else { return false }
             let buckets = 16 + bloomWords * 8
             let chains = buckets + bucketCount * 4
             let bucketOffset = buckets + Int(gnuHash % UInt32(bucketCount)) * 4
-            mark(gnu, bucketOffset, &touched)
+            mark(gnu, bucketOffset, touched)
             var index = Int(gnu.load32(bucketOffset))
             guard index >= symbolOffset, index != 0 else { return false }
             while index < symbolCount, chains + (index - symbolOffset) * 4 + 4 <= gnu.count {
-                mark(gnu, chains + (index - symbolOffset) * 4, &touched)
+                mark(gnu, chains + (index - symbolOffset) * 4, touched)
                 let chainHash = gnu.load32(chains + (index - symbolOffset) * 4)
-                if chainHash | 1 == gnuHash | 1, matches(index, name, plt: plt, touched: &touched) { return true }
+                if chainHash | 1 == gnuHash | 1, matches(index, name, plt: plt, touched: touched) { return true }
                 if chainHash & 1 != 0 { return false }
                 index += 1
             }
@@ -90,7 +90,7 @@ struct ScopeMember {
             while index != 0, index < symbolCount, steps <= symbolCount,
                 8 + buckets * 4 + index * 4 + 4 <= sysv.count
             {
-                if matches(index, name, plt: plt, touched: &touched) { return true }
+                if matches(index, name, plt: plt, touched: touched) { return true }
                 index = Int(sysv.load32(8 + buckets * 4 + index * 4))
                 steps += 1
             }
@@ -99,10 +99,10 @@ struct ScopeMember {
     }
 
     /// glibc's `check_match` without versions: defined, of a type lookups accept, same name.
-    private func matches(_ index: Int, _ name: UnsafeRawBufferPointer, plt: Bool, touched: inout [Bool]) -> Bool {
+    private func matches(_ index: Int, _ name: UnsafeRawBufferPointer, plt: Bool, touched: UnsafeMutableBufferPointer<Bool>) -> Bool {
         let entry = index * SymbolTable.entrySize
         guard entry + SymbolTable.entrySize <= symbols.count else { return false }
-        mark(symbols, entry, &touched)
+        mark(symbols, entry, touched)
         let info = symbols[entry + 4]
         let section = symbols.load16(entry + 6)
         let value = symbols.load64(entry + 8)
@@ -112,11 +112,12 @@ struct ScopeMember {
         // NOTYPE, OBJECT, FUNC, COMMON, TLS, GNU_IFUNC.
         guard (1 << UInt32(type)) & 0b100_0110_0111 != 0 else { return false }
         let nameOffset = Int(symbols.load32(entry))
-        if nameOffset < strings.count { mark(strings, nameOffset, &touched) }
+        if nameOffset < strings.count { mark(strings, nameOffset, touched) }
         return nameEquals(nameOffset, name)
     }
 
-    private func mark(_ table: UnsafeRawBufferPointer, _ offset: Int, _ touched: inout [Bool]) {
+    @inline(__always)
+    private func mark(_ table: UnsafeRawBufferPointer, _ offset: Int, _ touched: UnsafeMutableBufferPointer<Bool>) {
         guard let fileBase, let base = table.baseAddress else { return }
         let page = (base - fileBase + offset) >> Self.pageShift
         if page >= 0, page < touched.count { touched[page] = true }
