@@ -226,11 +226,17 @@ public enum LoaderWorkAnalyzer {
                 return
             }
             var steps = scope.count  // an undefined weak symbol: every object searched
-            for (position, candidate) in scope.enumerated() {
-                if lookupClass == 2 && candidate.isProgram { continue }
-                if candidate.defines(name, gnuHash: hash, plt: plt, touched: touched[position]) {
-                    steps = position + 1
-                    break
+            // Through a buffer pointer: the members are not copied out of the array one by one.
+            scope.withUnsafeBufferPointer { members in
+                for position in members.indices {
+                    if lookupClass == 2 && members[position].isProgram { continue }
+                    let pages = touched[position]
+                    if members[position].mayDefine(gnuHash: hash, touched: pages),
+                        members[position].defines(name, gnuHash: hash, plt: plt, touched: pages)
+                    {
+                        steps = position + 1
+                        break
+                    }
                 }
             }
             definers.steps[key] = steps

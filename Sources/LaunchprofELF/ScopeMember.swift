@@ -57,6 +57,19 @@ struct ScopeMember {
 
     var symbolCount: Int { symbols.count / SymbolTable.entrySize }
 
+    /// The Bloom filter's answer alone: false when the object certainly does not define a name
+    /// of this GNU hash (the page of the word read marked), true when `defines` must search.
+    /// Most members of a walk stop here, so it is inlined into the walk.
+    @inline(__always)
+    func mayDefine(gnuHash: UInt32, touched: UnsafeMutableBufferPointer<Bool>) -> Bool {
+        guard let gnu else { return true }
+        let bloomOffset = 16 + Int((gnuHash / 64) % UInt32(bloomWords)) * 8
+        mark(gnu, bloomOffset, touched)
+        let word = gnu.load64(bloomOffset)
+        let mask = (UInt64(1) << UInt64(gnuHash % 64)) | (UInt64(1) << UInt64((gnuHash >> bloomShift) % 64))
+        return word & mask == mask
+    }
+
     /// Whether the object defines `name` for a lookup of class `plt` (jump slots and TLS:
     /// an undefined symbol with a value, a canonical PLT entry, does not count).
     /// `touched` (one flag per file page) records the pages the search reads.
