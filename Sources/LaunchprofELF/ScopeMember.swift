@@ -12,6 +12,11 @@ struct ScopeMember {
     private let symbolOffset: Int
     private let bloomWords: Int
     private let bloomShift: UInt32
+    /// The Bloom filter's words, their distance from the file's start, and glibc's
+    /// `l_gnu_bitmask_idxbits` (word count - 1: linkers write a power of two).
+    private let bloom: UnsafeRawPointer?
+    private let bloomFileOffset: Int
+    private let bloomIndexMask: UInt32
     /// The program: copy relocations skip it (its copy is the target, not the source).
     let isProgram: Bool
     /// DT_SYMBOLIC: its own definitions come before the global scope's.
@@ -51,6 +56,15 @@ struct ScopeMember {
             bloomShift = 0
             self.gnu = nil
         }
+        if let gnu = self.gnu, let base = gnu.baseAddress, let fileBase {
+            bloom = base + 16
+            bloomFileOffset = base + 16 - fileBase
+            bloomIndexMask = UInt32(truncatingIfNeeded: bloomWords - 1)
+        } else {
+            bloom = nil
+            bloomFileOffset = 0
+            bloomIndexMask = 0
+        }
         let sysv = slice(table?.sysvHash)
         self.sysv = sysv.flatMap { $0.count >= 8 ? $0 : nil }
     }
@@ -62,10 +76,11 @@ struct ScopeMember {
     /// Most members of a walk stop here, so it is inlined into the walk.
     @inline(__always)
     func mayDefine(gnuHash: UInt32, touched: UnsafeMutableBufferPointer<Bool>) -> Bool {
-        guard let gnu else { return true }
-        let bloomOffset = 16 + Int((gnuHash / 64) % UInt32(bloomWords)) * 8
-        mark(gnu, bloomOffset, touched)
-        let word = gnu.load64(bloomOffset)
+        guard let bloom else { return true }
+        let offset = Int((gnuHash / 64) & bloomIndexMask) * 8
+        let page = (bloomFileOffset + offset) >> Self.pageShift
+        if page < touched.count { touched[page] = true }
+        let word = UInt64(littleEndian: bloom.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
         let mask = (UInt64(1) << UInt64(gnuHash % 64)) | (UInt64(1) << UInt64((gnuHash >> bloomShift) % 64))
         return word & mask == mask
     }
@@ -75,7 +90,7 @@ struct ScopeMember {
     /// `touched` (one flag per file page) records the pages the search reads.
     func defines(_ name: UnsafeRawBufferPointer, gnuHash: UInt32, plt: Bool, touched: UnsafeMutableBufferPointer<Bool>) -> Bool {
         if let gnu {
-            let bloomOffset = 16 + Int((gnuHash / 64) % UInt32(bloomWords)) * 8
+            let bloomOffset = 16 + Int((gnuHash / 64) & bloomIndexMask) * 8
             mark(gnu, bloomOffset, touched)
             let word = gnu.load64(bloomOffset)
             let mask = (UInt64(1) << UInt64(gnuHash % 64)) | (UInt64(1) << UInt64((gnuHash >> bloomShift) % 64))
