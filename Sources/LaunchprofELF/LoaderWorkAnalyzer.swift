@@ -74,6 +74,8 @@ public enum LoaderWorkAnalyzer {
     private struct Scan {
         let scope: [ScopeMember]
         let index: Int
+        /// The scanned object's own member, copied once (not at every relocation).
+        let member: ScopeMember
         var work = LoaderWork()
         /// glibc's `l_lookup_cache`: the last symbol looked up and its lookup class.
         var cachedSymbol = -1
@@ -90,6 +92,7 @@ public enum LoaderWorkAnalyzer {
         init(scope: [ScopeMember], index: Int, touched: [UnsafeMutableBufferPointer<Bool>], definers: FirstDefiners) {
             self.scope = scope
             self.index = index
+            member = scope[index]
             self.touched = touched
             self.definers = definers
         }
@@ -199,7 +202,6 @@ public enum LoaderWorkAnalyzer {
         }
 
         private mutating func lookup(_ symbol: Int, lookupClass: Int) {
-            let member = scope[index]
             let entry = symbol * SymbolTable.entrySize
             guard entry + SymbolTable.entrySize <= member.symbols.count else { return }
             let info = member.symbols[entry + 4]
