@@ -121,7 +121,14 @@ struct CPUDescription {
         var buffer = [UInt8](repeating: 0, count: 16384)
         let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         guard count > 0 else { return CPUDescription() }
-        return parse(String(decoding: buffer[0..<count], as: UTF8.self))
+        // Only the first processor's block (up to the first blank line): splitting every
+        // processor's lines into Strings was a third of inspecting a small program.
+        var end = count
+        for index in 1..<count where buffer[index] == 10 && buffer[index - 1] == 10 {
+            end = index
+            break
+        }
+        return parse(String(decoding: buffer[0..<end], as: UTF8.self))
     }
 
     static func parse(_ text: String) -> CPUDescription {

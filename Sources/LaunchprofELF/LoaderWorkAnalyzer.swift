@@ -19,17 +19,24 @@ public enum LoaderWorkAnalyzer {
     public static func analyze(_ closure: Closure) -> [LoaderWork] {
         let entries = closure.entries
         let scope = entries.enumerated().map { index, entry in ScopeMember(image: entry.image, isProgram: index == 0) }
-        var touched = scope.map { [Bool](repeating: false, count: $0.pageCount) }
+        // One flat allocation of page flags, a slice per member: a lookup marks pages through a
+        // pointer (no copy-on-write checks on nested arrays in the hottest loop).
+        let pageFlags = UnsafeMutableBufferPointer<Bool>.allocate(capacity: scope.reduce(0) { $0 + $1.pageCount })
+        pageFlags.initialize(repeating: false)
+        defer { pageFlags.deallocate() }
+        var start = 0
+        let touched = scope.map { member in
+            defer { start += member.pageCount }
+            return UnsafeMutableBufferPointer(rebasing: pageFlags[start..<(start + member.pageCount)])
+        }
         var definers = FirstDefiners()
         // At most one entry per imported name: room for them all up front (no rehashing).
         definers.steps.reserveCapacity(scope.reduce(0) { $0 + $1.symbolCount })
         var result = entries.indices.map { index in
             // The shared state moves into the scan and back, so it is never copied.
             var scan = Scan(scope: scope, index: index, touched: touched, definers: definers)
-            touched = []
             definers = FirstDefiners()
             var work = scan.run(entries[index].image)
-            swap(&touched, &scan.touched)
             swap(&definers, &scan.definers)
             let source = entries[index].source
             if index > 0 && source != .interpreter {
@@ -67,6 +74,8 @@ public enum LoaderWorkAnalyzer {
     private struct Scan {
         let scope: [ScopeMember]
         let index: Int
+        /// The scanned object's own member, copied once (not at every relocation).
+        let member: ScopeMember
         var work = LoaderWork()
         /// glibc's `l_lookup_cache`: the last symbol looked up and its lookup class.
         var cachedSymbol = -1
@@ -76,13 +85,14 @@ public enum LoaderWorkAnalyzer {
         var pageBase: UInt64 = 0
 
         /// Per scope member, the file pages lookups have read so far.
-        var touched: [[Bool]]
+        let touched: [UnsafeMutableBufferPointer<Bool>]
         /// The closure's names walked so far and where each walk ended.
         var definers: FirstDefiners
 
-        init(scope: [ScopeMember], index: Int, touched: [[Bool]], definers: FirstDefiners) {
+        init(scope: [ScopeMember], index: Int, touched: [UnsafeMutableBufferPointer<Bool>], definers: FirstDefiners) {
             self.scope = scope
             self.index = index
+            member = scope[index]
             self.touched = touched
             self.definers = definers
         }
@@ -192,7 +202,6 @@ public enum LoaderWorkAnalyzer {
         }
 
         private mutating func lookup(_ symbol: Int, lookupClass: Int) {
-            let member = scope[index]
             let entry = symbol * SymbolTable.entrySize
             guard entry + SymbolTable.entrySize <= member.symbols.count else { return }
             let info = member.symbols[entry + 4]
@@ -209,7 +218,7 @@ public enum LoaderWorkAnalyzer {
             let hash = ScopeMember.gnuHash(name)
             let plt = lookupClass == 1
             // DT_SYMBOLIC: the object's own definitions first.
-            if member.isSymbolic, member.defines(name, gnuHash: hash, plt: plt, touched: &touched[index]) {
+            if member.isSymbolic, member.defines(name, gnuHash: hash, plt: plt, touched: touched[index]) {
                 work.scopeSteps += 1
                 return
             }
@@ -219,11 +228,17 @@ public enum LoaderWorkAnalyzer {
                 return
             }
             var steps = scope.count  // an undefined weak symbol: every object searched
-            for (position, candidate) in scope.enumerated() {
-                if lookupClass == 2 && candidate.isProgram { continue }
-                if candidate.defines(name, gnuHash: hash, plt: plt, touched: &touched[position]) {
-                    steps = position + 1
-                    break
+            // Through a buffer pointer: the members are not copied out of the array one by one.
+            scope.withUnsafeBufferPointer { members in
+                for position in members.indices {
+                    if lookupClass == 2 && members[position].isProgram { continue }
+                    let pages = touched[position]
+                    if members[position].mayDefine(gnuHash: hash, touched: pages),
+                        members[position].defines(name, gnuHash: hash, plt: plt, touched: pages)
+                    {
+                        steps = position + 1
+                        break
+                    }
                 }
             }
             definers.steps[key] = steps

@@ -12,6 +12,11 @@ struct ScopeMember {
     private let symbolOffset: Int
     private let bloomWords: Int
     private let bloomShift: UInt32
+    /// The Bloom filter's words, their distance from the file's start, and glibc's
+    /// `l_gnu_bitmask_idxbits` (word count - 1: linkers write a power of two).
+    private let bloom: UnsafeRawPointer?
+    private let bloomFileOffset: Int
+    private let bloomIndexMask: UInt32
     /// The program: copy relocations skip it (its copy is the target, not the source).
     let isProgram: Bool
     /// DT_SYMBOLIC: its own definitions come before the global scope's.
@@ -51,32 +56,55 @@ struct ScopeMember {
             bloomShift = 0
             self.gnu = nil
         }
+        if let gnu = self.gnu, let base = gnu.baseAddress, let fileBase {
+            bloom = base + 16
+            bloomFileOffset = base + 16 - fileBase
+            bloomIndexMask = UInt32(truncatingIfNeeded: bloomWords - 1)
+        } else {
+            bloom = nil
+            bloomFileOffset = 0
+            bloomIndexMask = 0
+        }
         let sysv = slice(table?.sysvHash)
         self.sysv = sysv.flatMap { $0.count >= 8 ? $0 : nil }
     }
 
     var symbolCount: Int { symbols.count / SymbolTable.entrySize }
 
+    /// The Bloom filter's answer alone: false when the object certainly does not define a name
+    /// of this GNU hash (the page of the word read marked), true when `defines` must search.
+    /// Most members of a walk stop here, so it is inlined into the walk.
+    @inline(__always)
+    func mayDefine(gnuHash: UInt32, touched: UnsafeMutableBufferPointer<Bool>) -> Bool {
+        guard let bloom else { return true }
+        let offset = Int((gnuHash / 64) & bloomIndexMask) * 8
+        let page = (bloomFileOffset + offset) >> Self.pageShift
+        if page < touched.count { touched[page] = true }
+        let word = UInt64(littleEndian: bloom.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        let mask = (UInt64(1) << UInt64(gnuHash % 64)) | (UInt64(1) << UInt64((gnuHash >> bloomShift) % 64))
+        return word & mask == mask
+    }
+
     /// Whether the object defines `name` for a lookup of class `plt` (jump slots and TLS:
     /// an undefined symbol with a value, a canonical PLT entry, does not count).
     /// `touched` (one flag per file page) records the pages the search reads.
-    func defines(_ name: UnsafeRawBufferPointer, gnuHash: UInt32, plt: Bool, touched: inout [Bool]) -> Bool {
+    func defines(_ name: UnsafeRawBufferPointer, gnuHash: UInt32, plt: Bool, touched: UnsafeMutableBufferPointer<Bool>) -> Bool {
         if let gnu {
-            let bloomOffset = 16 + Int((gnuHash / 64) % UInt32(bloomWords)) * 8
-            mark(gnu, bloomOffset, &touched)
+            let bloomOffset = 16 + Int((gnuHash / 64) & bloomIndexMask) * 8
+            mark(gnu, bloomOffset, touched)
             let word = gnu.load64(bloomOffset)
             let mask = (UInt64(1) << UInt64(gnuHash % 64)) | (UInt64(1) << UInt64((gnuHash >> bloomShift) % 64))
             guard word & mask == mask else { return false }
             let buckets = 16 + bloomWords * 8
             let chains = buckets + bucketCount * 4
             let bucketOffset = buckets + Int(gnuHash % UInt32(bucketCount)) * 4
-            mark(gnu, bucketOffset, &touched)
+            mark(gnu, bucketOffset, touched)
             var index = Int(gnu.load32(bucketOffset))
             guard index >= symbolOffset, index != 0 else { return false }
             while index < symbolCount, chains + (index - symbolOffset) * 4 + 4 <= gnu.count {
-                mark(gnu, chains + (index - symbolOffset) * 4, &touched)
+                mark(gnu, chains + (index - symbolOffset) * 4, touched)
                 let chainHash = gnu.load32(chains + (index - symbolOffset) * 4)
-                if chainHash | 1 == gnuHash | 1, matches(index, name, plt: plt, touched: &touched) { return true }
+                if chainHash | 1 == gnuHash | 1, matches(index, name, plt: plt, touched: touched) { return true }
                 if chainHash & 1 != 0 { return false }
                 index += 1
             }
@@ -90,7 +118,7 @@ struct ScopeMember {
             while index != 0, index < symbolCount, steps <= symbolCount,
                 8 + buckets * 4 + index * 4 + 4 <= sysv.count
             {
-                if matches(index, name, plt: plt, touched: &touched) { return true }
+                if matches(index, name, plt: plt, touched: touched) { return true }
                 index = Int(sysv.load32(8 + buckets * 4 + index * 4))
                 steps += 1
             }
@@ -99,10 +127,10 @@ struct ScopeMember {
     }
 
     /// glibc's `check_match` without versions: defined, of a type lookups accept, same name.
-    private func matches(_ index: Int, _ name: UnsafeRawBufferPointer, plt: Bool, touched: inout [Bool]) -> Bool {
+    private func matches(_ index: Int, _ name: UnsafeRawBufferPointer, plt: Bool, touched: UnsafeMutableBufferPointer<Bool>) -> Bool {
         let entry = index * SymbolTable.entrySize
         guard entry + SymbolTable.entrySize <= symbols.count else { return false }
-        mark(symbols, entry, &touched)
+        mark(symbols, entry, touched)
         let info = symbols[entry + 4]
         let section = symbols.load16(entry + 6)
         let value = symbols.load64(entry + 8)
@@ -112,11 +140,12 @@ struct ScopeMember {
         // NOTYPE, OBJECT, FUNC, COMMON, TLS, GNU_IFUNC.
         guard (1 << UInt32(type)) & 0b100_0110_0111 != 0 else { return false }
         let nameOffset = Int(symbols.load32(entry))
-        if nameOffset < strings.count { mark(strings, nameOffset, &touched) }
+        if nameOffset < strings.count { mark(strings, nameOffset, touched) }
         return nameEquals(nameOffset, name)
     }
 
-    private func mark(_ table: UnsafeRawBufferPointer, _ offset: Int, _ touched: inout [Bool]) {
+    @inline(__always)
+    private func mark(_ table: UnsafeRawBufferPointer, _ offset: Int, _ touched: UnsafeMutableBufferPointer<Bool>) {
         guard let fileBase, let base = table.baseAddress else { return }
         let page = (base - fileBase + offset) >> Self.pageShift
         if page >= 0, page < touched.count { touched[page] = true }
