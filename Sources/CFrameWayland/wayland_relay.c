@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,7 +16,8 @@
 #include <unistd.h>
 
 enum object_type { NONE, REGISTRY, COMPOSITOR, WM_BASE, SURFACE, XDG_SURFACE, TOPLEVEL };
-enum { MAX_OBJECTS = 1 << 16, MAX_CLIENTS = 64, MAX_FDS = 28 };
+// MAX_FDS is the kernel's SCM_MAX_FD: one recvmsg never returns more, so none is ever cut off.
+enum { MAX_OBJECTS = 1 << 16, MAX_CLIENTS = 64, MAX_FDS = 253, CHUNK = 16384 };
 
 typedef struct {
     uint8_t type;
@@ -27,9 +30,11 @@ typedef struct {
     int32_t pid;
     uint32_t launch;
     object *objects;
-    uint8_t in[8192];  // client → compositor bytes not yet parsed (a message split by reads)
+    // client → compositor bytes not yet parsed (a message split by reads); words, so that a
+    // message is read where it lies (every message is a whole number of words)
+    uint32_t in[(CHUNK + 8192) / 4];
     size_t in_length;
-    uint8_t out[8192];  // compositor → client, for delete_id
+    uint32_t out[(CHUNK + 8192) / 4];  // compositor → client, for delete_id
     size_t out_length;
 } connection;
 
@@ -73,6 +78,11 @@ int lp_wl_relay_open(const char *listen_path, const char *compositor_path, lp_wl
 }
 
 void lp_wl_relay_begin_launch(lp_wl_relay *self) { self->launch++; }
+
+int lp_wl_relay_prioritize(void) {
+    struct sched_param parameter = {.sched_priority = 1};
+    return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameter);
+}
 
 static void drop(lp_wl_relay *self, int index) {
     connection *c = &self->clients[index];
@@ -190,8 +200,7 @@ static void parse(connection *c, uint8_t *buffer, size_t *length, int from_clien
             return;
         }
         if (*length - offset < size) break;
-        uint32_t message[2048];
-        memcpy(message, buffer + offset, size);
+        const uint32_t *message = (const uint32_t *)(buffer + offset);
         if (from_client) {
             request(c, message, size, at, events, count, max);
         } else if (message[0] == 1 && (message[1] & 0xffff) == 1 && size >= 12) {
@@ -205,7 +214,7 @@ static void parse(connection *c, uint8_t *buffer, size_t *length, int from_clien
 
 // Moves what `from` has (bytes and descriptors) to `to`; false when `from` has closed.
 static int relay(connection *c, int from, int to, int from_client, lp_wl_event *events, int *count, int max) {
-    uint8_t bytes[4096];
+    uint8_t bytes[CHUNK];
     union {
         char buffer[CMSG_SPACE(sizeof(int) * MAX_FDS)];
         struct cmsghdr align;
@@ -257,7 +266,7 @@ static int relay(connection *c, int from, int to, int from_client, lp_wl_event *
     }
     for (int i = 0; i < fd_count; i++) close(fds[i]);
     if (sent < received) return 0;
-    uint8_t *buffer = from_client ? c->in : c->out;
+    uint8_t *buffer = (uint8_t *)(from_client ? c->in : c->out);
     size_t *length = from_client ? &c->in_length : &c->out_length;
     if (*length + (size_t)received > sizeof c->in) {
         *length = 0;  // a message larger than the buffer: skip parsing it
