@@ -92,9 +92,10 @@ static void drop(lp_wl_relay *self, int index) {
     self->clients[index] = self->clients[--self->count];
 }
 
-static void accept_client(lp_wl_relay *self) {
+// Accepts a client and connects it to the compositor; false when either fails.
+static int accept_client(lp_wl_relay *self) {
     int client = accept4(self->listener, NULL, NULL, SOCK_CLOEXEC);
-    if (client < 0) return;
+    if (client < 0) return 0;
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     strcpy(address.sun_path, self->compositor_path);
     int compositor = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -104,7 +105,7 @@ static void accept_client(lp_wl_relay *self) {
         close(client);
         if (compositor >= 0) close(compositor);
         free(objects);
-        return;
+        return 0;
     }
     struct ucred credentials = {0};
     socklen_t length = sizeof credentials;
@@ -113,6 +114,7 @@ static void accept_client(lp_wl_relay *self) {
     self->clients[self->count++] = (connection){
         .client = client, .compositor = compositor, .pid = credentials.pid, .launch = self->launch,
         .objects = objects};
+    return 1;
 }
 
 static object *find(connection *c, uint32_t id) { return id < MAX_OBJECTS ? &c->objects[id] : NULL; }
@@ -298,7 +300,12 @@ int lp_wl_relay_step(lp_wl_relay *self, int wake_fd, lp_wl_event *events, int ma
         if (alive && fds[3 + 2 * i].revents) alive = relay(c, c->compositor, c->client, 0, events, &count, max);
         if (!alive) drop(self, i);
     }
-    if (fds[1].revents) accept_client(self);
+    if (fds[1].revents && accept_client(self)) {
+        // The client wrote its first requests right after connecting: they are usually here
+        // already, and passing them on now saves a wake-up of the relay on every launch.
+        connection *c = &self->clients[self->count - 1];
+        if (!relay(c, c->client, c->compositor, 1, events, &count, max)) drop(self, self->count - 1);
+    }
     return count;
 }
 
