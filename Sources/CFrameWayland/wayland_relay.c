@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -14,7 +16,8 @@
 #include <unistd.h>
 
 enum object_type { NONE, REGISTRY, COMPOSITOR, WM_BASE, SURFACE, XDG_SURFACE, TOPLEVEL };
-enum { MAX_OBJECTS = 1 << 16, MAX_CLIENTS = 64, MAX_FDS = 28 };
+// MAX_FDS is the kernel's SCM_MAX_FD: one recvmsg never returns more, so none is ever cut off.
+enum { MAX_OBJECTS = 1 << 16, MAX_CLIENTS = 64, MAX_FDS = 253, CHUNK = 16384 };
 
 typedef struct {
     uint8_t type;
@@ -27,9 +30,11 @@ typedef struct {
     int32_t pid;
     uint32_t launch;
     object *objects;
-    uint8_t in[8192];  // client → compositor bytes not yet parsed (a message split by reads)
+    // client → compositor bytes not yet parsed (a message split by reads); words, so that a
+    // message is read where it lies (every message is a whole number of words)
+    uint32_t in[(CHUNK + 8192) / 4];
     size_t in_length;
-    uint8_t out[8192];  // compositor → client, for delete_id
+    uint32_t out[(CHUNK + 8192) / 4];  // compositor → client, for delete_id
     size_t out_length;
 } connection;
 
@@ -74,6 +79,11 @@ int lp_wl_relay_open(const char *listen_path, const char *compositor_path, lp_wl
 
 void lp_wl_relay_begin_launch(lp_wl_relay *self) { self->launch++; }
 
+int lp_wl_relay_prioritize(void) {
+    struct sched_param parameter = {.sched_priority = 1};
+    return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameter);
+}
+
 static void drop(lp_wl_relay *self, int index) {
     connection *c = &self->clients[index];
     close(c->client);
@@ -82,9 +92,10 @@ static void drop(lp_wl_relay *self, int index) {
     self->clients[index] = self->clients[--self->count];
 }
 
-static void accept_client(lp_wl_relay *self) {
+// Accepts a client and connects it to the compositor; false when either fails.
+static int accept_client(lp_wl_relay *self) {
     int client = accept4(self->listener, NULL, NULL, SOCK_CLOEXEC);
-    if (client < 0) return;
+    if (client < 0) return 0;
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     strcpy(address.sun_path, self->compositor_path);
     int compositor = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -94,7 +105,7 @@ static void accept_client(lp_wl_relay *self) {
         close(client);
         if (compositor >= 0) close(compositor);
         free(objects);
-        return;
+        return 0;
     }
     struct ucred credentials = {0};
     socklen_t length = sizeof credentials;
@@ -103,6 +114,7 @@ static void accept_client(lp_wl_relay *self) {
     self->clients[self->count++] = (connection){
         .client = client, .compositor = compositor, .pid = credentials.pid, .launch = self->launch,
         .objects = objects};
+    return 1;
 }
 
 static object *find(connection *c, uint32_t id) { return id < MAX_OBJECTS ? &c->objects[id] : NULL; }
@@ -190,8 +202,7 @@ static void parse(connection *c, uint8_t *buffer, size_t *length, int from_clien
             return;
         }
         if (*length - offset < size) break;
-        uint32_t message[2048];
-        memcpy(message, buffer + offset, size);
+        const uint32_t *message = (const uint32_t *)(buffer + offset);
         if (from_client) {
             request(c, message, size, at, events, count, max);
         } else if (message[0] == 1 && (message[1] & 0xffff) == 1 && size >= 12) {
@@ -205,7 +216,7 @@ static void parse(connection *c, uint8_t *buffer, size_t *length, int from_clien
 
 // Moves what `from` has (bytes and descriptors) to `to`; false when `from` has closed.
 static int relay(connection *c, int from, int to, int from_client, lp_wl_event *events, int *count, int max) {
-    uint8_t bytes[4096];
+    uint8_t bytes[CHUNK];
     union {
         char buffer[CMSG_SPACE(sizeof(int) * MAX_FDS)];
         struct cmsghdr align;
@@ -257,7 +268,7 @@ static int relay(connection *c, int from, int to, int from_client, lp_wl_event *
     }
     for (int i = 0; i < fd_count; i++) close(fds[i]);
     if (sent < received) return 0;
-    uint8_t *buffer = from_client ? c->in : c->out;
+    uint8_t *buffer = (uint8_t *)(from_client ? c->in : c->out);
     size_t *length = from_client ? &c->in_length : &c->out_length;
     if (*length + (size_t)received > sizeof c->in) {
         *length = 0;  // a message larger than the buffer: skip parsing it
@@ -289,7 +300,12 @@ int lp_wl_relay_step(lp_wl_relay *self, int wake_fd, lp_wl_event *events, int ma
         if (alive && fds[3 + 2 * i].revents) alive = relay(c, c->compositor, c->client, 0, events, &count, max);
         if (!alive) drop(self, i);
     }
-    if (fds[1].revents) accept_client(self);
+    if (fds[1].revents && accept_client(self)) {
+        // The client wrote its first requests right after connecting: they are usually here
+        // already, and passing them on now saves a wake-up of the relay on every launch.
+        connection *c = &self->clients[self->count - 1];
+        if (!relay(c, c->client, c->compositor, 1, events, &count, max)) drop(self, self->count - 1);
+    }
     return count;
 }
 
