@@ -64,4 +64,7 @@ public enum ExitStatus: Sendable, Equatable, Codable {
     case signaled(signal: Int32, coreDumped: Bool)
     /// launchprof ended it (timeout, readiness reached, Ctrl-C) with this signal.
     case killedByLaunchprof(signal: Int32, reason: String)
+    /// launchprof asked it to end and it exited with a status of its own: xterm answers SIGTERM
+    /// with `exit(15)`. Its answer to being ended, not a failure of its launch.
+    case exitedWhenEnded(code: Int32, reason: String)
 }

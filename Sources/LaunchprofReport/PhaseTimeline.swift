@@ -215,6 +215,7 @@ private struct TimelineBuilder {
         case .exited(let code): "exited with status \(code)"
         case .signaled(let signal, _): "was killed by signal \(signal) (\(RunOutcome.signalName(signal)))"
         case .killedByLaunchprof(_, let reason): "was ended by launchprof (\(reason))"
+        case .exitedWhenEnded(let code, let reason): "exited with status \(code) when launchprof ended it (\(reason))"
         }
     }
 
@@ -488,9 +489,11 @@ private struct TimelineBuilder {
             return
         }
         addInstant(LaunchPhase.exit, at: exit.atNs, image: image(at: exit.atNs))
-        if case .killedByLaunchprof = exit.status {
+        switch exit.status {
+        case .killedByLaunchprof, .exitedWhenEnded:
             // launchprof chose when it ended: not a property of the program.
-        } else {
+            break
+        case .exited, .signaled:
             metrics.exitNs = offset(exit.atNs)
         }
     }

@@ -21,6 +21,7 @@ public struct RunExit: Sendable, Equatable, Hashable, Codable {
         case .exited(let code): self.init(code: code)
         case .signaled(let signal, let coreDumped): self.init(signal: signal, coreDumped: coreDumped)
         case .killedByLaunchprof(let signal, let reason): self.init(signal: signal, killedBy: reason)
+        case .exitedWhenEnded(let code, let reason): self.init(code: code, killedBy: reason)
         }
     }
 }

@@ -150,7 +150,7 @@ extension RunOutcome {
             return
         }
         let exit = timeline.exitStatus.map(RunExit.init)
-        if timeline.exitedInLoader, let code = exit?.code, code != 0 {
+        if timeline.exitedInLoader, exit?.killedBy == nil, let code = exit?.code, code != 0 {
             self.init(
                 kind: .failedToStart, exitCode: code,
                 reason: "the dynamic loader exited with status \(code) before the program's own code ran "

@@ -590,6 +590,8 @@ private struct TracedLaunch {
                 || stop.value == SIGKILL
         {
             status = .killedByLaunchprof(signal: stop.value, reason: termination.reason)
+        } else if let termination = control.termination, stop.kind == LP_WAIT_EXITED {
+            status = .exitedWhenEnded(code: stop.value, reason: termination.reason)
         } else if stop.kind == LP_WAIT_EXITED {
             status = .exited(code: stop.value)
         } else {

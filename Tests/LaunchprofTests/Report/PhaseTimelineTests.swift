@@ -241,6 +241,18 @@ struct PhaseTimelineTests {
         // launchprof chose when it ended: no exit metric, but the exit is still on the timeline.
         #expect(ready.metrics.exitNs == nil)
         #expect(ready.phases.last?.name == "exit")
+        #expect(RunOutcome(timeline: ready, timedOut: false).kind == .completed)
+        // xterm answers launchprof's SIGTERM at readiness with exit(15): still a completed launch,
+        // the status kept in the report beside who ended it.
+        let answered = try PhaseTimeline(
+            events: base + [
+                .ready(reason: "listening on 127.0.0.1:8080", atNs: Self.at(2_000_000)),
+                .exited(.exitedWhenEnded(code: 15, reason: "ready"), atNs: Self.at(2_500_000)),
+            ], readiness: .listen)
+        #expect(answered.metrics.timeToFirstFrameNs == 2_000_000)
+        #expect(answered.metrics.exitNs == nil)
+        #expect(RunOutcome(timeline: answered, timedOut: false).kind == .completed)
+        #expect(RunExit(.exitedWhenEnded(code: 15, reason: "ready")) == RunExit(code: 15, killedBy: "ready"))
 
         let exited = base + [.exited(.exited(code: 0), atNs: Self.at(3_000_000))]
         #expect(try PhaseTimeline(events: exited, readiness: .exit).metrics.timeToFirstFrameNs == 3_000_000)
