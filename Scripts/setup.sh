@@ -30,11 +30,13 @@
 #   gtk-3-examples, gtk-4-examples, foot  real GTK 3/4 and native Wayland programs for the
 #                     first-frame tests (gtk3-demo, gtk4-demo, foot)
 #   x11-utils         xdpyinfo, to check a server's extensions by hand
+#   openbox           a reparenting window manager: the first-frame tests check that a window
+#                     reparented into a frame still counts
 set -euo pipefail
 
 packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
   libxcb1-dev libxcb-damage0-dev libxcb-res0-dev libxcb-composite0-dev libxcb-xfixes0-dev
-  libwayland-dev wayland-protocols xvfb weston x11-apps xterm mesa-utils gtk-3-examples gtk-4-examples foot x11-utils "$@")
+  libwayland-dev wayland-protocols xvfb weston x11-apps xterm mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox "$@")
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

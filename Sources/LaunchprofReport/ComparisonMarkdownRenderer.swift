@@ -6,6 +6,7 @@ public struct ComparisonMarkdownRenderer: ComparisonRenderer {
     public func render(_ comparison: SuiteComparison) throws(LaunchReportError) -> String {
         let icon: String
         switch comparison.verdict {
+        case .unchanged where !comparison.entries.contains { $0.base != nil }: icon = "No baseline: every launch within its thresholds"
         case .unchanged: icon = "No launch-time change"
         case .noVerdict: icon = "No verdict: too few runs"
         case .improvement: icon = "Launch time improved"

@@ -33,7 +33,7 @@ public struct ComparisonTextRenderer: ComparisonRenderer {
         for name in comparison.missing {
             lines.append("\(name): in the baseline only")
         }
-        lines.append("verdict: \(comparison.verdict.text)")
+        lines.append("verdict: \(comparison.verdictText)")
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -478,7 +478,8 @@
     node.setAttribute("id", "lp-prewarm-section");
     var headline = el("p", { "class": "headline", id: "lp-prewarm-headline" }, node);
     headline.textContent = "Median: ordinary " + fmt(ordinaryMedian) + ", prewarmed " + fmt(prewarmedMedian) +
-      (ps.savingNs ? " — prewarming saves " + fmt(ps.savingNs.median) + " per launch" : "") +
+      (ps.savingNs && ps.savingNs.median > 0 ? " — prewarming saves " + fmt(ps.savingNs.median) + " per launch" :
+        ps.savingNs && ps.losses ? " — no saving at the median" : "") +
       (ps.losses ? " (" + ps.losses + " of " + prewarmed.length + " pairs lost)" : "") + ".";
 
     // The median launch of each kind, lined up on the user's tap: an ordinary launch starts

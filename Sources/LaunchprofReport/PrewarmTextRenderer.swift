@@ -30,7 +30,12 @@ public struct PrewarmTextRenderer: Sendable {
         lines.append("")
         lines.append("                     ordinary launch       prewarmed launch (from the resume)")
         lines.append("time to first frame  " + pad(median(prewarm.ordinaryTimeToFirstFrameNs), 22) + median(summary.optimizedTimeToFirstFrameNs))
-        if let saving = prewarm.savingNs {
+        if let saving = prewarm.savingNs, saving.median == 0, prewarm.losses > 0 {
+            // Losses count as 0 in the statistics: a median of 0 means half the pairs or more
+            // were not faster prewarmed, which "saving 0 ns" would hide.
+            lines.append("saving               none at the median: \(prewarm.losses) of \(saving.count) pair(s) slower prewarmed"
+                + (saving.p90 > 0 ? " (p90 \(DurationText.text(saving.p90)))" : ""))
+        } else if let saving = prewarm.savingNs {
             lines.append("saving               p50 \(DurationText.text(saving.median)), p90 \(DurationText.text(saving.p90))"
                 + (prewarm.losses > 0 ? " (\(prewarm.losses) pair(s) slower prewarmed)" : ""))
         } else {

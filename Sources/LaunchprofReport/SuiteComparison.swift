@@ -15,4 +15,10 @@ public struct SuiteComparison: Sendable, Equatable, Codable {
         self.missing = missing
         verdict = ComparisonVerdict.combining(entries.map(\.verdict))
     }
+
+    /// The verdict in words. Without any baseline (`bench` with no `--baseline`) nothing was
+    /// compared: "unchanged" would claim a comparison, so it reads "within thresholds".
+    public var verdictText: String {
+        ComparisonRows.verdictText(verdict, hasBaseline: entries.contains { $0.base != nil })
+    }
 }

@@ -129,4 +129,17 @@ struct ReportComparisonTests {
         let decoded = try JSONDecoder().decode(SuiteComparison.self, from: Data(json.utf8))
         #expect(decoded == suite)
     }
+
+    /// `bench` without `--baseline` compared nothing: it is "within thresholds", never
+    /// "unchanged", in the text and the markdown.
+    @Test func withoutABaselineNothingReadsUnchanged() throws {
+        var generator = SeededGenerator(seed: 7)
+        let new = BenchSamples.report(runs: 20, workNs: 12_000_000, noise: 0.02, generator: &generator)
+        let suite = SuiteComparison(entries: [ReportComparison(name: "app", base: nil, new: new)])
+        #expect(suite.verdict == .unchanged)
+        let text = try ComparisonTextRenderer().render(suite)
+        #expect(text.contains("app (warm, 20 runs, no baseline): within thresholds (no baseline)"), "\(text)")
+        #expect(text.hasSuffix("verdict: within thresholds (no baseline)\n"), "\(text)")
+        #expect(try ComparisonMarkdownRenderer().render(suite).hasPrefix("## launchprof: No baseline: every launch within its thresholds"))
+    }
 }

@@ -56,6 +56,47 @@ struct X11FrameTests {
         #expect(matched == 3)
     }
 
+    /// Under a reparenting window manager (openbox) the root sees only the frame's map, which the
+    /// window manager owns: the child's own window must still give windowMapped and a firstFrame
+    /// matching the fixture's clock, for the fixture and for xeyes.
+    @Test func reparentingWindowManagerKeepsTheAppsWindow() throws {
+        let server = try XvfbServer()
+        defer { server.stop() }
+        try server.startWindowManager()
+        let truth = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truth) }
+        let outcome = try RunHarness.run(
+            try Self.fixture(), environment: ["DISPLAY": server.display, "LP_FIXTURE_TRUTH": truth]
+        ) { configuration in
+            configuration.readiness = .frame
+            configuration.lingerNs = 300_000_000
+            configuration.timeoutNs = 20_000_000_000
+        }
+        let run = try #require(outcome.runs.first)
+        #expect(run.outcome?.kind == .completed, "\(String(describing: run.outcome))")
+        let facts = try FixtureTruth(contentsOf: truth)
+        let main = try #require(Self.instant(run, LaunchPhase.main))
+        let mapped = try #require(Self.instant(run, LaunchPhase.windowMapped), "no windowMapped under openbox")
+        let frame = try #require(Self.instant(run, LaunchPhase.firstFrame), "no firstFrame under openbox")
+        #expect(main < mapped && mapped < frame)
+        let fixtureMain = try #require(facts.first("main"))
+        let shown = try #require(facts.first("first-frame", "x11"))
+        let sent = Int64(shown.beginNs - fixtureMain.beginNs), answered = Int64(shown.endNs - fixtureMain.beginNs)
+        let measured = Int64(frame) - Int64(main)
+        let bound = max(2_000_000, answered / 50)
+        #expect(measured >= sent - bound && measured <= answered + bound,
+                "firstFrame \(measured) ns after main, fixture sent it at \(sent) ns, answered at \(answered) ns")
+
+        let eyes = try RunHarness.run("xeyes", runs: 2, environment: ["DISPLAY": server.display]) { configuration in
+            configuration.readiness = .frame
+            configuration.timeoutNs = 20_000_000_000
+        }
+        for run in eyes.runs {
+            #expect(Self.instant(run, LaunchPhase.windowMapped) != nil && Self.instant(run, LaunchPhase.firstFrame) != nil,
+                    "xeyes run \(run.index) under openbox: \(run.phases.map(\.name))")
+        }
+    }
+
     /// Real programs nobody here wrote: firstFrame in every run, after main, windowMapped before.
     @Test(arguments: [
         ("xeyes", [String]()), ("xterm", []), ("glxgears", []), ("gtk3-demo", []),

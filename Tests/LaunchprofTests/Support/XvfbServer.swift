@@ -28,8 +28,27 @@ final class XvfbServer {
         display = ":\(value)"
     }
 
-    /// Ends the server and waits for it.
+    private var windowManagerPid: pid_t = 0
+
+    /// Starts a reparenting window manager (openbox) on this display, returning once it manages
+    /// windows: openbox runs its `--startup` command only then, and that command's line is what
+    /// is waited for. A managed top-level window is reparented into openbox's frame, so the root
+    /// sees only the frame's map.
+    func startWindowManager() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = display
+        let (pid, _) = try DisplayServerProcess.spawn(
+            "/usr/bin/openbox", ["--sm-disable", "--startup", "echo openbox-ready"], package: "openbox",
+            environment: environment, readyLine: "openbox-ready")
+        windowManagerPid = pid
+    }
+
+    /// Ends the window manager and the server and waits for them.
     func stop() {
+        if windowManagerPid > 0 {
+            DisplayServerProcess.end(windowManagerPid)
+            windowManagerPid = 0
+        }
         guard pid > 0 else { return }
         DisplayServerProcess.end(pid)
         pid = 0
@@ -46,10 +65,11 @@ enum DisplayServerProcess {
 
     /// Starts `path` with a clean signal mask (test threads block signals, and a server that
     /// inherited a blocked SIGTERM would never end), its stdout a pipe; returns its pid and the
-    /// first line it writes there (when `waitForLine`).
+    /// first line it writes there (when `waitForLine`), or, given `readyLine`, waits for that line
+    /// among the others it writes.
     static func spawn(
         _ path: String, _ arguments: [String], package: String, environment: [String: String]? = nil,
-        waitForLine: Bool = true
+        waitForLine: Bool = true, readyLine: String? = nil
     ) throws -> (pid_t, String) {
         var fds: [Int32] = [0, 0]
         let error = lp_pipe(&fds, false)
@@ -90,11 +110,23 @@ enum DisplayServerProcess {
             return (pid, "")
         }
         // Blocks until the server writes its line or exits (end of file).
-        var line = [UInt8]()
-        var byte: UInt8 = 0
-        while read(fds[0], &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
-        close(fds[0])
-        return (pid, String(decoding: line, as: UTF8.self))
+        defer { close(fds[0]) }
+        while true {
+            var line = [UInt8]()
+            var byte: UInt8 = 0
+            var ended = true
+            while read(fds[0], &byte, 1) == 1 {
+                if byte == UInt8(ascii: "\n") { ended = false; break }
+                line.append(byte)
+            }
+            let text = String(decoding: line, as: UTF8.self)
+            guard let readyLine else { return (pid, text) }
+            if text == readyLine { return (pid, text) }
+            if ended {
+                end(pid)
+                throw StartError(description: "\(path) exited before writing \"\(readyLine)\"")
+            }
+        }
     }
 
     /// SIGTERM, then waits for the process.
