@@ -18,6 +18,8 @@ enum HTMLReportStyle {
         th { color: var(--muted); font-weight: 600; }
         td.num { text-align: right; font-variant-numeric: tabular-nums; }
         svg { display: block; overflow: visible; }
+        /* Charts are drawn for a wide page; on a narrower one they scale down with their labels. */
+        svg.lp-chart { max-width: 100%; height: auto; }
         svg text { font: 11px system-ui, sans-serif; fill: var(--fg); }
         svg text.axis { fill: var(--muted); }
         svg line.grid { stroke: var(--grid); }
