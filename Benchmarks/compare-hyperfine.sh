@@ -17,12 +17,9 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 runs="${1:-30}"
-launchprof="${LAUNCHPROF_BIN:-}"
-for candidate in "$root/.build-bench/release/launchprof" "$root/.build/release/launchprof"; do
-    [ -n "$launchprof" ] || { [ -x "$candidate" ] && launchprof="$candidate"; } || true
-done
-[ -x "$launchprof" ] || { echo "compare-hyperfine: build launchprof first: swift build -c release --static-swift-stdlib --product launchprof --scratch-path .build-bench" >&2; exit 2; }
-command -v hyperfine >/dev/null || { echo "compare-hyperfine: hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
+. "$here/lib/launchprof-binary.sh"
+find_launchprof compare-hyperfine
+require_tools compare-hyperfine hyperfine
 
 pin=()
 if [ "${PIN_CPU:-0}" != none ]; then

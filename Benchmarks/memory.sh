@@ -8,11 +8,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-launchprof="${LAUNCHPROF_BIN:-}"
-for candidate in "$root/.build-bench/release/launchprof" "$root/.build/release/launchprof"; do
-    [ -n "$launchprof" ] || { [ -x "$candidate" ] && launchprof="$candidate"; } || true
-done
-[ -x "$launchprof" ] || { echo "memory: build launchprof first: swift build -c release --static-swift-stdlib --product launchprof --scratch-path .build-bench" >&2; exit 2; }
+. "$here/lib/launchprof-binary.sh"
+find_launchprof memory
 [ -x /usr/bin/time ] || { echo "memory: GNU time is missing (apt-get install time)" >&2; exit 2; }
 unset LD_PRELOAD LD_AUDIT LAUNCHPROF_HOOK_FD
 

@@ -16,12 +16,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 runs="${1:-60}"
 rounds="${2:-6}"
-launchprof="${LAUNCHPROF_BIN:-}"
-for candidate in "$root/.build-bench/release/launchprof" "$root/.build/release/launchprof"; do
-    [ -n "$launchprof" ] || { [ -x "$candidate" ] && launchprof="$candidate"; } || true
-done
-[ -x "$launchprof" ] || { echo "observer-overhead: build launchprof first: swift build -c release --product launchprof" >&2; exit 2; }
-command -v hyperfine >/dev/null || { echo "observer-overhead: hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
+. "$here/lib/launchprof-binary.sh"
+find_launchprof observer-overhead
+require_tools observer-overhead hyperfine
 pin=()
 if [ "${PIN_CPU:-none}" != none ]; then pin=(taskset -c "$PIN_CPU"); fi
 unset LD_PRELOAD LD_AUDIT LAUNCHPROF_HOOK_FD

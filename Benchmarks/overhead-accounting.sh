@@ -25,14 +25,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 runs="${1:-60}"
 rounds="${2:-6}"
-launchprof="${LAUNCHPROF_BIN:-}"
-for candidate in "$root/.build-bench/release/launchprof" "$root/.build/release/launchprof"; do
-    [ -n "$launchprof" ] || { [ -x "$candidate" ] && launchprof="$candidate"; } || true
-done
-[ -x "$launchprof" ] || { echo "overhead-accounting: build launchprof first: swift build -c release --product launchprof" >&2; exit 2; }
-for tool in hyperfine perf python3; do
-    command -v "$tool" >/dev/null || { echo "overhead-accounting: $tool is not installed" >&2; exit 2; }
-done
+. "$here/lib/launchprof-binary.sh"
+find_launchprof overhead-accounting
+require_tools overhead-accounting hyperfine perf python3
 pin=()
 if [ "${PIN_CPU:-none}" != none ]; then pin=(taskset -c "$PIN_CPU"); fi
 unset LD_PRELOAD LD_AUDIT LAUNCHPROF_HOOK_FD
