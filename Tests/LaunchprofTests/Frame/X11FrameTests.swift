@@ -184,6 +184,28 @@ struct X11FrameTests {
         #expect(outcome.stderr.contains("neither DISPLAY nor WAYLAND_DISPLAY is set"), "\(outcome.stderr)")
     }
 
+    /// libxcb's DAMAGE binding missing on the host (hidden from launchprof in a mount namespace
+    /// of its own by a bind mount of /dev/null over it: dlopen then fails as on a host without
+    /// the package): an error before any run naming the library and the packages, exit 69.
+    @Test func missingXcbLibraryIsNamed() throws {
+        let server = try XvfbServer()
+        defer { server.stop() }
+        let cache = try LaunchprofCLI.capture("/sbin/ldconfig", ["-p"])
+        let line = try #require(cache.split(separator: "\n").first { $0.contains("libxcb-damage.so.0 ") }, "ldconfig -p knows no libxcb-damage.so.0")
+        let linked = try #require(line.components(separatedBy: "=> ").last).trimmingCharacters(in: .whitespaces)
+        let library = try #require(realpath(linked, nil).map { path in defer { free(path) }; return String(cString: path) })
+        let binary = try LaunchprofBinary.url().path
+        var environment = ProcessInfo.processInfo.environment
+        environment["DISPLAY"] = server.display
+        let outcome = try LaunchprofCLI.run(
+            executable: "/usr/bin/unshare",
+            ["-m", "/bin/sh", "-c", #"mount --bind /dev/null "$1" && exec "$2" run -r 1 --ready frame /bin/true"#, "sh", library, binary],
+            environment: environment)
+        #expect(outcome.status == 69, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("--ready frame on X11 needs libxcb-damage.so.0, which is not installed"), "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("apt-get install libxcb1 libxcb-damage0 libxcb-res0"), "\(outcome.stderr)")
+    }
+
     /// No display reachable: an error before any run, naming what is missing.
     @Test func noDisplayIsAClearError() throws {
         var configuration = RunConfiguration(program: "/bin/true", arguments: [])

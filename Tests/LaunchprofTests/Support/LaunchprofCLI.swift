@@ -9,8 +9,13 @@ enum LaunchprofCLI {
     }
 
     static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Outcome {
+        try run(executable: try LaunchprofBinary.url().path, arguments, environment: environment)
+    }
+
+    /// Another program (one that runs launchprof itself, such as `unshare`), run the same way.
+    static func run(executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Outcome {
         let process = Process()
-        process.executableURL = try LaunchprofBinary.url()
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
         let out = Pipe()
@@ -32,6 +37,15 @@ enum LaunchprofCLI {
         return Outcome(
             status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
             stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// A tool's stdout (it must exit 0).
+    static func capture(_ executable: String, _ arguments: [String]) throws -> String {
+        let outcome = try run(executable: executable, arguments)
+        guard outcome.status == 0 else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(executable) exited \(outcome.status): \(outcome.stderr)"])
+        }
+        return outcome.stdout
     }
 
     /// The repository's README.md (the tests run from the package's build folder).
