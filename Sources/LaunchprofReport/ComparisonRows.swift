@@ -7,12 +7,7 @@ enum ComparisonRows {
         // How the failed runs ended, when the report says (issue 22).
         let failed = entry.new.failures.map { ", " + $0.map { "\($0.runs) \($0.outcome)" }.joined(separator: ", ") }
             ?? (entry.new.failedRuns > 0 ? ", \(entry.new.failedRuns) failed" : "")
-        return "\(entry.name) (\(mode), \(runs)\(failed)): \(verdictText(entry.verdict, hasBaseline: entry.base != nil))"
-    }
-
-    /// `unchanged` needs a baseline; without one only the thresholds were checked.
-    static func verdictText(_ verdict: ComparisonVerdict, hasBaseline: Bool) -> String {
-        verdict == .unchanged && !hasBaseline ? "within thresholds (no baseline)" : verdict.text
+        return "\(entry.name) (\(mode), \(runs)\(failed)): \(entry.verdict.text(hasBaseline: entry.base != nil))"
     }
 
     static func rows(_ entry: ReportComparison, allPhases: Bool) -> [[String]] {

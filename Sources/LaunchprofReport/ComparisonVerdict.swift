@@ -38,6 +38,12 @@ public enum ComparisonVerdict: String, Sendable, Equatable, Codable, Comparable,
     /// The verdict in words ("no verdict").
     public var text: String { self == .noVerdict ? "no verdict" : rawValue }
 
+    /// The verdict in words where a side may lack a baseline: `unchanged` needs one; without it
+    /// only the thresholds were checked ("within thresholds (no baseline)").
+    public func text(hasBaseline: Bool) -> String {
+        self == .unchanged && !hasBaseline ? "within thresholds (no baseline)" : text
+    }
+
     /// The worst of several verdicts (`unchanged` for none).
     public static func combining(_ verdicts: some Sequence<ComparisonVerdict>) -> ComparisonVerdict {
         verdicts.max() ?? .unchanged

@@ -19,6 +19,6 @@ public struct SuiteComparison: Sendable, Equatable, Codable {
     /// The verdict in words. Without any baseline (`bench` with no `--baseline`) nothing was
     /// compared: "unchanged" would claim a comparison, so it reads "within thresholds".
     public var verdictText: String {
-        ComparisonRows.verdictText(verdict, hasBaseline: entries.contains { $0.base != nil })
+        verdict.text(hasBaseline: entries.contains { $0.base != nil })
     }
 }
