@@ -24,6 +24,8 @@ public final class RunSession: @unchecked Sendable {
     public let closurePaths: [String]
     private let plans: PlanCache
     let learned = LearnedLayout()
+    /// Traces each launch (`LaunchTracer` unless a test scripts one).
+    private let tracer: any LaunchTracing
     private let pattern: Regex<AnyRegexOutput>?
     /// The child's environment but launchprof's hook variable, sorted (`KEY=VALUE`).
     private let baseEnvironment: [String]
@@ -37,7 +39,9 @@ public final class RunSession: @unchecked Sendable {
     /// Progress after each run: (runs done including warm-ups, total).
     public typealias Progress = @Sendable (Int, Int) -> Void
 
-    public init(configuration: RunConfiguration) throws(RunError) {
+    /// - Parameter tracer: what traces each launch; nil: the real `LaunchTracer`, with a
+    ///   `LearnedLayout` for the session.
+    public init(configuration: RunConfiguration, tracer: (any LaunchTracing)? = nil) throws(RunError) {
         self.configuration = configuration
         let environment = configuration.childEnvironment
         baseEnvironment = environment.filter { $0.key != "LAUNCHPROF_HOOK_FD" }.map { "\($0.key)=\($0.value)" }.sorted()
@@ -80,6 +84,7 @@ public final class RunSession: @unchecked Sendable {
         default:
             pattern = nil
         }
+        self.tracer = tracer ?? LaunchTracer(learned: learned)
     }
 
     /// The tracer's plan for the first image (prewarm's hazard scan uses it too).
@@ -210,10 +215,9 @@ public final class RunSession: @unchecked Sendable {
         frameWatch?.begin(control: control, monitor: monitor)
         defer { frameWatch?.end() }
         monitor.start(on: monitorThread)
-        let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) }, learned: learned)
         let result: TraceResult
         do {
-            result = try tracer.trace(request, control: control)
+            result = try tracer.trace(request, planForImage: { [plans] path in plans.plan(for: path) }, control: control)
         } catch {
             _ = sampler?.finish()
             _ = monitor.finish()

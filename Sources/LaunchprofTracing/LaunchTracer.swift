@@ -93,18 +93,17 @@ public struct UprobeRequest: Sendable {
 /// first launch also `_dl_debug_state`, to read the relocated initializer arrays. After `main`
 /// the child runs untouched; the app's own phases arrive through the hook channel, not ptrace.
 /// All calls must come from one thread (see `DedicatedThread`).
-public struct LaunchTracer {
-    /// Plans for images a child execs, by real path; nil when not analysed yet.
-    public var planForImage: (String) -> ImagePlan?
+public struct LaunchTracer: LaunchTracing {
     /// What earlier launches of the session learned, so later ones stop for less (`LearnedLayout`).
     public var learned: LearnedLayout
 
-    public init(planForImage: @escaping (String) -> ImagePlan?, learned: LearnedLayout = LearnedLayout()) {
-        self.planForImage = planForImage
+    public init(learned: LearnedLayout = LearnedLayout()) {
         self.learned = learned
     }
 
-    public func trace(_ request: TraceRequest, control: TraceControl) throws(TracerError) -> TraceResult {
+    public func trace(
+        _ request: TraceRequest, planForImage: (String) -> ImagePlan?, control: TraceControl
+    ) throws(TracerError) -> TraceResult {
         var launch = try TracedLaunch.spawn(request, control: control, learned: learned)
         do {
             try launch.run(planForImage: planForImage)
