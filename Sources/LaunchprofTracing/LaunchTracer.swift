@@ -650,7 +650,7 @@ private struct TracedLaunch {
             for case .imageStarted(_, _, let time) in events { starts.append(time) }
             let images = zip(starts, imagePlans).map { UprobeLaunchEvents.Image(startNs: $0, plan: $1) }
             let observed = UprobeLaunchEvents(samples: drained.samples, images: images, calibration: uprobes.calibration)
-            events = UprobeLaunchEvents.merge(events, observed.events)
+            events = EventMerge.merge(events, observed.events)
             costs += observed.costs
         }
         var result = TraceResult(
