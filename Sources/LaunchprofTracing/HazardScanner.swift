@@ -37,7 +37,7 @@ public struct HazardScanner {
     /// Scans one launch up to `main`. Returns the hazards in the order first met, each once.
     public func scan(_ request: Request) throws(TracerError) -> [PrewarmHazard] {
         var scan = try HazardScan.spawn(request)
-        defer { scan.killAll() }
+        defer { scan.processes.killAndReap() }
         try scan.run()
         return scan.hazards
     }
@@ -45,10 +45,10 @@ public struct HazardScanner {
 
 private struct HazardScan {
     let request: Request
-    let pid: pid_t
+    /// The scanned child and what it created, all traced.
+    var processes: TracedProcesses
+    var pid: pid_t { processes.child }
     var hazards: [PrewarmHazard] = []
-    var tracees: Set<pid_t> = []
-    var newborns: Set<pid_t> = []
     /// The syscall each thread entered (exit stops do not say).
     var entered: [pid_t: UInt64] = [:]
     /// Breakpoints on libc and vDSO entry points: address → (name, original byte, takes a clock id).
@@ -65,23 +65,13 @@ private struct HazardScan {
     typealias Request = HazardScanner.Request
 
     static func spawn(_ request: Request) throws(TracerError) -> HazardScan {
-        let arguments = CStringArray(request.arguments)
-        let environment = CStringArray(request.environment)
         let null = open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { if null >= 0 { close(null) } }
-        let cwd = request.workingDirectory.map { strdup($0) }
-        defer { cwd.map { free($0) } }
-        var options = lp_spawn_options(
-            stdin_fd: null, stdout_fd: null, stderr_fd: null, keep_fd: -1,
-            cwd: cwd.map { UnsafePointer($0!) }, trace: true, cpu: Int32(LP_SPAWN_CPU_INHERIT),
-            new_process_group: true, trap_listen: false)
-        var pid: pid_t = 0
-        let error = lp_spawn(request.executable, arguments.pointers, environment.pointers, &options, &pid)
-        guard error == 0 else { throw .cannotExecute(path: request.executable, errno: error) }
-        lp_track_child(pid)
-        var scan = HazardScan(request: request, pid: pid)
-        scan.tracees.insert(pid)
-        return scan
+        var spawn = TracedProcesses.Spawn(
+            executable: request.executable, arguments: request.arguments, environment: request.environment,
+            workingDirectory: request.workingDirectory)
+        (spawn.standardInput, spawn.standardOutput, spawn.standardError) = (null, null, null)
+        return HazardScan(request: request, processes: try TracedProcesses.spawn(spawn).processes)
     }
 
     mutating func run() throws(TracerError) {
@@ -104,35 +94,27 @@ private struct HazardScan {
         while true {
             if let stopped {
                 do {
-                    try Ptrace.request(syscallRestart: stopped, signal: signal)
+                    try Ptrace.syscall(stopped, signal: signal)
                 } catch where error.processIsGone {}
             }
             signal = 0
             guard let stop = try Ptrace.wait() else { continue }
             stopped = stop.pid
             if stop.kind != LP_WAIT_STOPPED {
-                tracees.remove(stop.pid)
-                lp_untrack_child(stop.pid)
+                processes.ended(stop.pid)
                 if stop.pid == pid { return }  // it ended before main
-                if tracees.isEmpty { return }
+                if processes.alive.isEmpty { return }
                 stopped = nil
                 continue
             }
             if stop.event == LP_PTRACE_EVENT_FORK || stop.event == LP_PTRACE_EVENT_VFORK
                 || stop.event == LP_PTRACE_EVENT_CLONE
             {
-                let child = pid_t(truncatingIfNeeded: try Ptrace.eventMessage(stop.pid))
-                if tracees.insert(child).inserted { newborns.insert(child); lp_track_child(child) }
+                try processes.created(by: stop)
                 continue
             }
             if stop.event != 0 { continue }
-            if stop.value == SIGSTOP {
-                if newborns.remove(stop.pid) != nil { continue }
-                if tracees.insert(stop.pid).inserted {  // its parent's event comes later
-                    lp_track_child(stop.pid)
-                    continue
-                }
-            }
+            if stop.value == SIGSTOP, processes.isAttachStop(stop.pid) { continue }
             if stop.value == SIGTRAP | 0x80 {
                 try syscallStop(stop.pid)
                 continue
@@ -335,28 +317,5 @@ private struct HazardScan {
         default:
             return "family \(family)"
         }
-    }
-
-    /// Kills the scanned process and everything it started, and reaps them: nothing is left
-    /// stopped or traced.
-    mutating func killAll() {
-        for tracee in tracees { kill(tracee, SIGKILL) }
-        while !tracees.isEmpty {
-            guard let stop = try? Ptrace.wait() else { break }
-            if stop.kind != LP_WAIT_STOPPED {
-                tracees.remove(stop.pid)
-                lp_untrack_child(stop.pid)
-            } else {
-                _ = lp_ptrace(Int32(LP_PTRACE_CONT), stop.pid, 0, 0, nil)
-            }
-        }
-    }
-}
-
-extension Ptrace {
-    /// Resumes to the next system call (or signal, or breakpoint).
-    static func request(syscallRestart pid: pid_t, signal: Int32) throws(TracerError) {
-        let error = lp_ptrace(Int32(LP_PTRACE_SYSCALL), pid, 0, UInt(signal), nil)
-        guard error == 0 else { throw .ptrace(request: "SYSCALL", pid: pid, errno: error) }
     }
 }
