@@ -11,7 +11,8 @@ import Glibc
 /// traced from the exec to `main` (then killed): every system call stops (PTRACE_SYSCALL) and
 /// the clock entry points carry breakpoints, because most clock reads never enter the kernel
 /// (the vDSO serves them). Each hazard names the function that made it, found by unwinding the
-/// stopped thread past libc, the loader and the vDSO.
+/// stopped thread past libc, the loader and the vDSO. Its processes are a `TracedProcesses`, as
+/// the tracer's are: spawned, tracked through forks and clones, killed and reaped the same way.
 /// All calls must come from one thread (ptrace has thread affinity).
 public struct HazardScanner {
     public struct Request: Sendable {
