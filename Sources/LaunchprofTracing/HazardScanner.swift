@@ -83,39 +83,32 @@ private struct HazardScan {
         guard let main = request.plan.main else {
             throw .unexpectedStop(pid: pid, detail: "no main found in \(request.executable): the hazard scan needs it to know where pre-main ends")
         }
-        let maps = ProcessMaps.read(pid)
+        let maps = ProcessMappings.files(pid)
         let programBase = maps.first { $0.path == request.plan.programPath && $0.offset == 0 }?.start ?? 0
         mainAddress = (request.plan.isPositionIndependent ? programBase : 0) &+ main
         mainOriginal = try Ptrace.insertBreakpoint(pid, at: mainAddress)
-        // The tracee to resume before the next wait: only one that is in a stop we handled (an
-        // exit leaves nothing to resume; resuming another tracee blindly could swallow a stop
-        // not yet waited for).
-        var stopped: pid_t? = pid
+        // The tracee to resume before the next wait: the one in the stop last handled (resuming
+        // another tracee blindly could swallow a stop not yet waited for).
+        var stopped = pid
         var signal: Int32 = 0
         while true {
-            if let stopped {
-                do {
-                    try Ptrace.syscall(stopped, signal: signal)
-                } catch where error.processIsGone {}
-            }
+            do {
+                try Ptrace.syscall(stopped, signal: signal)
+            } catch where error.processIsGone {}
             signal = 0
-            guard let stop = try Ptrace.wait() else { continue }
+            let stop: lp_wait_result
+            switch try processes.nextStop() {
+            case .childEnded(let exit):
+                processes.ended(exit.pid)
+                return  // it ended before main
+            case .handled(let handled):
+                stopped = handled.pid
+                continue
+            case .stopped(let next):
+                stop = next
+            }
             stopped = stop.pid
-            if stop.kind != LP_WAIT_STOPPED {
-                processes.ended(stop.pid)
-                if stop.pid == pid { return }  // it ended before main
-                if processes.alive.isEmpty { return }
-                stopped = nil
-                continue
-            }
-            if stop.event == LP_PTRACE_EVENT_FORK || stop.event == LP_PTRACE_EVENT_VFORK
-                || stop.event == LP_PTRACE_EVENT_CLONE
-            {
-                try processes.created(by: stop)
-                continue
-            }
             if stop.event != 0 { continue }
-            if stop.value == SIGSTOP, processes.isAttachStop(stop.pid) { continue }
             if stop.value == SIGTRAP | 0x80 {
                 try syscallStop(stop.pid)
                 continue
@@ -236,7 +229,7 @@ private struct HazardScan {
         _ tid: pid_t, _ kind: PrewarmHazard.Kind, _ syscall: String, _ detail: String,
         callerAddress: UInt64? = nil
     ) {
-        let maps = ProcessMaps.read(pid)
+        let maps = ProcessMappings.files(pid)
         var frames = StackUnwinder.unwind(tid)
         if let callerAddress { frames.insert(callerAddress, at: 0) }
         func object(_ address: UInt64) -> String? {
@@ -260,7 +253,7 @@ private struct HazardScan {
         if !hazards.contains(hazard) { hazards.append(hazard) }
     }
 
-    private mutating func name(_ address: UInt64, maps: [ProcessMaps.Mapping]) -> (object: String, function: String) {
+    private mutating func name(_ address: UInt64, maps: [StackSymbolizer.Mapping]) -> (object: String, function: String) {
         guard let mapping = maps.first(where: { $0.start <= address && address < $0.end }) else {
             return ("?", "0x" + String(address, radix: 16))
         }

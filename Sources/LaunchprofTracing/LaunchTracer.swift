@@ -65,7 +65,7 @@ public struct TraceResult: Sendable {
     /// signal that dumps core (SIGSEGV, SIGABRT, …).
     public var crashStack: [UInt64]
     /// The child's mappings at the crash, to symbolize `crashStack`: (start, end, file offset, path).
-    public var crashMappings: [ProcessMaps.Mapping]
+    public var crashMappings: [StackSymbolizer.Mapping]
     /// How long the child was held stopped while the tracer handled its stops, in all.
     public var pauseNs: UInt64
     /// The observer's own costs, each at its time: every stop (its pause), every probe hit.
@@ -131,7 +131,7 @@ private struct TracedLaunch {
     var exitStatus: ExitStatus?
     var unplannedImages: [String] = []
     var crashStack: [UInt64] = []
-    var crashMappings: [ProcessMaps.Mapping] = []
+    var crashMappings: [StackSymbolizer.Mapping] = []
     var leftovers: [pid_t] = []
     /// Time the child spent stopped while the tracer worked (from each wait to the next CONT).
     var pauseNs: UInt64 = 0
@@ -209,10 +209,15 @@ private struct TracedLaunch {
                 // Killed while stopped (timeout, Ctrl-C): its exit is the next thing to wait for.
             }
             signalToDeliver = 0
-            guard var stop = try Ptrace.wait() else { continue }
-            if stop.kind != LP_WAIT_STOPPED {
-                // Nothing to continue after an exit: wait for the next stop without a CONT.
-                guard let next = try waitSkippingExits(after: stop) else { return }
+            let stop: lp_wait_result
+            switch try processes.nextStop() {
+            case .childEnded(let exit):
+                finish(exit)
+                return
+            case .handled(let handled):
+                (stopped, stoppedAt) = (handled.pid, handled.at_ns)
+                continue
+            case .stopped(let next):
                 stop = next
             }
             stopped = stop.pid
@@ -226,31 +231,11 @@ private struct TracedLaunch {
         }
     }
 
-    /// Records `exit` and waits until a process stops, recording exits of descendants on the
-    /// way. Returns nil when the child itself ended.
-    private mutating func waitSkippingExits(after exit: lp_wait_result) throws(TracerError) -> lp_wait_result? {
-        var stop = exit
-        while true {
-            if stop.kind == LP_WAIT_STOPPED { return stop }
-            if stop.pid == pid {
-                finish(stop)
-                return nil
-            }
-            processes.ended(stop.pid)
-            guard let next = try Ptrace.wait() else { continue }
-            stop = next
-        }
-    }
-
     /// Handles one ptrace stop; returns the signal to deliver when continuing.
     private mutating func handleStop(
         _ stop: lp_wait_result, planForImage: (String) -> ImagePlan?
     ) throws(TracerError) -> Int32 {
         let event = stop.event
-        if event == LP_PTRACE_EVENT_FORK || event == LP_PTRACE_EVENT_VFORK || event == LP_PTRACE_EVENT_CLONE {
-            try processes.created(by: stop)
-            return 0
-        }
         if event == LP_PTRACE_EVENT_SECCOMP {
             if !sawListen { listening.insert(stop.pid) }
             return 0
@@ -292,10 +277,7 @@ private struct TracedLaunch {
 
     private mutating func handleDescendantStop(_ stop: lp_wait_result) throws(TracerError) -> Int32 {
         let process = stop.pid
-        if stop.value == SIGSTOP {
-            if processes.isAttachStop(process) { return 0 }
-            if Ptrace.isGroupStop(process) { return 0 }
-        }
+        if stop.value == SIGSTOP, Ptrace.isGroupStop(process) { return 0 }
         if stop.value == SIGTRAP, try observer.descendantTrapped(process, forked: processes.forked.contains(process)) {
             return 0
         }
@@ -327,7 +309,7 @@ private struct TracedLaunch {
         at time: UInt64, planForImage: (String) -> ImagePlan?
     ) throws(TracerError) {
         image += 1
-        let path = ProcessMaps.executablePath(pid) ?? request.executable
+        let path = TracedProcesses.executablePath(pid) ?? request.executable
         events.append(.imageStarted(image: image, path: path, atNs: time))
         // The new image's threads are traced again until its main.
         try Ptrace.setOptions(pid, options)
@@ -383,7 +365,7 @@ private struct TracedLaunch {
     private mutating func captureCrash() {
         guard crashStack.isEmpty else { return }
         crashStack = StackUnwinder.unwind(pid)
-        crashMappings = ProcessMaps.read(pid)
+        crashMappings = ProcessMappings.files(pid)
     }
 
     /// Kills whatever the launch left behind: descendants (a daemon the child forked) and the

@@ -65,6 +65,14 @@ struct TracedProcesses {
         return (TracedProcesses(child: pid), spawnedAt)
     }
 
+    /// The file `process` runs (`/proc/PID/exe`): after an exec, the new image.
+    static func executablePath(_ process: pid_t) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/\(process)/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// A process other than the child, still alive.
     var descendants: Set<pid_t> { alive.subtracting([child]) }
 
@@ -95,6 +103,43 @@ struct TracedProcesses {
     mutating func ended(_ process: pid_t) {
         alive.remove(process)
         lp_untrack_child(process)
+    }
+
+    /// What `nextStop` waited for.
+    enum Stop {
+        /// The child ended (exited or killed): its wait status.
+        case childEnded(lp_wait_result)
+        /// A stop the set handled itself (a process created, a new process's attach stop):
+        /// resume that process without a signal.
+        case handled(lp_wait_result)
+        /// Any other stop, for the caller.
+        case stopped(lp_wait_result)
+    }
+
+    /// Waits for the next stop of any traced process. Descendants that end are reaped on the
+    /// way; processes created and their attach stops are recorded.
+    mutating func nextStop() throws(TracerError) -> Stop {
+        while true {
+            guard let stop = try Ptrace.wait() else { continue }
+            if stop.kind != LP_WAIT_STOPPED {
+                if stop.pid == child { return .childEnded(stop) }
+                ended(stop.pid)  // nothing to resume after an exit
+                continue
+            }
+            let event = stop.event
+            if event == LP_PTRACE_EVENT_FORK || event == LP_PTRACE_EVENT_VFORK || event == LP_PTRACE_EVENT_CLONE {
+                do {
+                    try created(by: stop)
+                } catch where error.processIsGone {
+                    // Killed while stopped (timeout, Ctrl-C): its exit comes next.
+                }
+                return .handled(stop)
+            }
+            if event == 0, stop.value == SIGSTOP, stop.pid != child, isAttachStop(stop.pid) {
+                return .handled(stop)
+            }
+            return .stopped(stop)
+        }
     }
 
     /// Kills every process still alive and reaps them all. Returns the processes that were
