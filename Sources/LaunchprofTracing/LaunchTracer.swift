@@ -54,7 +54,8 @@ public struct TraceRequest: Sendable {
 /// What the tracer observed in one launch.
 public struct TraceResult: Sendable {
     public var pid: Int32
-    /// Boundaries in the order observed (hook events are merged in by the caller).
+    /// Boundaries in the order observed, the observer's merged in (`EventMerge`); the session
+    /// merges the monitor's events (hooks, readiness, display) in the same way.
     public var events: [LaunchEvent]
     public var exitStatus: ExitStatus
     /// Descendants still alive when the child ended; launchprof killed them.
