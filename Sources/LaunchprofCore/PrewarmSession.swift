@@ -20,13 +20,14 @@ public final class PrewarmSession: @unchecked Sendable {
     public let configuration: PrewarmConfiguration
     public let runSession: RunSession
 
-    public init(configuration: PrewarmConfiguration) throws(RunError) {
+    /// - Parameter tracer: what traces each launch; nil: the real `LaunchTracer`.
+    public init(configuration: PrewarmConfiguration, tracer: (any LaunchTracing)? = nil) throws(RunError) {
         // The freeze is a ptrace stop at main: the ptrace observer's breakpoints hold it. (The
         // uprobe observer never stops the child, so it has no place to freeze it.)
         var configuration = configuration
         configuration.run.observer = .ptrace
         self.configuration = configuration
-        runSession = try RunSession(configuration: configuration.run)
+        runSession = try RunSession(configuration: configuration.run, tracer: tracer)
     }
 
     public var target: LaunchReport.Target { runSession.target }

@@ -24,6 +24,8 @@ public final class RunSession: @unchecked Sendable {
     public let closurePaths: [String]
     private let plans: PlanCache
     let learned = LearnedLayout()
+    /// Traces each launch (`LaunchTracer` unless a test scripts one).
+    private let tracer: any LaunchTracing
     private let pattern: Regex<AnyRegexOutput>?
     /// The child's environment but launchprof's hook variable, sorted (`KEY=VALUE`).
     private let baseEnvironment: [String]
@@ -37,7 +39,9 @@ public final class RunSession: @unchecked Sendable {
     /// Progress after each run: (runs done including warm-ups, total).
     public typealias Progress = @Sendable (Int, Int) -> Void
 
-    public init(configuration: RunConfiguration) throws(RunError) {
+    /// - Parameter tracer: what traces each launch; nil: the real `LaunchTracer`, with a
+    ///   `LearnedLayout` for the session.
+    public init(configuration: RunConfiguration, tracer: (any LaunchTracing)? = nil) throws(RunError) {
         self.configuration = configuration
         let environment = configuration.childEnvironment
         baseEnvironment = environment.filter { $0.key != "LAUNCHPROF_HOOK_FD" }.map { "\($0.key)=\($0.value)" }.sorted()
@@ -80,6 +84,7 @@ public final class RunSession: @unchecked Sendable {
         default:
             pattern = nil
         }
+        self.tracer = tracer ?? LaunchTracer(learned: learned)
     }
 
     /// The tracer's plan for the first image (prewarm's hazard scan uses it too).
@@ -210,10 +215,9 @@ public final class RunSession: @unchecked Sendable {
         frameWatch?.begin(control: control, monitor: monitor)
         defer { frameWatch?.end() }
         monitor.start(on: monitorThread)
-        let tracer = LaunchTracer(planForImage: { [plans] path in plans.plan(for: path) }, learned: learned)
         let result: TraceResult
         do {
-            result = try tracer.trace(request, control: control)
+            result = try tracer.trace(request, planForImage: { [plans] path in plans.plan(for: path) }, control: control)
         } catch {
             _ = sampler?.finish()
             _ = monitor.finish()
@@ -233,7 +237,7 @@ public final class RunSession: @unchecked Sendable {
         var timeline: PhaseTimeline
         do {
             timeline = try PhaseTimeline(
-                events: merge(result.events, observed.events), readiness: configuration.readiness)
+                events: EventMerge.merge(result.events, observed.events), readiness: configuration.readiness)
         } catch {
             throw .report(error)
         }
@@ -264,58 +268,15 @@ public final class RunSession: @unchecked Sendable {
             run.spawnedAt = PlatformFacts.spawnInstant(monotonicNs: spawnedAt)
         }
         if let sampling, let sampler {
-            try sampling.annotate(&run, capture: capture, sampler: sampler.sampler, spawnNs: result.events.first?.timestamp ?? 0)
+            try sampling.annotate(&run, capture: capture, sampler: sampler.sampler, spawnNs: result.events.first?.timeNs ?? 0)
         }
         return (run, metNewImages)
-    }
-
-    /// Tracer events keep their order; the monitor's events (hooks, output readiness) are placed
-    /// by time among them.
-    private func merge(_ traced: [LaunchEvent], _ observed: [LaunchEvent]) -> [LaunchEvent] {
-        guard !observed.isEmpty else { return traced }
-        var result: [LaunchEvent] = []
-        result.reserveCapacity(traced.count + observed.count)
-        var pending = observed.sorted { ($0.timestamp ?? 0) < ($1.timestamp ?? 0) }[...]
-        for event in traced {
-            if let time = event.timestamp {
-                while let next = pending.first, (next.timestamp ?? 0) <= time {
-                    result.append(next)
-                    pending.removeFirst()
-                }
-            }
-            result.append(event)
-        }
-        // Hook events after the exit (a grandchild's) stay ordered after it.
-        if case .exited = result.last, !pending.isEmpty {
-            let exit = result.removeLast()
-            result += pending
-            result.append(exit)
-        } else {
-            result += pending
-        }
-        return result
     }
 
     /// The child's environment as `KEY=VALUE` strings: the same in every run but for the hook
     /// channel's descriptor, so the rest is built once.
     private func environmentStrings(hookDescriptor: Int32) -> [String] {
         baseEnvironment + ["LAUNCHPROF_HOOK_FD=\(hookDescriptor)"]
-    }
-}
-
-extension LaunchEvent {
-    /// The event's time, for events that have one.
-    var timestamp: UInt64? {
-        switch self {
-        case .spawned(let t), .imageStarted(_, _, let t), .relocationStarted(let t),
-            .relocationFinished(let t), .objectInitStarted(_, let t), .entryReached(let t),
-            .programInitStarted(let t),
-            .mainReached(let t), .ready(_, let t), .exited(_, let t):
-            t
-        case .hook(let hook): hook.atNs
-        case .display(let event): event.atNs
-        case .unobservable: nil
-        }
     }
 }
 

@@ -11,7 +11,8 @@ import Glibc
 /// traced from the exec to `main` (then killed): every system call stops (PTRACE_SYSCALL) and
 /// the clock entry points carry breakpoints, because most clock reads never enter the kernel
 /// (the vDSO serves them). Each hazard names the function that made it, found by unwinding the
-/// stopped thread past libc, the loader and the vDSO.
+/// stopped thread past libc, the loader and the vDSO. Its processes are a `TracedProcesses`, as
+/// the tracer's are: spawned, tracked through forks and clones, killed and reaped the same way.
 /// All calls must come from one thread (ptrace has thread affinity).
 public struct HazardScanner {
     public struct Request: Sendable {
@@ -37,7 +38,7 @@ public struct HazardScanner {
     /// Scans one launch up to `main`. Returns the hazards in the order first met, each once.
     public func scan(_ request: Request) throws(TracerError) -> [PrewarmHazard] {
         var scan = try HazardScan.spawn(request)
-        defer { scan.killAll() }
+        defer { scan.processes.killAndReap() }
         try scan.run()
         return scan.hazards
     }
@@ -45,10 +46,10 @@ public struct HazardScanner {
 
 private struct HazardScan {
     let request: Request
-    let pid: pid_t
+    /// The scanned child and what it created, all traced.
+    var processes: TracedProcesses
+    var pid: pid_t { processes.child }
     var hazards: [PrewarmHazard] = []
-    var tracees: Set<pid_t> = []
-    var newborns: Set<pid_t> = []
     /// The syscall each thread entered (exit stops do not say).
     var entered: [pid_t: UInt64] = [:]
     /// Breakpoints on libc and vDSO entry points: address → (name, original byte, takes a clock id).
@@ -65,23 +66,13 @@ private struct HazardScan {
     typealias Request = HazardScanner.Request
 
     static func spawn(_ request: Request) throws(TracerError) -> HazardScan {
-        let arguments = CStringArray(request.arguments)
-        let environment = CStringArray(request.environment)
         let null = open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { if null >= 0 { close(null) } }
-        let cwd = request.workingDirectory.map { strdup($0) }
-        defer { cwd.map { free($0) } }
-        var options = lp_spawn_options(
-            stdin_fd: null, stdout_fd: null, stderr_fd: null, keep_fd: -1,
-            cwd: cwd.map { UnsafePointer($0!) }, trace: true, cpu: Int32(LP_SPAWN_CPU_INHERIT),
-            new_process_group: true, trap_listen: false)
-        var pid: pid_t = 0
-        let error = lp_spawn(request.executable, arguments.pointers, environment.pointers, &options, &pid)
-        guard error == 0 else { throw .cannotExecute(path: request.executable, errno: error) }
-        lp_track_child(pid)
-        var scan = HazardScan(request: request, pid: pid)
-        scan.tracees.insert(pid)
-        return scan
+        var spawn = TracedProcesses.Spawn(
+            executable: request.executable, arguments: request.arguments, environment: request.environment,
+            workingDirectory: request.workingDirectory)
+        (spawn.standardInput, spawn.standardOutput, spawn.standardError) = (null, null, null)
+        return HazardScan(request: request, processes: try TracedProcesses.spawn(spawn).processes)
     }
 
     mutating func run() throws(TracerError) {
@@ -92,47 +83,32 @@ private struct HazardScan {
         guard let main = request.plan.main else {
             throw .unexpectedStop(pid: pid, detail: "no main found in \(request.executable): the hazard scan needs it to know where pre-main ends")
         }
-        let maps = ProcessMaps.read(pid)
+        let maps = ProcessMappings.files(pid)
         let programBase = maps.first { $0.path == request.plan.programPath && $0.offset == 0 }?.start ?? 0
         mainAddress = (request.plan.isPositionIndependent ? programBase : 0) &+ main
         mainOriginal = try Ptrace.insertBreakpoint(pid, at: mainAddress)
-        // The tracee to resume before the next wait: only one that is in a stop we handled (an
-        // exit leaves nothing to resume; resuming another tracee blindly could swallow a stop
-        // not yet waited for).
-        var stopped: pid_t? = pid
+        // The tracee to resume before the next wait: the one in the stop last handled (resuming
+        // another tracee blindly could swallow a stop not yet waited for).
+        var stopped = pid
         var signal: Int32 = 0
         while true {
-            if let stopped {
-                do {
-                    try Ptrace.request(syscallRestart: stopped, signal: signal)
-                } catch where error.processIsGone {}
-            }
+            do {
+                try Ptrace.syscall(stopped, signal: signal)
+            } catch where error.processIsGone {}
             signal = 0
-            guard let stop = try Ptrace.wait() else { continue }
+            let stop: lp_wait_result
+            switch try processes.nextStop() {
+            case .childEnded(let exit):
+                processes.ended(exit.pid)
+                return  // it ended before main
+            case .handled(let handled):
+                stopped = handled.pid
+                continue
+            case .stopped(let next):
+                stop = next
+            }
             stopped = stop.pid
-            if stop.kind != LP_WAIT_STOPPED {
-                tracees.remove(stop.pid)
-                lp_untrack_child(stop.pid)
-                if stop.pid == pid { return }  // it ended before main
-                if tracees.isEmpty { return }
-                stopped = nil
-                continue
-            }
-            if stop.event == LP_PTRACE_EVENT_FORK || stop.event == LP_PTRACE_EVENT_VFORK
-                || stop.event == LP_PTRACE_EVENT_CLONE
-            {
-                let child = pid_t(truncatingIfNeeded: try Ptrace.eventMessage(stop.pid))
-                if tracees.insert(child).inserted { newborns.insert(child); lp_track_child(child) }
-                continue
-            }
             if stop.event != 0 { continue }
-            if stop.value == SIGSTOP {
-                if newborns.remove(stop.pid) != nil { continue }
-                if tracees.insert(stop.pid).inserted {  // its parent's event comes later
-                    lp_track_child(stop.pid)
-                    continue
-                }
-            }
             if stop.value == SIGTRAP | 0x80 {
                 try syscallStop(stop.pid)
                 continue
@@ -253,7 +229,7 @@ private struct HazardScan {
         _ tid: pid_t, _ kind: PrewarmHazard.Kind, _ syscall: String, _ detail: String,
         callerAddress: UInt64? = nil
     ) {
-        let maps = ProcessMaps.read(pid)
+        let maps = ProcessMappings.files(pid)
         var frames = StackUnwinder.unwind(tid)
         if let callerAddress { frames.insert(callerAddress, at: 0) }
         func object(_ address: UInt64) -> String? {
@@ -277,7 +253,7 @@ private struct HazardScan {
         if !hazards.contains(hazard) { hazards.append(hazard) }
     }
 
-    private mutating func name(_ address: UInt64, maps: [ProcessMaps.Mapping]) -> (object: String, function: String) {
+    private mutating func name(_ address: UInt64, maps: [StackSymbolizer.Mapping]) -> (object: String, function: String) {
         guard let mapping = maps.first(where: { $0.start <= address && address < $0.end }) else {
             return ("?", "0x" + String(address, radix: 16))
         }
@@ -335,28 +311,5 @@ private struct HazardScan {
         default:
             return "family \(family)"
         }
-    }
-
-    /// Kills the scanned process and everything it started, and reaps them: nothing is left
-    /// stopped or traced.
-    mutating func killAll() {
-        for tracee in tracees { kill(tracee, SIGKILL) }
-        while !tracees.isEmpty {
-            guard let stop = try? Ptrace.wait() else { break }
-            if stop.kind != LP_WAIT_STOPPED {
-                tracees.remove(stop.pid)
-                lp_untrack_child(stop.pid)
-            } else {
-                _ = lp_ptrace(Int32(LP_PTRACE_CONT), stop.pid, 0, 0, nil)
-            }
-        }
-    }
-}
-
-extension Ptrace {
-    /// Resumes to the next system call (or signal, or breakpoint).
-    static func request(syscallRestart pid: pid_t, signal: Int32) throws(TracerError) {
-        let error = lp_ptrace(Int32(LP_PTRACE_SYSCALL), pid, 0, UInt(signal), nil)
-        guard error == 0 else { throw .ptrace(request: "SYSCALL", pid: pid, errno: error) }
     }
 }

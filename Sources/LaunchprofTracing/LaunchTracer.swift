@@ -54,7 +54,8 @@ public struct TraceRequest: Sendable {
 /// What the tracer observed in one launch.
 public struct TraceResult: Sendable {
     public var pid: Int32
-    /// Boundaries in the order observed (hook events are merged in by the caller).
+    /// Boundaries in the order observed, the observer's merged in (`EventMerge`); the session
+    /// merges the monitor's events (hooks, readiness, display) in the same way.
     public var events: [LaunchEvent]
     public var exitStatus: ExitStatus
     /// Descendants still alive when the child ended; launchprof killed them.
@@ -65,7 +66,7 @@ public struct TraceResult: Sendable {
     /// signal that dumps core (SIGSEGV, SIGABRT, …).
     public var crashStack: [UInt64]
     /// The child's mappings at the crash, to symbolize `crashStack`: (start, end, file offset, path).
-    public var crashMappings: [ProcessMaps.Mapping]
+    public var crashMappings: [StackSymbolizer.Mapping]
     /// How long the child was held stopped while the tracer handled its stops, in all.
     public var pauseNs: UInt64
     /// The observer's own costs, each at its time: every stop (its pause), every probe hit.
@@ -87,24 +88,24 @@ public struct UprobeRequest: Sendable {
 
 /// Launches a program under ptrace and records its launch boundaries.
 ///
-/// Every observation is a breakpoint the tracer removes as soon as it is hit: the loader's
-/// `_dl_relocate_object` (relocation starts; the first initializer called ends it), each shared
-/// object's first initializer, the program's (or its entry point), and `main`; in a session's
-/// first launch also `_dl_debug_state`, to read the relocated initializer arrays. After `main`
-/// the child runs untouched; the app's own phases arrive through the hook channel, not ptrace.
-/// All calls must come from one thread (see `DedicatedThread`).
-public struct LaunchTracer {
-    /// Plans for images a child execs, by real path; nil when not analysed yet.
-    public var planForImage: (String) -> ImagePlan?
+/// The tracer is process control only: it spawns the child (`TracedProcesses`), runs the stop
+/// loop, follows forks, clones and execs, holds the prewarm freeze, captures a crash's stack and
+/// reaps everything at the end. What times the boundaries is its `LaunchObserver`, called at the
+/// seams (each exec stop, each SIGTRAP, the end): `BreakpointObserver` (int3s removed as soon as
+/// hit) or, with `TraceRequest.uprobes`, `UprobeLaunchObserver` (the child never stops at a
+/// boundary). After `main` the child runs untouched; the app's own phases arrive through the
+/// hook channel, not ptrace. All calls must come from one thread (see `DedicatedThread`).
+public struct LaunchTracer: LaunchTracing {
     /// What earlier launches of the session learned, so later ones stop for less (`LearnedLayout`).
     public var learned: LearnedLayout
 
-    public init(planForImage: @escaping (String) -> ImagePlan?, learned: LearnedLayout = LearnedLayout()) {
-        self.planForImage = planForImage
+    public init(learned: LearnedLayout = LearnedLayout()) {
         self.learned = learned
     }
 
-    public func trace(_ request: TraceRequest, control: TraceControl) throws(TracerError) -> TraceResult {
+    public func trace(
+        _ request: TraceRequest, planForImage: (String) -> ImagePlan?, control: TraceControl
+    ) throws(TracerError) -> TraceResult {
         var launch = try TracedLaunch.spawn(request, control: control, learned: learned)
         do {
             try launch.run(planForImage: planForImage)
@@ -121,33 +122,21 @@ public struct LaunchTracer {
 private struct TracedLaunch {
     let request: TraceRequest
     let control: TraceControl
-    let learned: LearnedLayout
-    let pid: pid_t
+    /// The child and what it created; all are traced (PTRACE_O_TRACEFORK and friends).
+    var processes: TracedProcesses
+    var pid: pid_t { processes.child }
+    /// What observes the boundaries: breakpoints, or the session's uprobes.
+    var observer: any LaunchObserver
     var events: [LaunchEvent] = []
-    var breakpoints = BreakpointTable()
     var image = 0
-    var plan: ImagePlan?
-    var loaderBias: UInt64 = 0
-    /// The rules that turn breakpoint hits into boundary events.
-    var recorder = BoundaryRecorder()
     var exitStatus: ExitStatus?
-    /// Processes and threads the child created; all are traced (PTRACE_O_TRACEFORK and friends).
-    var descendants: Set<pid_t> = []
-    /// Descendants whose first SIGSTOP (the auto-attach stop) has not been seen yet.
-    var newborns: Set<pid_t> = []
-    /// Descendants that are threads of the child (excluded from "left behind").
-    var threads: Set<pid_t> = []
-    /// Descendants with a copy of the child's memory (fork), which holds a copy of our int3s.
-    var forked: Set<pid_t> = []
     var unplannedImages: [String] = []
     var crashStack: [UInt64] = []
-    var crashMappings: [ProcessMaps.Mapping] = []
+    var crashMappings: [StackSymbolizer.Mapping] = []
     var leftovers: [pid_t] = []
     /// Time the child spent stopped while the tracer worked (from each wait to the next CONT).
     var pauseNs: UInt64 = 0
     var observerCosts: [ObserverCost] = []
-    /// The plan of each image, in exec order (uprobe observer).
-    var imagePlans: [ImagePlan?] = []
     /// Processes stopped at a listen(2) entry, resumed to its exit to read the result.
     var listening: Set<pid_t> = []
     var sawListen = false
@@ -160,8 +149,7 @@ private struct TracedLaunch {
             | LP_PTRACE_O_TRACEVFORK | LP_PTRACE_O_TRACECLONE)
 
     var options: Int32 {
-        // With uprobes no thread can run into a breakpoint of launchprof's: threads go untraced.
-        let base = request.uprobes == nil ? Self.options : Self.options & ~Int32(LP_PTRACE_O_TRACECLONE)
+        let base = observer.tracesThreadsUntilMain ? Self.options : Self.options & ~Int32(LP_PTRACE_O_TRACECLONE)
         return request.detectListen
             ? base | Int32(LP_PTRACE_O_TRACESECCOMP | LP_PTRACE_O_TRACESYSGOOD) : base
     }
@@ -169,25 +157,22 @@ private struct TracedLaunch {
     static func spawn(
         _ request: TraceRequest, control: TraceControl, learned: LearnedLayout
     ) throws(TracerError) -> TracedLaunch {
-        // Everything is allocated before the clock starts: the spawn is timed, not the setup.
-        let arguments = CStringArray(request.arguments)
-        let environment = CStringArray(request.environment)
-        let cwd = request.workingDirectory.map { strdup($0) }
-        defer { cwd.map { free($0) } }
-        var options = lp_spawn_options(
-            stdin_fd: request.standardInput, stdout_fd: request.standardOutput,
-            stderr_fd: request.standardError, keep_fd: request.hookDescriptor,
-            cwd: cwd.map { UnsafePointer($0!) }, trace: true,
-            cpu: request.pinnedCPU ?? Int32(request.unpinChild ? LP_SPAWN_CPU_LAUNCHPROFS : LP_SPAWN_CPU_INHERIT),
-            new_process_group: true, trap_listen: request.detectListen)
-        var pid: pid_t = 0
-        let spawnedAt = lp_now_ns()
-        let error = lp_spawn(request.executable, arguments.pointers, environment.pointers, &options, &pid)
-        guard error == 0 else { throw .cannotExecute(path: request.executable, errno: error) }
-        lp_track_child(pid)
-        control.attach(pid)
-        request.onSpawn?(pid)
-        var launch = TracedLaunch(request: request, control: control, learned: learned, pid: pid)
+        var spawn = TracedProcesses.Spawn(
+            executable: request.executable, arguments: request.arguments, environment: request.environment,
+            workingDirectory: request.workingDirectory)
+        spawn.standardInput = request.standardInput
+        spawn.standardOutput = request.standardOutput
+        spawn.standardError = request.standardError
+        spawn.keepDescriptor = request.hookDescriptor
+        spawn.cpu = request.pinnedCPU ?? Int32(request.unpinChild ? LP_SPAWN_CPU_LAUNCHPROFS : LP_SPAWN_CPU_INHERIT)
+        spawn.trapListen = request.detectListen
+        let (processes, spawnedAt) = try TracedProcesses.spawn(spawn)
+        control.attach(processes.child)
+        request.onSpawn?(processes.child)
+        let observer: any LaunchObserver = request.uprobes.map { UprobeLaunchObserver(pid: processes.child, uprobes: $0) }
+            ?? BreakpointObserver(pid: processes.child, learned: learned)
+        var launch = TracedLaunch(
+            request: request, control: control, processes: processes, observer: observer)
         launch.events.append(.spawned(atNs: spawnedAt))
         return launch
     }
@@ -225,10 +210,15 @@ private struct TracedLaunch {
                 // Killed while stopped (timeout, Ctrl-C): its exit is the next thing to wait for.
             }
             signalToDeliver = 0
-            guard var stop = try Ptrace.wait() else { continue }
-            if stop.kind != LP_WAIT_STOPPED {
-                // Nothing to continue after an exit: wait for the next stop without a CONT.
-                guard let next = try waitSkippingExits(after: stop) else { return }
+            let stop: lp_wait_result
+            switch try processes.nextStop() {
+            case .childEnded(let exit):
+                finish(exit)
+                return
+            case .handled(let handled):
+                (stopped, stoppedAt) = (handled.pid, handled.at_ns)
+                continue
+            case .stopped(let next):
                 stop = next
             }
             stopped = stop.pid
@@ -242,39 +232,11 @@ private struct TracedLaunch {
         }
     }
 
-    /// Records `exit` and waits until a process stops, recording exits of descendants on the
-    /// way. Returns nil when the child itself ended.
-    private mutating func waitSkippingExits(after exit: lp_wait_result) throws(TracerError) -> lp_wait_result? {
-        var stop = exit
-        while true {
-            if stop.kind == LP_WAIT_STOPPED { return stop }
-            if stop.pid == pid {
-                finish(stop)
-                return nil
-            }
-            descendants.remove(stop.pid)
-            lp_untrack_child(stop.pid)
-            guard let next = try Ptrace.wait() else { continue }
-            stop = next
-        }
-    }
-
     /// Handles one ptrace stop; returns the signal to deliver when continuing.
     private mutating func handleStop(
         _ stop: lp_wait_result, planForImage: (String) -> ImagePlan?
     ) throws(TracerError) -> Int32 {
         let event = stop.event
-        if event == LP_PTRACE_EVENT_FORK || event == LP_PTRACE_EVENT_VFORK || event == LP_PTRACE_EVENT_CLONE {
-            let child = pid_t(truncatingIfNeeded: try Ptrace.eventMessage(stop.pid))
-            // The child's first stop may be reported before its parent's event.
-            if descendants.insert(child).inserted {
-                newborns.insert(child)
-                lp_track_child(child)
-            }
-            if event == LP_PTRACE_EVENT_CLONE { threads.insert(child) }
-            if event == LP_PTRACE_EVENT_FORK { forked.insert(child) }
-            return 0
-        }
         if event == LP_PTRACE_EVENT_SECCOMP {
             if !sawListen { listening.insert(stop.pid) }
             return 0
@@ -297,15 +259,13 @@ private struct TracedLaunch {
         if stop.pid != pid { return try handleDescendantStop(stop) }
 
         if stop.value == SIGTRAP {
-            let registers = try Ptrace.registers(pid)
-            if let actions = try breakpoints.hit(pid, pc: registers.pc) {
-                for action in actions {
-                    try perform(action, at: stop.at_ns, address: registers.pc &- 1, registers: registers)
-                }
+            let beforeMain = !observer.reachedMain
+            if try observer.childTrapped(at: stop.at_ns, into: &events) {
+                if beforeMain, observer.reachedMain { try reachedMain(at: stop.at_ns) }
                 return 0
             }
         }
-        if stop.value == SIGSTOP, request.freeze?.point == .selfStop, recorder.reachedMain, !frozen,
+        if stop.value == SIGSTOP, request.freeze?.point == .selfStop, observer.reachedMain, !frozen,
             !Ptrace.isGroupStop(pid)
         {
             holdFrozen(stoppedAt: stop.at_ns)
@@ -318,24 +278,8 @@ private struct TracedLaunch {
 
     private mutating func handleDescendantStop(_ stop: lp_wait_result) throws(TracerError) -> Int32 {
         let process = stop.pid
-        if stop.value == SIGSTOP {
-            if newborns.remove(process) != nil { return 0 }
-            if descendants.insert(process).inserted {  // its parent's event comes later
-                lp_track_child(process)
-                return 0
-            }
-            if Ptrace.isGroupStop(process) { return 0 }
-        }
-        if stop.value == SIGTRAP, let registers = try? Ptrace.registers(process),
-            breakpoints.contains(registers.pc &- 1)
-        {
-            // A descendant ran into one of our int3s: a forked copy gets its own byte back;
-            // a thread shares the memory, so the breakpoint is simply consumed.
-            if forked.contains(process) {
-                try breakpoints.restoreCopy(process, at: registers.pc &- 1)
-            } else {
-                _ = try breakpoints.hit(process, pc: registers.pc)
-            }
+        if stop.value == SIGSTOP, Ptrace.isGroupStop(process) { return 0 }
+        if stop.value == SIGTRAP, try observer.descendantTrapped(process, forked: processes.forked.contains(process)) {
             return 0
         }
         return stop.value
@@ -343,123 +287,42 @@ private struct TracedLaunch {
 
     // MARK: Boundaries
 
-    /// Arms the first breakpoints of a freshly exec'd image.
+    /// Notes what a freshly exec'd image leaves unobservable and hands it to the observer.
     private mutating func startImage(plan: ImagePlan?, path: String) throws(TracerError) {
-        self.plan = plan
-        imagePlans.append(plan)
-        guard let plan else {
+        if let plan {
+            for (phase, reason) in plan.unobservable {
+                events.append(.unobservable(phase: phase, reason: reason))
+            }
+            // Spawn → exec stop was a same-CPU switch; an observer that never stops the child at
+            // main leaves no later place to unpin it, and from here it needs its own mask.
+            if image == 0, !observer.stopsAtMain, request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
+        } else {
             unplannedImages.append(path)
             for phase in ["loader.map", "loader.relocate", "loader.init", "program.init", "main"] {
                 events.append(.unobservable(
                     phase: phase, reason: "image \(path) was not analysed before this run"))
             }
-            return
         }
-        for (phase, reason) in plan.unobservable {
-            events.append(.unobservable(phase: phase, reason: reason))
-        }
-        if let uprobes = request.uprobes {
-            // The probes were armed for the session; an image met for the first time gets them
-            // now, inside this launch (a registration waits for a grace period): that run shows it.
-            for (phase, reason) in plan.uprobeUnobservable where !plan.unobservable.contains(where: { $0.phase == phase }) {
-                events.append(.unobservable(phase: phase, reason: reason))
-            }
-            // Its hits are kept for this launch even if another session reads the rings first.
-            if image == 0 { uprobes.observer.watch(pid: pid) }
-            // Spawn → exec stop was a same-CPU switch; from here the child needs its own mask.
-            if image == 0, request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
-            if !uprobes.observer.isArmed(plan.uprobes) {
-                do throws(UprobeError) {
-                    try uprobes.observer.arm(plan.uprobes)
-                } catch {
-                    throw .unexpectedStop(pid: pid, detail: error.description)
-                }
-            }
-            return
-        }
-        // The exec stop's program counter is the first instruction of the new image: the
-        // loader's entry point, or the program's for a static one. That gives the load address
-        // without reading the auxiliary vector (which stays the fallback); the program's own
-        // address comes from the loader's link map once relocation starts.
-        let registers = try Ptrace.registers(pid)
-        var programBias: UInt64 = 0
-        let startBias = registers.pc &- (plan.loader?.entry ?? plan.entry)
-        if startBias % 4096 == 0, plan.loader != nil || plan.isPositionIndependent || startBias == 0 {
-            if plan.loader != nil { loaderBias = startBias } else { programBias = startBias }
-        } else {
-            let auxv = try AuxiliaryVector.read(pid, stackPointer: registers.sp)
-            loaderBias = auxv.base
-            programBias = plan.isPositionIndependent ? auxv.entry &- plan.entry : 0
-        }
-        // The boundaries to arm now, as offsets from one load bias: the loader's first
-        // breakpoint, or (statically linked: no loader) the program's entry, init and main.
-        var targets: [ArmingRecipe.Target]
-        let bias: UInt64
-        if let loader = plan.loader, loaderBias != 0 {
-            bias = loaderBias
-            targets = [loader.relocateObject.map { .init(node: 0, offset: $0, action: .boundary(.relocationStart)) }
-                ?? .init(node: 0, offset: loader.debugState, action: .debugState)]
-        } else {
-            bias = programBias
-            targets = [.init(node: 0, offset: plan.entry, action: .boundary(.entry))]
-            if case .function(let function) = plan.programInitializer {
-                targets.append(.init(node: 0, offset: function, action: .boundary(.programInit)))
-            }
-            if let main = mainTarget(node: { _ in nil }) { targets.append(main) }
-            noteIfMainIsUnobservable(targets)
-        }
-        // Their text words, as an earlier launch of the same program found them; the first
-        // launch reads them and records them for the next ones.
-        let known = learned.execStopWords(for: plan.programPath).flatMap { $0.count == targets.count ? $0 : nil }
-        if let known {
-            for index in targets.indices { targets[index].word = known[index] }
-        }
-        try arm(targets, biases: [bias])
-        if known == nil {
-            learned.remember(
-                execStopWords: targets.map { breakpoints.originalWord(at: bias &+ $0.offset) }, for: plan.programPath)
-        }
+        try observer.startImage(image, plan: plan, into: &events)
     }
 
     private mutating func startNextImage(
         at time: UInt64, planForImage: (String) -> ImagePlan?
     ) throws(TracerError) {
         image += 1
-        breakpoints.forget()
-        recorder.startImage()
-        let path = ProcessMaps.executablePath(pid) ?? request.executable
+        let path = TracedProcesses.executablePath(pid) ?? request.executable
         events.append(.imageStarted(image: image, path: path, atNs: time))
-        try Ptrace.setOptions(pid, recorder.reachedMain ? options & ~Int32(LP_PTRACE_O_TRACECLONE) : options)
+        // The new image's threads are traced again until its main.
+        try Ptrace.setOptions(pid, options)
         try startImage(plan: planForImage(path), path: path)
     }
 
-    private mutating func perform(
-        _ action: BreakpointTable.Action, at time: UInt64, address: UInt64, registers: lp_registers
-    ) throws(TracerError) {
-        guard case .boundary(let boundary) = action else {
-            try loaderStateChanged(at: time, address: address)
-            return
-        }
-        events += recorder.hit([boundary], atNs: time)
-        switch boundary {
-        case .relocationStart:
-            // The link map is complete once relocation starts. If earlier launches taught us
-            // where every initializer array points, arm everything now and skip the stop at
-            // RT_CONSISTENT that would otherwise read the relocated arrays.
-            if try !armLaunchBoundaries(arraysRelocated: false), let loader = plan?.loader {
-                try breakpoints.arm(pid, at: loaderBias + loader.debugState, .debugState)
-            }
-        case .objectInit, .entry, .programInit: break
-        case .libcStartMain:
-            // x86_64: __libc_start_main(main, argc, argv, …) has `main` in %rdi.
-            try breakpoints.arm(pid, at: registers.arg0, .boundary(.main))
-        case .main:
-            breakpoints.disarmAll(pid)
-            if request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
-            // Threads the app starts from here on need not be traced.
-            try Ptrace.setOptions(pid, options & ~Int32(LP_PTRACE_O_TRACECLONE))
-            if request.freeze?.point == .main { holdFrozen(stoppedAt: time) }
-        }
+    /// The child is stopped at `main`: it gets its own CPU mask back, the threads it starts from
+    /// here on go untraced, and prewarm may hold it frozen here.
+    private mutating func reachedMain(at time: UInt64) throws(TracerError) {
+        if request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
+        try Ptrace.setOptions(pid, options & ~Int32(LP_PTRACE_O_TRACECLONE))
+        if request.freeze?.point == .main { holdFrozen(stoppedAt: time) }
     }
 
     /// Prewarm: hands the stopped child to `TraceFreeze.hold` and returns when it may resume.
@@ -473,117 +336,11 @@ private struct TracedLaunch {
         heldNs += lp_now_ns() &- start
     }
 
-    /// `_dl_debug_state` was called: at RT_CONSISTENT the closure is mapped and relocated, so
-    /// the relocated DT_INIT_ARRAY entries can be read (and remembered for later launches).
-    private mutating func loaderStateChanged(at time: UInt64, address: UInt64) throws(TracerError) {
-        guard let plan, let loader = plan.loader else { return }
-        let state = try Ptrace.readWord(pid, at: loaderBias + loader.rDebug + 24) & 0xffff_ffff
-        guard state == 0 /* RT_CONSISTENT */ else {
-            // RT_ADD (mapping starts): only seen without `_dl_relocate_object`; step over it and
-            // wait for the next call.
-            try Ptrace.singleStep(pid)
-            _ = try Ptrace.wait(pid)
-            try breakpoints.arm(pid, at: address, .debugState)
-            return
-        }
-        _ = try armLaunchBoundaries(arraysRelocated: true)
-    }
-
-    /// Arms every boundary after relocation: each object's first initializer, the program's,
-    /// the entry when needed, and main. An object's first initializer is its DT_INIT, or its
-    /// first DT_INIT_ARRAY entry, whose value exists only once relocated: read from memory when
-    /// `arraysRelocated`, else taken from what an earlier launch learned. Returns false, arming
-    /// nothing, when some entry is neither readable nor learned yet.
-    private mutating func armLaunchBoundaries(arraysRelocated: Bool) throws(TracerError) -> Bool {
-        guard let plan, let loader = plan.loader else { return false }
-        if !arraysRelocated, let recipe = learned.recipe(for: plan.programPath),
-            let biases = recipe.biases(pid, loaderBias: loaderBias)
-        {
-            try arm(recipe.targets, biases: biases)
-            noteIfMainIsUnobservable(recipe.targets)
-            return true
-        }
-        let objects = try LinkMap.read(
-            pid, rDebug: loaderBias + loader.rDebug, earlier: learned.chain(for: plan.programPath))
-        learned.remember(chain: objects, for: plan.programPath)
-        guard !objects.isEmpty else { return false }  // the chain starts with the program
-        var targets: [ArmingRecipe.Target] = []
-        var arrays: [(key: String, node: Int, slot: UInt64, action: BreakpointTable.Action)] = []
-        func initializer(key: String, node: Int, array: UInt64, action: BreakpointTable.Action) -> Bool {
-            if arraysRelocated {
-                arrays.append((key, node, array, action))
-            } else if let offset = learned.initializerOffset(for: key) {
-                targets.append(.init(node: node, offset: offset, action: action))
-            } else {
-                return false
-            }
-            return true
-        }
-        for (node, object) in objects.enumerated().dropFirst() {
-            guard let key = object.key, let initializers = plan.initializers[key], !initializers.isEmpty else { continue }
-            let action = BreakpointTable.Action.boundary(.objectInit(path: object.name))
-            if let function = initializers.initFunction {
-                targets.append(.init(node: node, offset: function, action: action))
-            } else if let array = initializers.initArray {
-                guard initializer(key: key, node: node, array: array, action: action) else { return false }
-            }
-        }
-        switch plan.programInitializer {
-        case .function(let function): targets.append(.init(node: 0, offset: function, action: .boundary(.programInit)))
-        case .arraySlot(let slot):
-            guard initializer(key: plan.programPath, node: 0, array: slot, action: .boundary(.programInit)) else { return false }
-        case nil:
-            // The entry point marks libc's start-up before the program's initializers: a few µs
-            // in a dynamic program, less than the stop would cost, so it is observed only when
-            // there is no initializer to mark the boundary.
-            targets.append(.init(node: 0, offset: plan.entry, action: .boundary(.entry)))
-        }
-        let entries = try Ptrace.readWords(pid, at: arrays.map { objects[$0.node].bias &+ $0.slot })
-        for (array, function) in zip(arrays, entries) where function != 0 && function != UInt64.max {
-            let offset = function &- objects[array.node].bias
-            learned.remember(initializerOffset: offset, for: array.key)
-            targets.append(.init(node: array.node, offset: offset, action: array.action))
-        }
-        if let main = mainTarget(node: { key in objects.firstIndex { $0.key == key } }) { targets.append(main) }
-        let biases = objects.map(\.bias)
-        try arm(targets, biases: biases)
-        noteIfMainIsUnobservable(targets)
-        for index in targets.indices {
-            targets[index].word = breakpoints.originalWord(at: biases[targets[index].node] &+ targets[index].offset)
-        }
-        learned.remember(recipe: ArmingRecipe(objects: objects, targets: targets, loaderBias: loaderBias), for: plan.programPath)
-        return true
-    }
-
-    /// Arms `targets` in one batch, each at its node's bias plus its offset.
-    private mutating func arm(_ targets: [ArmingRecipe.Target], biases: [UInt64]) throws(TracerError) {
-        try breakpoints.arm(pid, targets.map { .init(address: biases[$0.node] &+ $0.offset, action: $0.action, word: $0.word) })
-    }
-
-    /// Notes `main` (and so the end of `program.init`) as unobservable when no target leads to it.
-    private mutating func noteIfMainIsUnobservable(_ targets: [ArmingRecipe.Target]) {
-        guard !targets.contains(where: { $0.action == .boundary(.main) || $0.action == .boundary(.libcStartMain) }) else { return }
-        events.append(.unobservable(
-            phase: "main", reason: "no libc main: neither a `main` symbol nor __libc_start_main"))
-        events.append(.unobservable(phase: "program.init", reason: "its end, main, is not observable"))
-    }
-
-    /// Where `main` is observed: at `main` itself, else at `__libc_start_main`, whose argument
-    /// it is. `node` finds the link-map node of an object by real path (0 is the program).
-    private func mainTarget(node: (String) -> Int?) -> ArmingRecipe.Target? {
-        guard let plan else { return nil }
-        if let main = plan.main { return .init(node: 0, offset: main, action: .boundary(.main)) }
-        if let start = plan.libcStartMain, let index = start.path == plan.programPath ? 0 : node(start.path) {
-            return .init(node: index, offset: start.address, action: .boundary(.libcStartMain))
-        }
-        return nil
-    }
-
     // MARK: The end
 
     private mutating func finish(_ stop: lp_wait_result) {
         control.markExited()
-        lp_untrack_child(pid)
+        processes.ended(pid)
         let status: ExitStatus
         if let termination = control.termination,
             stop.kind == LP_WAIT_SIGNALED, stop.value == termination.signal
@@ -609,58 +366,26 @@ private struct TracedLaunch {
     private mutating func captureCrash() {
         guard crashStack.isEmpty else { return }
         crashStack = StackUnwinder.unwind(pid)
-        crashMappings = ProcessMaps.read(pid)
+        crashMappings = ProcessMappings.files(pid)
     }
 
     /// Kills whatever the launch left behind: descendants (a daemon the child forked) and the
     /// child itself if the tracer failed half-way. Reaps them all, so nothing stays stopped,
     /// traced or orphaned.
     mutating func cleanUp() {
-        if exitStatus == nil {
-            kill(pid, SIGKILL)
-            descendants.insert(pid)
-        }
-        leftovers = descendants.filter { $0 != pid && !threads.contains($0) }.sorted()
-        for process in descendants { kill(process, SIGKILL) }
-        var remaining = descendants
-        while !remaining.isEmpty {
-            guard let stop = try? Ptrace.wait() else { break }
-            if stop.kind != LP_WAIT_STOPPED {
-                remaining.remove(stop.pid)
-                lp_untrack_child(stop.pid)
-            } else {
-                // A process caught between stops: let it run into its SIGKILL.
-                _ = lp_ptrace(Int32(LP_PTRACE_CONT), stop.pid, 0, 0, nil)
-            }
-        }
-        if exitStatus == nil {
-            control.markExited()
-            lp_untrack_child(pid)
-        }
+        leftovers = processes.killAndReap()
+        if exitStatus == nil { control.markExited() }
     }
 
     func result() -> TraceResult {
-        var events = self.events
-        var costs = observerCosts
-        var lost: UInt64 = 0
-        if let uprobes = request.uprobes {
-            // The child is gone: every hit it made is in the buffers.
-            let drained = uprobes.observer.drain(pid: pid)
-            lost = drained.lost
-            var starts: [UInt64] = []
-            for case .imageStarted(_, _, let time) in events { starts.append(time) }
-            let images = zip(starts, imagePlans).map { UprobeLaunchEvents.Image(startNs: $0, plan: $1) }
-            let observed = UprobeLaunchEvents(samples: drained.samples, images: images, calibration: uprobes.calibration)
-            events = UprobeLaunchEvents.merge(events, observed.events)
-            costs += observed.costs
-        }
+        let observation = observer.finish(events: events)
         var result = TraceResult(
-            pid: pid, events: events,
+            pid: pid, events: observation.events,
             exitStatus: exitStatus ?? .killedByLaunchprof(signal: SIGKILL, reason: "tracer failed"),
             leftoverProcesses: leftovers, unplannedImages: unplannedImages,
             crashStack: crashStack, crashMappings: crashMappings, pauseNs: pauseNs &- min(pauseNs, heldNs))
-        result.observerCosts = costs.sorted { $0.atNs < $1.atNs }
-        result.lostSamples = lost
+        result.observerCosts = (observerCosts + observation.costs).sorted { $0.atNs < $1.atNs }
+        result.lostSamples = observation.lostSamples
         return result
     }
 }

@@ -12,8 +12,9 @@ enum Ptrace {
         try request(LP_PTRACE_CONT, "CONT", pid, 0, UInt(signal))
     }
 
-    static func syscall(_ pid: pid_t) throws(TracerError) {
-        try request(LP_PTRACE_SYSCALL, "SYSCALL", pid, 0, 0)
+    /// Resumes to the next system call entry or exit (or signal, or breakpoint).
+    static func syscall(_ pid: pid_t, signal: Int32 = 0) throws(TracerError) {
+        try request(LP_PTRACE_SYSCALL, "SYSCALL", pid, 0, UInt(signal))
     }
 
     static func singleStep(_ pid: pid_t) throws(TracerError) {

@@ -1,4 +1,5 @@
 import CLaunchprof
+import LaunchprofSampling
 import Synchronization
 
 #if canImport(Glibc)
@@ -51,7 +52,7 @@ public struct UprobeCalibration: Sendable, Equatable {
         typealias Target = @convention(c) (UInt64) -> UInt64
         let target: Target = stepped ? lp_uprobe_calibration_stepped : lp_uprobe_calibration_emulated
         let function = UInt64(UInt(bitPattern: unsafeBitCast(target, to: UnsafeRawPointer.self)))
-        guard let mapping = ProcessMaps.read(getpid()).first(where: { function >= $0.start && function < $0.end }) else {
+        guard let mapping = ProcessMappings.files(getpid()).first(where: { function >= $0.start && function < $0.end }) else {
             throw .unavailable(reason: "launchprof's own code is not in a file mapping (/proc/self/maps)")
         }
         let offset = function - mapping.start + mapping.offset

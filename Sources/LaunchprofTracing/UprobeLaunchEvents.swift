@@ -47,37 +47,4 @@ public struct UprobeLaunchEvents {
             }
         }
     }
-
-    /// `traced` (the process control's events, in order) with `observed` placed by time among
-    /// them; events without a time keep their place after the event before them.
-    public static func merge(_ traced: [LaunchEvent], _ observed: [LaunchEvent]) -> [LaunchEvent] {
-        var result: [LaunchEvent] = []
-        result.reserveCapacity(traced.count + observed.count)
-        var pending = observed[...]
-        for event in traced {
-            if let time = event.time {
-                while let next = pending.first, let nextTime = next.time, nextTime < time {
-                    result.append(next)
-                    pending.removeFirst()
-                }
-            }
-            result.append(event)
-        }
-        result += pending
-        return result
-    }
-}
-
-extension LaunchEvent {
-    fileprivate var time: UInt64? {
-        switch self {
-        case .spawned(let t), .imageStarted(_, _, let t), .relocationStarted(let t),
-            .relocationFinished(let t), .objectInitStarted(_, let t), .entryReached(let t),
-            .programInitStarted(let t), .mainReached(let t), .ready(_, let t), .exited(_, let t):
-            t
-        case .hook(let hook): hook.atNs
-        case .display(let event): event.atNs
-        case .unobservable: nil
-        }
-    }
 }
