@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "LaunchprofTracing", targets: ["LaunchprofTracing"]),
         .library(name: "LaunchprofELF", targets: ["LaunchprofELF"]),
         .library(name: "LaunchprofReport", targets: ["LaunchprofReport"]),
+        .library(name: "LaunchprofAnalysis", targets: ["LaunchprofAnalysis"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -60,10 +61,21 @@ let package = Package(
         .target(name: "LaunchprofHooks"),
         .target(name: "LaunchprofApp", dependencies: ["LaunchprofHooks"]),
 
-        // Pure model: reports, statistics, renderers.
+        // The event and report model: the tracer's events, the Codable documents (report,
+        // inspect, bench summary, comparison, calibration), their schema versions, their JSON
+        // encoding and the run summary the report writer builds as runs stream to disk.
         .target(
             name: "LaunchprofReport",
-            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
+
+        // What is derived from events and reports: phase timelines, comparisons and their
+        // statistics, merging, the sample analyzer, calibration fits, the inspect advisor.
+        .target(name: "LaunchprofAnalysis", dependencies: ["LaunchprofReport"]),
+
+        // Reports as text, HTML, Chrome/Perfetto trace, MetricKit, OpenMetrics, markdown, JSON.
+        .target(
+            name: "LaunchprofRenderers",
+            dependencies: ["LaunchprofReport"],
             // The HTML report's script, compiled into the binary (no bundle to ship beside it).
             resources: [.embedInCode("HTMLReportScript.js")]),
 
@@ -87,13 +99,13 @@ let package = Package(
             name: "LaunchprofCore",
             dependencies: [
                 "LaunchprofELF", "LaunchprofTracing", "LaunchprofSampling", "LaunchprofReport",
-                "LaunchprofDisplay",
+                "LaunchprofAnalysis", "LaunchprofDisplay",
             ]),
 
         .executableTarget(
             name: "launchprof",
             dependencies: [
-                "LaunchprofCore",
+                "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
@@ -108,8 +120,8 @@ let package = Package(
         .testTarget(
             name: "LaunchprofTests",
             dependencies: [
-                "LaunchprofCore", "LaunchprofReport", "LaunchprofELF", "LaunchprofTracing",
-                "LaunchprofApp", "LaunchprofDisplay",
+                "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers",
+                "LaunchprofELF", "LaunchprofTracing", "LaunchprofApp", "LaunchprofDisplay",
             ],
             resources: [.copy("Fixtures"), .copy("Golden")]),
     ]

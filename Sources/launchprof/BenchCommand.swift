@@ -1,6 +1,8 @@
 import ArgumentParser
 import LaunchprofCore
+import LaunchprofAnalysis
 import LaunchprofReport
+import LaunchprofRenderers
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

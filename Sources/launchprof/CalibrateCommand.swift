@@ -1,5 +1,6 @@
 import ArgumentParser
 import LaunchprofCore
+import LaunchprofAnalysis
 import LaunchprofReport
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -1,6 +1,8 @@
 import ArgumentParser
 import LaunchprofCore
+import LaunchprofAnalysis
 import LaunchprofReport
+import LaunchprofRenderers
 
 /// `launchprof compare BASE NEW`: did the launch get slower, with what confidence.
 struct CompareCommand: ParsableCommand {

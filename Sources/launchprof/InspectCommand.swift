@@ -2,6 +2,7 @@ import ArgumentParser
 import LaunchprofCore
 import LaunchprofELF
 import LaunchprofReport
+import LaunchprofRenderers
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
+@testable import LaunchprofAnalysis
 @testable import LaunchprofReport
+@testable import LaunchprofRenderers
 
 @Suite("compare: verdicts from per-run samples")
 struct ReportComparisonTests {
