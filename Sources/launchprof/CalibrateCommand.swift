@@ -62,7 +62,7 @@ struct CalibrateCommand: ParsableCommand {
             cursor += 1
         }
         guard let store = CalibrationStore.user(environment: environment) else {
-            throw ExitCause.cannotCreate.fail(CalibrationError.noCacheDirectory.description)
+            throw ExitCause.of(CalibrationError.noCacheDirectory).fail(CalibrationError.noCacheDirectory.description)
         }
         var calibrator = Calibrator(environment: environment)
         calibrator.runs = runs

@@ -68,7 +68,7 @@ struct CompareCommand: ParsableCommand {
         } catch {
             throw ExitCause.software.fail(error.description)
         }
-        let code = comparison.verdict.exitCode
-        if code != 0 { throw ExitCode(code) }
+        let cause = ExitCause.of(comparison.verdict)
+        if cause != .success { throw cause.code }
     }
 }
