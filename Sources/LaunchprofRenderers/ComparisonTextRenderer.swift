@@ -15,15 +15,9 @@ public struct ComparisonTextRenderer: ComparisonRenderer {
             lines.append(ComparisonRows.heading(entry))
             let rows = ComparisonRows.rows(entry, allPhases: allPhases)
             let header = ["quantity", "base", "new", "median Δ", "shift [\(Int(entry.settings.confidence * 100))% CI]", "verdict"]
-            let table = [header] + rows
-            let widths = (0..<header.count).map { column in table.map { $0[column].count }.max() ?? 0 }
-            for row in table {
-                let cells = row.enumerated().map { index, cell in
-                    index == 0 || index == row.count - 1
-                        ? cell.padding(widths[index]) : String(repeating: " ", count: widths[index] - cell.count) + cell
-                }
-                lines.append("  " + cells.joined(separator: "  ").trailingSpacesRemoved)
-            }
+            // The figures right-aligned, the quantity and the verdict left.
+            let table = TextTable(rows: [header] + rows, rightAligned: Set(1..<(header.count - 1)))
+            lines += table.lines.map { "  " + $0 }
             if !entry.counts.isEmpty {
                 lines.append("  counts: " + entry.counts.map { "\($0.name) \($0.base) → \($0.new)" + ($0.verdict == .unchanged ? "" : " (\($0.verdict.rawValue))") }.joined(separator: ", "))
             }
@@ -37,17 +31,5 @@ public struct ComparisonTextRenderer: ComparisonRenderer {
         }
         lines.append("verdict: \(comparison.verdict.text)")
         return lines.joined(separator: "\n") + "\n"
-    }
-}
-
-extension String {
-    fileprivate func padding(_ width: Int) -> String {
-        count >= width ? self : self + String(repeating: " ", count: width - count)
-    }
-
-    fileprivate var trailingSpacesRemoved: String {
-        var text = self
-        while text.last == " " { text.removeLast() }
-        return text
     }
 }

@@ -39,7 +39,7 @@ public struct InspectTextRenderer: Sendable {
                     kibibytes(object.sizeBytes),
                 ])
             }
-            lines += table(header: header, rows: rows, rightAligned: [0, 3, 4, 5, 6, 7])
+            lines += TextTable(rows: [header] + rows, rightAligned: [0, 3, 4, 5, 6, 7]).lines
             lines.append("(r: relative relocations packed with DT_RELR; !: bound at start-up)")
         }
 
@@ -95,24 +95,6 @@ public struct InspectTextRenderer: Sendable {
         let rSquared = (permille < 0 ? "-" : "") + "\(abs(permille) / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
         return "calibrated on this host (\(calibration.cpu), kernel \(calibration.kernel)) at \(calibration.measuredAt), "
             + "R² \(rSquared)"
-    }
-
-    private func table(header: [String], rows: [[String]], rightAligned: Set<Int>) -> [String] {
-        var widths = header.map(\.count)
-        for row in rows {
-            for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) }
-        }
-        func format(_ cells: [String]) -> String {
-            var line = ""
-            for (column, cell) in cells.enumerated() {
-                let padding = String(repeating: " ", count: widths[column] - cell.count)
-                if column > 0 { line += "  " }
-                line += rightAligned.contains(column) ? padding + cell : cell + padding
-            }
-            while line.hasSuffix(" ") { line.removeLast() }
-            return line
-        }
-        return [format(header)] + rows.map(format)
     }
 
     private func kibibytes(_ bytes: UInt64) -> String {

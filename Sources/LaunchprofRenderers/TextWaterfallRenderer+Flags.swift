@@ -19,16 +19,10 @@ extension TextWaterfallRenderer {
                 Self.shortAdvice(flag.kind),
             ]
         }
-        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows.prefix(12) {
-            var text = "  "
-            for column in 0..<5 {
-                let cell = row[column]
-                text += column == 3 ? String(repeating: " ", count: widths[column] - cell.count) + cell
-                    : cell + String(repeating: " ", count: widths[column] - cell.count)
-                text += "  "
-            }
-            lines.append(paint(text + row[5], code: row[0] == "cpu" ? "35" : row[0] == "blocked" ? "36" : "31"))
+        // Laid out over every flag, so the columns do not move with how many are shown.
+        let table = TextTable(rows: rows, rightAligned: [3]).lines
+        for (row, text) in zip(rows, table).prefix(12) {
+            lines.append(paint("  " + text, code: row[0] == "cpu" ? "35" : row[0] == "blocked" ? "36" : "31"))
         }
         if flags.count > 12 { lines.append("  … \(flags.count - 12) more in the JSON report") }
         return lines
