@@ -1,9 +1,14 @@
 // swift-tools-version: 6.1
 // launchprof: a launch-performance profiler for Linux programs.
 //
-// Dependencies point down: launchprof (CLI) → LaunchprofCore → {LaunchprofELF, LaunchprofTracing,
-// LaunchprofSampling} → C shims and system libraries. LaunchprofReport is pure Swift (no C, no
-// syscalls) so the report model, statistics and renderers are tested with plain values.
+// Dependencies point down:
+//   launchprof (CLI) → LaunchprofRenderers, LaunchprofCore
+//   LaunchprofCore → LaunchprofAnalysis, LaunchprofDisplay → LaunchprofTracing → LaunchprofSampling
+//     → LaunchprofELF → C shims and system libraries
+//   everything → LaunchprofReport, the event and report model, at the bottom.
+// LaunchprofReport, LaunchprofAnalysis (timelines, statistics, comparisons) and LaunchprofRenderers
+// (text, HTML, trace, MetricKit, OpenMetrics, markdown) are pure Swift (no C, no syscalls), tested
+// with plain values; the renderers need no analysis, only the model.
 import PackageDescription
 
 let package = Package(
