@@ -3,12 +3,12 @@
 //
 // Dependencies point down:
 //   launchprof (CLI) → LaunchprofRenderers, LaunchprofCore
+//   LaunchprofRenderers → LaunchprofAnalysis → LaunchprofReport, the event and report model
 //   LaunchprofCore → LaunchprofAnalysis, LaunchprofDisplay → LaunchprofTracing → LaunchprofSampling
-//     → LaunchprofELF → C shims and system libraries
-//   everything → LaunchprofReport, the event and report model, at the bottom.
+//     → LaunchprofELF → LaunchprofReport; C shims and system libraries where they must
 // LaunchprofReport, LaunchprofAnalysis (timelines, statistics, comparisons) and LaunchprofRenderers
 // (text, HTML, trace, MetricKit, OpenMetrics, markdown) are pure Swift (no C, no syscalls), tested
-// with plain values; the renderers need no analysis, only the model.
+// with plain values.
 import PackageDescription
 
 let package = Package(
@@ -80,7 +80,7 @@ let package = Package(
         // Reports as text, HTML, Chrome/Perfetto trace, MetricKit, OpenMetrics, markdown, JSON.
         .target(
             name: "LaunchprofRenderers",
-            dependencies: ["LaunchprofReport"],
+            dependencies: ["LaunchprofReport", "LaunchprofAnalysis"],
             // The HTML report's script, compiled into the binary (no bundle to ship beside it).
             resources: [.embedInCode("HTMLReportScript.js")]),
 
