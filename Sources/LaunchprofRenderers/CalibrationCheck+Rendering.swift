@@ -15,24 +15,24 @@ extension CalibrationCheck {
             "unit costs (loader.map + loader.relocate)",
         ]
         for (name, picoseconds) in zip(LaunchCostModel.termNames, model.coefficientsPs) {
-            lines.append("  " + Self.pad(name, 14) + Self.padLeft(DurationText.picoseconds(picoseconds), 10))
+            lines.append("  " + TextTable.column(name, 14) + TextTable.rightColumn(DurationText.picoseconds(picoseconds), 10))
         }
         lines.append("")
         lines.append("fit per closure             measured   estimate   error")
         for point in calibration.points {
             lines.append(
-                "  " + Self.pad(point.name, 40) + Self.padLeft(Self.duration(point.measuredNs), 9)
-                    + Self.padLeft(Self.duration(point.estimatedNs), 11)
-                    + Self.padLeft(Self.percent(point.relativeError), 8))
+                "  " + TextTable.column(point.name, 40) + TextTable.rightColumn(Self.duration(point.measuredNs), 9)
+                    + TextTable.rightColumn(Self.duration(point.estimatedNs), 11)
+                    + TextTable.rightColumn(Self.percent(point.relativeError), 8))
         }
         if !rows.isEmpty {
             lines.append("")
             lines.append("checks (not fitted on)      measured  uncalibrated (ratio)  calibrated (ratio)")
             for row in rows {
                 lines.append(
-                    "  " + Self.pad(row.name, 24) + Self.padLeft(Self.duration(row.measuredNs), 10)
-                        + Self.padLeft(Self.duration(row.uncalibratedNs), 10) + " (" + Self.ratio(row.uncalibratedRatio) + ")"
-                        + Self.padLeft(Self.duration(row.calibratedNs), 12) + " (" + Self.ratio(row.calibratedRatio) + ")")
+                    "  " + TextTable.column(row.name, 24) + TextTable.rightColumn(Self.duration(row.measuredNs), 10)
+                        + TextTable.rightColumn(Self.duration(row.uncalibratedNs), 10) + " (" + Self.ratio(row.uncalibratedRatio) + ")"
+                        + TextTable.rightColumn(Self.duration(row.calibratedNs), 12) + " (" + Self.ratio(row.calibratedRatio) + ")")
             }
         }
         return lines.joined(separator: "\n") + "\n"
@@ -131,14 +131,6 @@ extension CalibrationCheck {
     static func ratio(_ value: Double) -> String {
         let hundredths = Int((value * 100).rounded())
         return "\(hundredths / 100).\(String(hundredths % 100).leftPadded(2, "0"))"
-    }
-
-    static func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
-    }
-
-    static func padLeft(_ text: String, _ width: Int) -> String {
-        text.count >= width ? " " + text : String(repeating: " ", count: width - text.count) + text
     }
 }
 

@@ -31,7 +31,7 @@ public struct PrewarmTextRenderer: Sendable {
         lines += failures
         lines.append("")
         lines.append("                     ordinary launch       prewarmed launch (from the resume)")
-        lines.append("time to first frame  " + pad(median(prewarm.ordinaryTimeToFirstFrameNs), 22) + median(summary.optimizedTimeToFirstFrameNs))
+        lines.append("time to first frame  " + TextTable.column(median(prewarm.ordinaryTimeToFirstFrameNs), 22) + median(summary.optimizedTimeToFirstFrameNs))
         if let saving = prewarm.savingNs {
             lines.append("saving               p50 \(DurationText.text(saving.median)), p90 \(DurationText.text(saving.p90))"
                 + (prewarm.losses > 0 ? " (\(prewarm.losses) pair(s) slower prewarmed)" : ""))
@@ -67,13 +67,9 @@ public struct PrewarmTextRenderer: Sendable {
             let verdict = prewarm.prewarmSafe ? "prewarm-safe, " : ""
             lines.append("hazards              \(verdict)\(counts.joined(separator: ", ")) in the prewarm part:")
             for hazard in prewarm.hazards.sorted(by: { ($0.severity == .hazard ? 0 : 1) < ($1.severity == .hazard ? 0 : 1) }) {
-                lines.append("  \(pad(hazard.severity.rawValue, 7))\(hazard.kind.rawValue): \(hazard.syscall) \(hazard.detail) from \(hazard.function) (\(hazard.object)): \(hazard.why)")
+                lines.append("  \(TextTable.column(hazard.severity.rawValue, 7))\(hazard.kind.rawValue): \(hazard.syscall) \(hazard.detail) from \(hazard.function) (\(hazard.object)): \(hazard.why)")
             }
         }
         return lines.joined(separator: "\n") + "\n"
-    }
-
-    private func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 }

@@ -25,4 +25,15 @@ struct TextTable {
             return line
         }
     }
+
+    /// `text` in a fixed column of `width`, left-aligned, always followed by at least one space
+    /// (a fixed layout whose cell overflows still keeps its columns apart).
+    static func column(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+
+    /// `text` right-aligned in a fixed column of `width`, always preceded by at least one space.
+    static func rightColumn(_ text: String, _ width: Int) -> String {
+        text.count >= width ? " " + text : String(repeating: " ", count: width - text.count) + text
+    }
 }
