@@ -1,9 +1,14 @@
 // swift-tools-version: 6.1
 // launchprof: a launch-performance profiler for Linux programs.
 //
-// Dependencies point down: launchprof (CLI) → LaunchprofCore → {LaunchprofELF, LaunchprofTracing,
-// LaunchprofSampling} → C shims and system libraries. LaunchprofReport is pure Swift (no C, no
-// syscalls) so the report model, statistics and renderers are tested with plain values.
+// Dependencies point down:
+//   launchprof (CLI) → LaunchprofRenderers, LaunchprofCore
+//   LaunchprofRenderers → LaunchprofAnalysis → LaunchprofReport, the event and report model
+//   LaunchprofCore → LaunchprofAnalysis, LaunchprofDisplay → LaunchprofTracing → LaunchprofSampling
+//     → LaunchprofELF → LaunchprofReport; C shims and system libraries where they must
+// LaunchprofReport, LaunchprofAnalysis (timelines, statistics, comparisons) and LaunchprofRenderers
+// (text, HTML, trace, MetricKit, OpenMetrics, markdown) are pure Swift (no C, no syscalls), tested
+// with plain values.
 import PackageDescription
 
 let package = Package(
@@ -20,6 +25,7 @@ let package = Package(
         .library(name: "LaunchprofTracing", targets: ["LaunchprofTracing"]),
         .library(name: "LaunchprofELF", targets: ["LaunchprofELF"]),
         .library(name: "LaunchprofReport", targets: ["LaunchprofReport"]),
+        .library(name: "LaunchprofAnalysis", targets: ["LaunchprofAnalysis"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -60,10 +66,21 @@ let package = Package(
         .target(name: "LaunchprofHooks"),
         .target(name: "LaunchprofApp", dependencies: ["LaunchprofHooks"]),
 
-        // Pure model: reports, statistics, renderers.
+        // The event and report model: the tracer's events, the Codable documents (report,
+        // inspect, bench summary, comparison, calibration), their schema versions, their JSON
+        // encoding and the run summary the report writer builds as runs stream to disk.
         .target(
             name: "LaunchprofReport",
-            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
+
+        // What is derived from events and reports: phase timelines, comparisons and their
+        // statistics, merging, the sample analyzer, calibration fits, the inspect advisor.
+        .target(name: "LaunchprofAnalysis", dependencies: ["LaunchprofReport"]),
+
+        // Reports as text, HTML, Chrome/Perfetto trace, MetricKit, OpenMetrics, markdown, JSON.
+        .target(
+            name: "LaunchprofRenderers",
+            dependencies: ["LaunchprofReport", "LaunchprofAnalysis"],
             // The HTML report's script, compiled into the binary (no bundle to ship beside it).
             resources: [.embedInCode("HTMLReportScript.js")]),
 
@@ -87,13 +104,13 @@ let package = Package(
             name: "LaunchprofCore",
             dependencies: [
                 "LaunchprofELF", "LaunchprofTracing", "LaunchprofSampling", "LaunchprofReport",
-                "LaunchprofDisplay",
+                "LaunchprofAnalysis", "LaunchprofDisplay",
             ]),
 
         .executableTarget(
             name: "launchprof",
             dependencies: [
-                "LaunchprofCore",
+                "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
@@ -108,8 +125,8 @@ let package = Package(
         .testTarget(
             name: "LaunchprofTests",
             dependencies: [
-                "LaunchprofCore", "LaunchprofReport", "LaunchprofELF", "LaunchprofTracing",
-                "LaunchprofApp", "LaunchprofDisplay",
+                "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers",
+                "LaunchprofELF", "LaunchprofTracing", "LaunchprofApp", "LaunchprofDisplay",
             ],
             resources: [.copy("Fixtures"), .copy("Golden")]),
     ]

@@ -38,6 +38,8 @@ let package = Package(
             name: "ReportPath",
             dependencies: benchmarkDependencies + [
                 .product(name: "LaunchprofReport", package: "launchprof"),
+                // PhaseTimeline (events → phases) is an analysis.
+                .product(name: "LaunchprofAnalysis", package: "launchprof"),
                 // The atomic report file (LaunchReportWriter(path:…)) lives in Core: it does I/O.
                 .product(name: "LaunchprofCore", package: "launchprof"),
             ],

@@ -1,3 +1,4 @@
+import LaunchprofAnalysis
 import LaunchprofReport
 
 /// One side of `launchprof compare`: a bench folder (its `suite.json` and reports) or a single

@@ -1,4 +1,5 @@
 import LaunchprofELF
+import LaunchprofAnalysis
 import LaunchprofReport
 import Synchronization
 

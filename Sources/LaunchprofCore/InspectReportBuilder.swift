@@ -1,4 +1,5 @@
 import LaunchprofELF
+import LaunchprofAnalysis
 import LaunchprofReport
 
 /// Turns a resolved closure into an `InspectReport`: per-object facts, totals, advice.

@@ -1,5 +1,6 @@
 import CLaunchprof
 import LaunchprofELF
+import LaunchprofAnalysis
 import LaunchprofReport
 import LaunchprofSampling
 import LaunchprofTracing

@@ -23,18 +23,6 @@ public enum ComparisonVerdict: String, Sendable, Equatable, Codable, Comparable,
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.severity < rhs.severity }
 
-    /// `bench` and `compare` exit with: 0 unchanged, 5 no verdict, 4 only improvements, 2 a
-    /// regression, 1 a launch failed.
-    public var exitCode: Int32 {
-        switch self {
-        case .unchanged: 0
-        case .noVerdict: 5
-        case .improvement: 4
-        case .regression: 2
-        case .failed: 1
-        }
-    }
-
     /// The verdict in words ("no verdict").
     public var text: String { self == .noVerdict ? "no verdict" : rawValue }
 

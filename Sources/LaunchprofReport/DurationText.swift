@@ -13,7 +13,7 @@ public enum DurationText {
     }
 
     /// "+1.20 ms" / "-300 µs".
-    static func signed(_ ns: Int64) -> String {
+    public static func signed(_ ns: Int64) -> String {
         (ns < 0 ? "-" : "+") + text(ns.magnitude)
     }
 
@@ -33,14 +33,14 @@ public enum DurationText {
     }
 
     /// Picoseconds, two decimals truncated: "1.25 µs" from 1 µs on, "812.40 ns" below.
-    static func picoseconds(_ ps: Int) -> String {
+    public static func picoseconds(_ ps: Int) -> String {
         if ps >= 1_000_000 { return "\(ps / 1_000_000).\(twoDigits(ps / 10_000 % 100)) µs" }
         return "\(ps / 1_000).\(twoDigits(ps % 1_000 / 10)) ns"
     }
 
     /// `value / unit` with three significant digits, rounded half up, in integer arithmetic (also
     /// for sizes: KiB, MiB).
-    static func decimal(_ value: UInt64, per unit: UInt64) -> String {
+    public static func decimal(_ value: UInt64, per unit: UInt64) -> String {
         let whole = value / unit
         guard value < UInt64.max / 1_000 else { return "\(whole)" }
         let decimals = whole >= 100 ? 0 : whole >= 10 ? 1 : 2
@@ -53,11 +53,11 @@ public enum DurationText {
         return "\(integer)." + String(repeating: "0", count: decimals - fraction.count) + fraction
     }
 
-    static func percent(_ value: Double) -> String {
+    public static func percent(_ value: Double) -> String {
         fixed(value) + "%"
     }
 
-    static func signedPercent(_ value: Double) -> String {
+    public static func signedPercent(_ value: Double) -> String {
         (value < 0 ? "-" : "+") + fixed(abs(value)) + "%"
     }
 

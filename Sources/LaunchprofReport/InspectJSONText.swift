@@ -64,24 +64,7 @@ struct InspectJSONText {
     }
 
     mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(byte)
-            case 0x0a: bytes.append(contentsOf: "\\n".utf8)
-            case 0x0d: bytes.append(contentsOf: "\\r".utf8)
-            case 0x09: bytes.append(contentsOf: "\\t".utf8)
-            case 0..<0x20:
-                let hex: StaticString = "0123456789abcdef"
-                bytes.append(contentsOf: "\\u00".utf8)
-                bytes.append(hex.utf8Start[Int(byte >> 4)])
-                bytes.append(hex.utf8Start[Int(byte & 0xf)])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONBytes.appendString(text, to: &bytes)
     }
 
     mutating func integer(_ value: some BinaryInteger) {

@@ -65,6 +65,12 @@ struct JSONBytes {
 
     /// JSON string escaping as Foundation's encoder does it (slashes left alone).
     mutating func string(_ value: String) {
+        Self.appendString(value, to: &bytes)
+    }
+
+    /// Appends `value` as a JSON string: the one escaping both of launchprof's JSON writers use
+    /// (this compact one and the inspect report's indented `InspectJSONText`).
+    static func appendString(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {
@@ -77,8 +83,8 @@ struct JSONBytes {
             case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
             case 0x00..<0x20:
                 bytes.append(contentsOf: Array("\\u00".utf8))
-                bytes.append(Self.hex[Int(byte >> 4)])
-                bytes.append(Self.hex[Int(byte & 0xF)])
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0xF)])
             default: bytes.append(byte)
             }
         }

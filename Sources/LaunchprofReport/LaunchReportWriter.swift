@@ -105,7 +105,7 @@ public final class LaunchReportWriter {
     }
 
     /// Encodes one value as compact JSON with sorted keys.
-    static func encodeValue(_ value: some Encodable) throws(LaunchReportError) -> [UInt8] {
+    public static func encodeValue(_ value: some Encodable) throws(LaunchReportError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {

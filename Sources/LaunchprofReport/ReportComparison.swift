@@ -99,44 +99,26 @@ public struct ReportComparison: Sendable, Equatable, Codable {
         public var base: Int
         public var new: Int
         public var verdict: QuantityChange.Verdict
+
+        public init(name: String, base: Int, new: Int, verdict: QuantityChange.Verdict) {
+            self.name = name
+            self.base = base
+            self.new = new
+            self.verdict = verdict
+        }
     }
 
     public init(
-        name: String, base: LaunchReport?, new: LaunchReport, baseCounts: LaunchCounts? = nil,
-        newCounts: LaunchCounts? = nil, settings: ComparisonSettings = ComparisonSettings()
+        name: String, base: Side?, new: Side, changes: [QuantityChange], counts: [CountChange],
+        settings: ComparisonSettings, verdict: ComparisonVerdict
     ) {
         self.name = name
-        self.base = base.map(Side.init)
-        self.new = Side(new)
+        self.base = base
+        self.new = new
+        self.changes = changes
+        self.counts = counts
         self.settings = settings
-        let baseSamples = Dictionary(uniqueKeysWithValues: (base?.samples() ?? []).map { ($0.key, $0.valuesNs) })
-        let newSamples = Dictionary(uniqueKeysWithValues: new.samples().map { ($0.key, $0.valuesNs) })
-        var keys = Set(newSamples.keys)
-        if base != nil { keys.formUnion(baseSamples.keys) }
-        changes = keys.sorted(by: Self.order).map { key in
-            Self.change(
-                key: key, base: base == nil ? nil : baseSamples[key] ?? [], new: newSamples[key] ?? [],
-                settings: settings)
-        }
-        counts = []
-        if let baseCounts, let newCounts {
-            counts = zip(baseCounts.named, newCounts.named).map { b, n in
-                CountChange(
-                    name: b.name, base: b.value, new: n.value,
-                    verdict: n.value > b.value ? .regression : n.value < b.value ? .improvement : .unchanged)
-            }
-        }
-        var verdicts = changes.compactMap { change -> ComparisonVerdict? in
-            switch change.verdict {
-            case .regression: .regression
-            case .improvement: .improvement
-            case .noVerdict: .noVerdict
-            default: nil
-            }
-        }
-        verdicts += counts.compactMap { $0.verdict == .regression ? .regression : $0.verdict == .improvement ? .improvement : nil }
-        if new.summary.failedRuns > 0 || new.summary.runs == 0 { verdicts.append(.failed) }
-        verdict = ComparisonVerdict.combining(verdicts)
+        self.verdict = verdict
     }
 
     /// A launch that could not be made at all (its program missing, say): failed, with why.
@@ -148,72 +130,5 @@ public struct ReportComparison: Sendable, Equatable, Codable {
         counts = []
         self.settings = settings
         verdict = .failed
-    }
-
-    /// Metrics first, in the report's order, then phases by key.
-    static func order(_ a: String, _ b: String) -> Bool {
-        let metrics = LaunchMetrics().named.map(\.name)
-        let ia = metrics.firstIndex(of: a) ?? metrics.count
-        let ib = metrics.firstIndex(of: b) ?? metrics.count
-        return ia != ib ? ia < ib : a < b
-    }
-
-    /// One quantity: `base` is nil when there is no baseline at all (limits only).
-    static func change(key: String, base: [UInt64]?, new: [UInt64], settings: ComparisonSettings) -> QuantityChange {
-        let threshold = settings.thresholds[key]
-        let baseMedian = base.flatMap(median)
-        let newMedian = median(new)
-        var change = QuantityChange(
-            key: key, baseMedianNs: baseMedian, newMedianNs: newMedian, baseRuns: base?.count ?? 0,
-            newRuns: new.count, verdict: .unchanged)
-        if let limit = threshold?.maxMedianNs, let newMedian, newMedian > limit {
-            change.verdict = .regression
-            change.reason = "median \(DurationText.text(newMedian)) is over the limit \(DurationText.text(limit))"
-        }
-        guard let base else { return change }
-        guard let baseMedian else {
-            if change.verdict == .unchanged { change.verdict = .added }
-            return change
-        }
-        guard let newMedian else {
-            change.verdict = .removed
-            return change
-        }
-        if baseMedian > 0 {
-            change.medianChangePercent = (Double(newMedian) - Double(baseMedian)) / Double(baseMedian) * 100
-        }
-        guard let shift = HodgesLehmann.shift(base: base, new: new, confidence: settings.confidence) else {
-            return change
-        }
-        change.shift = shift
-        let percent = baseMedian > 0 ? Double(shift.shiftNs) / Double(baseMedian) * 100 : nil
-        change.shiftPercent = percent
-        guard change.verdict == .unchanged else { return change }
-        guard shift.confidence >= settings.confidence else {
-            change.verdict = .noVerdict
-            change.reason = "too few runs for a \(Int(settings.confidence * 100))% interval (\(base.count) and \(new.count)); the widest, [\(DurationText.signed(shift.lowerNs)), \(DurationText.signed(shift.upperNs))], is only \(DurationText.percent(shift.confidence * 100)) confident"
-            return change
-        }
-        let minimumPercent = threshold?.maxRegressionPercent ?? settings.minEffectPercent
-        let size = shift.shiftNs.magnitude
-        let largeEnough = size >= settings.minEffectNs && (percent.map { abs($0) >= minimumPercent } ?? true)
-        let interval = "\(DurationText.signed(shift.shiftNs)) [\(DurationText.signed(shift.lowerNs)), \(DurationText.signed(shift.upperNs))]"
-        if shift.lowerNs > 0, largeEnough {
-            change.verdict = .regression
-            change.reason = "slower by \(interval) at \(Int(settings.confidence * 100))%, over the \(DurationText.percent(minimumPercent)) minimum"
-        } else if shift.upperNs < 0, largeEnough {
-            change.verdict = .improvement
-            change.reason = "faster by \(interval) at \(Int(settings.confidence * 100))%"
-        }
-        return change
-    }
-
-    /// The exact median (the mean of the middle two for an even count); nil for no values.
-    static func median(_ values: [UInt64]) -> UInt64? {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        let middle = sorted.count / 2
-        if sorted.count % 2 == 1 { return sorted[middle] }
-        return sorted[middle - 1] / 2 + sorted[middle] / 2 + (sorted[middle - 1] % 2 + sorted[middle] % 2) / 2
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import LaunchprofCore
+import LaunchprofAnalysis
 import LaunchprofReport
+import LaunchprofRenderers
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -60,7 +62,7 @@ struct BenchCommand: ParsableCommand {
         do {
             parsed = try BenchSuite.parse(try ReportFiles.read(suite), path: suite)
         } catch let error as BenchError {
-            throw ExitCause.usage.fail(error.description)
+            throw ExitCause.of(error).fail(error.description)
         } catch let error as LaunchReportError {
             throw ExitCause.of(error).fail(error.description)
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LaunchprofCore
+import LaunchprofAnalysis
 import LaunchprofReport
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -61,7 +62,7 @@ struct CalibrateCommand: ParsableCommand {
             cursor += 1
         }
         guard let store = CalibrationStore.user(environment: environment) else {
-            throw ExitCause.cannotCreate.fail(CalibrationError.noCacheDirectory.description)
+            throw ExitCause.of(CalibrationError.noCacheDirectory).fail(CalibrationError.noCacheDirectory.description)
         }
         var calibrator = Calibrator(environment: environment)
         calibrator.runs = runs

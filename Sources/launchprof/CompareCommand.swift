@@ -1,6 +1,8 @@
 import ArgumentParser
 import LaunchprofCore
+import LaunchprofAnalysis
 import LaunchprofReport
+import LaunchprofRenderers
 
 /// `launchprof compare BASE NEW`: did the launch get slower, with what confidence.
 struct CompareCommand: ParsableCommand {
@@ -66,7 +68,7 @@ struct CompareCommand: ParsableCommand {
         } catch {
             throw ExitCause.software.fail(error.description)
         }
-        let code = comparison.verdict.exitCode
-        if code != 0 { throw ExitCode(code) }
+        let cause = ExitCause.of(comparison.verdict)
+        if cause != .success { throw cause.code }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LaunchprofReport
+import LaunchprofRenderers
 
 /// How `compare` and `bench` decide and print: shared by both commands.
 struct ComparisonOptions: ParsableArguments {

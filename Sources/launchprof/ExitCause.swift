@@ -62,6 +62,20 @@ enum ExitCause: Int32, CaseIterable {
 
     // MARK: One cause, one code
 
+    /// What `compare` and `bench` exit with for their verdict.
+    static func of(_ verdict: ComparisonVerdict) -> ExitCause {
+        switch verdict {
+        case .unchanged: .success
+        case .noVerdict: .noVerdict
+        case .improvement: .improvement
+        case .regression: .regression
+        case .failed: .failed
+        }
+    }
+
+    /// A suite file that does not parse or names no launch: a usage error, like a bad option.
+    static func of(_ error: BenchError) -> ExitCause { .usage }
+
     /// An error reading a report, a suite or a bench folder.
     static func of(_ error: LaunchReportError) -> ExitCause {
         switch error {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import LaunchprofCore
 import LaunchprofReport
+import LaunchprofRenderers
 
 /// `launchprof export --openmetrics REPORT`: a report for Prometheus.
 struct ExportCommand: ParsableCommand {

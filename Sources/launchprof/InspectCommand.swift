@@ -2,6 +2,7 @@ import ArgumentParser
 import LaunchprofCore
 import LaunchprofELF
 import LaunchprofReport
+import LaunchprofRenderers
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -82,13 +83,11 @@ struct InspectCommand: ParsableCommand {
         // Exit with the closure still mapped: unmapping ~60 files one by one costs more than
         // reading them did, and the process is done.
         withExtendedLifetime(outcome) {
-            Glibc.exit(report.missing.isEmpty ? 0 : InspectCommand.missingLibrariesStatus)
+            // Inspected, but with a library missing the loader would refuse to start the program:
+            // scripts must notice, yet the report on stdout is complete.
+            Glibc.exit((report.missing.isEmpty ? ExitCause.success : .missingLibraries).rawValue)
         }
     }
-
-    /// Inspected, but at least one library is missing: the loader would refuse to start the
-    /// program, so scripts must notice, yet the report on stdout is complete.
-    static let missingLibrariesStatus = ExitCause.missingLibraries.rawValue
 
     /// This host's calibration (`launchprof calibrate`) when there is one, else the built-in
     /// defaults; a stored file that cannot be used is reported and skipped.

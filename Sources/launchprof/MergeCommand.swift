@@ -1,5 +1,6 @@
 import ArgumentParser
 import LaunchprofCore
+import LaunchprofAnalysis
 import LaunchprofReport
 
 /// `launchprof merge A B … -o OUT`: one report from many machines' reports of one program.

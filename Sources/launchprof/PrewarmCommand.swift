@@ -1,6 +1,7 @@
 import ArgumentParser
 import LaunchprofCore
 import LaunchprofReport
+import LaunchprofRenderers
 
 /// `launchprof prewarm PROGRAM [ARGS…]`: launch ahead of use, freeze, hold, resume as the user's
 /// tap, and compare with an ordinary launch.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import LaunchprofCore
 import LaunchprofReport
+import LaunchprofRenderers
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

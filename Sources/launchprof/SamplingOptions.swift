@@ -1,5 +1,6 @@
 import ArgumentParser
 import LaunchprofCore
+import LaunchprofAnalysis
 import LaunchprofReport
 
 /// `launchprof run|prewarm --sample[=RATE] [--all-threads] [--flag-threshold MS] [--folded FILE]`.

@@ -2,6 +2,7 @@
 // (what `launchprof run -r 10000 --json` does after tracing: the atomic file writer is in
 // LaunchprofCore), and the summary statistics alone.
 import Benchmark
+import LaunchprofAnalysis
 import LaunchprofCore
 import LaunchprofReport
 

@@ -2,7 +2,9 @@ import Foundation
 import Testing
 
 @testable import LaunchprofCore
+@testable import LaunchprofAnalysis
 @testable import LaunchprofReport
+@testable import LaunchprofRenderers
 
 /// The bench schemas in Reports/schema against the model and the parser: every stored property
 /// of the summary and comparison types is named in its schema, every key the suite parser reads

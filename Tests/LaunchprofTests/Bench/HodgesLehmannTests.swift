@@ -1,5 +1,6 @@
 import Testing
 
+@testable import LaunchprofAnalysis
 @testable import LaunchprofReport
 
 @Suite("compare: Hodges–Lehmann shift and its interval")

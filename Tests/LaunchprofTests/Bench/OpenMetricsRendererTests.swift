@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import LaunchprofReport
+@testable import LaunchprofRenderers
 
 @Suite("export: OpenMetrics accepted by Prometheus's parser")
 struct OpenMetricsRendererTests {

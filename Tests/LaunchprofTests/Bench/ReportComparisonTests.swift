@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
+@testable import LaunchprofAnalysis
 @testable import LaunchprofReport
+@testable import LaunchprofRenderers
 
 @Suite("compare: verdicts from per-run samples")
 struct ReportComparisonTests {
@@ -10,7 +12,6 @@ struct ReportComparisonTests {
         let report = BenchSamples.report(runs: 20, workNs: 8_000_000, noise: 0.2, generator: &generator)
         let comparison = ReportComparison(name: "app", base: report, new: report)
         #expect(comparison.verdict == .unchanged)
-        #expect(comparison.verdict.exitCode == 0)
         for change in comparison.changes {
             #expect(change.verdict == .unchanged, "\(change.key)")
             #expect(change.shift?.shiftNs == 0, "\(change.key)")
@@ -26,17 +27,15 @@ struct ReportComparisonTests {
         let new = BenchSamples.report(runs: 20, workNs: 8_800_000, noise: 0.05, generator: &generator)
         let comparison = ReportComparison(name: "app", base: base, new: new)
         #expect(comparison.verdict == .regression)
-        #expect(comparison.verdict.exitCode == 2)
         let phase = try #require(comparison.changes.first { $0.key == "phase:didFinishLaunching" })
         #expect(phase.verdict == .regression)
         let percent = try #require(phase.shiftPercent)
         #expect(percent > 6 && percent < 14, "\(percent)")
         #expect(comparison.changes.first { $0.key == "timeToMainNs" }?.verdict == .unchanged)
         #expect(comparison.changes.first { $0.key == "timeToFirstFrameNs" }?.verdict == .regression)
-        // The other way round, it is an improvement: exit 4.
+        // The other way round, it is an improvement.
         let reverse = ReportComparison(name: "app", base: new, new: base)
         #expect(reverse.verdict == .improvement)
-        #expect(reverse.verdict.exitCode == 4)
     }
 
     /// A real shift below the minimum effect is left alone; raising the limit per quantity
@@ -107,7 +106,6 @@ struct ReportComparisonTests {
         failed = LaunchReport(target: failed.target, host: failed.host, mode: failed.mode, runs: failed.runs)
         let failure = ReportComparison(name: "app", base: report, new: failed, baseCounts: counts, newCounts: more)
         #expect(failure.verdict == .failed)
-        #expect(failure.verdict.exitCode == 1)
     }
 
     @Test func renderersShowTheVerdictAndTheInterval() throws {

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import LaunchprofAnalysis
 @testable import LaunchprofReport
 
 @Suite("merge: one report from many machines'")

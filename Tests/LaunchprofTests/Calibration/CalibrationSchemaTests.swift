@@ -1,5 +1,6 @@
 import Foundation
 import LaunchprofCore
+import LaunchprofAnalysis
 import LaunchprofReport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import LaunchprofCore
 import LaunchprofELF
+import LaunchprofAnalysis
 import LaunchprofReport
 import Testing
 

@@ -1,3 +1,4 @@
+import LaunchprofAnalysis
 import LaunchprofReport
 import Testing
 

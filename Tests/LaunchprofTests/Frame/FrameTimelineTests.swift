@@ -1,4 +1,5 @@
 import LaunchprofCore
+import LaunchprofAnalysis
 import LaunchprofReport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import LaunchprofApp
+import LaunchprofAnalysis
 import LaunchprofReport
 import Testing
 

@@ -1,5 +1,7 @@
 import Foundation
+import LaunchprofAnalysis
 import LaunchprofReport
+import LaunchprofRenderers
 import Testing
 
 /// Advice and rendering from plain report values.

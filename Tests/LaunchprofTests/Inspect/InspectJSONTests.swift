@@ -50,4 +50,22 @@ struct InspectJSONTests {
         #expect(!report.missing.isEmpty)
         try Self.expectMatchesFoundation(report)
     }
+
+    /// Both hand-written JSON writers share one string escaping, Foundation's: a backspace is
+    /// `\b`, a form feed `\f`, other controls `\u00XX`, byte for byte what `JSONEncoder` writes.
+    @Test("control characters in a script's argument are escaped as JSONEncoder escapes them")
+    func controlCharacters() throws {
+        let program = try ELFFixtures.chain("runpath", programFlags: ["-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib"])
+        let argument = "a\u{8}b\u{C}c\u{1}d\u{1F}e"
+        let script = try InspectCommandTests.write(
+            "control-script", Array("#!\(program) \(argument)\n".utf8), executable: true)
+        let report = try InspectSession(configuration: .init(program: script, environment: [:])).run()
+        #expect(report.script?.interpreterArgument == argument)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        let escaped = String(decoding: try encoder.encode([argument]), as: UTF8.self).dropFirst().dropLast()
+        #expect(escaped.contains("\\b") && escaped.contains("\\f"), "\(escaped)")
+        #expect(String(decoding: try report.jsonBytes(), as: UTF8.self).contains(": " + escaped), "\(escaped)")
+        try Self.expectMatchesFoundation(report)
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LaunchprofCore
 import LaunchprofReport
+import LaunchprofRenderers
 import Testing
 
 #if canImport(Glibc)

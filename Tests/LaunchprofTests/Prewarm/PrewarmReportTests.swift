@@ -1,5 +1,6 @@
 import Foundation
 @testable import LaunchprofReport
+@testable import LaunchprofRenderers
 import Testing
 
 /// The prewarm report model with plain values: the hand-written encoder, the summary, the text.

@@ -1,4 +1,5 @@
 import LaunchprofReport
+import LaunchprofRenderers
 
 /// Constructed runs for the exporters: every optional path the tracer cannot produce yet
 /// (prewarmed launches, resume cycles, hangs, sampled stacks) with known values.

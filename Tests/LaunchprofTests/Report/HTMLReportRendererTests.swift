@@ -1,5 +1,6 @@
 import Foundation
 import LaunchprofReport
+import LaunchprofRenderers
 import Testing
 
 /// The HTML page as text: self-contained, the report embedded safely. (That it draws is checked

@@ -1,13 +1,14 @@
 import Foundation
 import LaunchprofReport
+import LaunchprofRenderers
 import Testing
 
-/// The page's script, `Sources/LaunchprofReport/HTMLReportScript.js`: valid JavaScript for a real
+/// The page's script, `Sources/LaunchprofRenderers/HTMLReportScript.js`: valid JavaScript for a real
 /// engine (node's parser), and the text the page carries is that file's.
 @Suite("HTML report script")
 struct HTMLReportScriptTests {
     static let scriptPath = FixtureBuilder.packageRoot
-        .appendingPathComponent("Sources/LaunchprofReport/HTMLReportScript.js").path
+        .appendingPathComponent("Sources/LaunchprofRenderers/HTMLReportScript.js").path
 
     @Test("the script parses: node --check")
     func syntax() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import LaunchprofAnalysis
 @testable import LaunchprofReport
 
 /// The analysis of sampled spans, on scripted spans (the end-to-end tests are in SamplingTests).

@@ -1,5 +1,6 @@
 import Foundation
 import LaunchprofReport
+import LaunchprofRenderers
 import Testing
 
 /// The MetricKit payloads from constructed runs: every metric path, read back by the strict

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import LaunchprofReport
+@testable import LaunchprofRenderers
 
 /// The waterfall names the observer and shows launchprof's own cost inside each phase.
 @Suite("Waterfall: the observer and its cost")

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LaunchprofReport
+@testable import LaunchprofRenderers
 import Testing
 
 @Suite("Report renderers")

@@ -1,4 +1,6 @@
+import LaunchprofAnalysis
 import LaunchprofReport
+import LaunchprofRenderers
 import Testing
 
 /// Whatever an app sends on the hook channel and whatever order events come in, the report

@@ -1,3 +1,4 @@
+import LaunchprofAnalysis
 import LaunchprofReport
 
 /// Small reports built from scripted events, shared by the writer, renderer and golden tests.

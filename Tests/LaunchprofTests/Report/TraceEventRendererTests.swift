@@ -1,5 +1,6 @@
 import Foundation
 import LaunchprofReport
+import LaunchprofRenderers
 import Testing
 
 /// The Chrome trace from constructed runs: tracks, slices, instants, nesting, flags, samples.

@@ -1,5 +1,6 @@
 import Foundation
 import LaunchprofReport
+import LaunchprofRenderers
 import Testing
 
 /// `run --metrickit/--trace` and `launchprof report --html` end to end: the built executable on

@@ -1,5 +1,6 @@
 import Foundation
 import LaunchprofReport
+import LaunchprofRenderers
 import Testing
 
 /// Issue 22: every run says how it ended — in the text, the JSON, the exports — and a run that

@@ -1,0 +1,33 @@
+import LaunchprofReport
+
+/// The cells shared by the text and markdown renderers.
+enum ComparisonRows {
+    static func heading(_ entry: ReportComparison) -> String {
+        let cache = entry.new.cold ? "cold" : "warm"
+        let mode = entry.new.prewarm == true ? "prewarm" + (entry.new.cold ? ", cold" : "") : cache
+        let runs = entry.base.map { "\($0.runs) vs \(entry.new.runs) runs" } ?? "\(entry.new.runs) runs, no baseline"
+        // How the failed runs ended, when the report says (issue 22).
+        let failed = entry.new.failures.map { ", " + $0.map { "\($0.runs) \($0.outcome)" }.joined(separator: ", ") }
+            ?? (entry.new.failedRuns > 0 ? ", \(entry.new.failedRuns) failed" : "")
+        return "\(entry.name) (\(mode), \(runs)\(failed)): \(entry.verdict.text(hasBaseline: entry.base != nil))"
+    }
+
+    static func rows(_ entry: ReportComparison, allPhases: Bool) -> [[String]] {
+        entry.changes.filter {
+            allPhases || !$0.key.hasPrefix("phase:") || ($0.verdict != .unchanged && $0.verdict != .noVerdict)
+        }.map { change in
+            [
+                change.key,
+                change.baseMedianNs.map(DurationText.text) ?? "-",
+                change.newMedianNs.map(DurationText.text) ?? "-",
+                change.medianChangePercent.map(DurationText.signedPercent) ?? "-",
+                change.shift.map {
+                    // An interval below the confidence asked says its own.
+                    "\(DurationText.signed($0.shiftNs)) [\(DurationText.signed($0.lowerNs)), \(DurationText.signed($0.upperNs))]"
+                        + ($0.confidence < entry.settings.confidence ? " at \(DurationText.percent($0.confidence * 100))" : "")
+                } ?? "-",
+                change.verdict == .noVerdict ? "no verdict" : change.verdict.rawValue,
+            ]
+        }
+    }
+}

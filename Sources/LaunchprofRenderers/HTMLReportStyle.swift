@@ -1,0 +1,47 @@
+import LaunchprofReport
+
+/// The HTML report's style sheet (inlined: the file must open with no network).
+enum HTMLReportStyle {
+    static let css = #"""
+        :root { --fg: #1d2330; --muted: #6b7280; --grid: #e5e7eb; --bg: #ffffff; --panel: #f8fafc;
+          --loader: #3b82f6; --program: #8b5cf6; --app: #f59e0b; --extended: #10b981; --instant: #dc2626;
+          --flag: #ef4444; }
+        * { box-sizing: border-box; }
+        body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+        header { padding: 20px 28px 8px; border-bottom: 1px solid var(--grid); }
+        h1 { font-size: 20px; margin: 0 0 4px; }
+        h2 { font-size: 16px; margin: 0 0 8px; }
+        #lp-subtitle { margin: 0; color: var(--muted); }
+        main { padding: 8px 28px 40px; max-width: 1200px; }
+        section { margin: 18px 0; padding: 14px 16px; background: var(--panel); border: 1px solid var(--grid); border-radius: 8px; }
+        section p.note { color: var(--muted); margin: 4px 0 8px; }
+        table { border-collapse: collapse; font-size: 13px; }
+        th, td { text-align: left; padding: 3px 10px 3px 0; vertical-align: top; }
+        th { color: var(--muted); font-weight: 600; }
+        td.num { text-align: right; font-variant-numeric: tabular-nums; }
+        svg { display: block; overflow: visible; }
+        /* Charts are drawn for a wide page; on a narrower one they scale down with their labels. */
+        svg.lp-chart { max-width: 100%; height: auto; }
+        svg text { font: 11px system-ui, sans-serif; fill: var(--fg); }
+        svg text.axis { fill: var(--muted); }
+        svg line.grid { stroke: var(--grid); }
+        .cat-loader { fill: var(--loader); } .cat-program { fill: var(--program); }
+        .cat-app { fill: var(--app); } .cat-extendedLaunch { fill: var(--extended); }
+        .instant { stroke: var(--instant); stroke-width: 1.5; }
+        .hist-bar { fill: var(--loader); } .run-dot { fill: var(--app); fill-opacity: .75; }
+        .run-dot.prewarm { fill: var(--extended); }
+        .median-line { stroke: var(--instant); stroke-width: 1.5; stroke-dasharray: 4 3; }
+        .flame-frame { stroke: #fff; stroke-width: .5; }
+        .legend span { display: inline-block; margin-right: 14px; color: var(--muted); }
+        .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; border-radius: 2px; vertical-align: -1px; }
+        select { font: inherit; }
+        .hold-gap { fill: var(--bg); } .hold-break { stroke: var(--muted); stroke-width: 1.5; }
+        .prewarm-part { fill-opacity: .55; }
+        p.headline { font-size: 15px; margin: 4px 0 10px; }
+        p.warning { color: var(--flag); }
+        .badge { display: inline-block; padding: 0 6px; border-radius: 8px; font-size: 12px; }
+        .badge-hazard { background: #fee2e2; color: #991b1b; } .badge-note { background: var(--grid); color: var(--muted); }
+        tr.severity-note td { color: var(--muted); }
+        td.flag-function b { font-weight: 600; }
+        """#
+}
