@@ -110,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "launchprof",
             dependencies: [
-                "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers",
+                "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers", "CLaunchprof",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 

@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/uio.h>
@@ -507,6 +508,9 @@ int lp_uprobe_holder_start(const char *socket_name, const char *uprobe_events, i
         setsid();
         if (fork() != 0) _exit(0);
         prctl(PR_SET_NAME, "lp-uprobe-hold", 0, 0, 0);
+        // It outlives the launchprof that started it: at the default priority, whatever that one
+        // ran at (calibrate raises its own).
+        setpriority(PRIO_PROCESS, 0, 0);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);

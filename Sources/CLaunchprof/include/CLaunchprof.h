@@ -162,6 +162,11 @@ int lp_current_cpu(void);
 /// Installs SIGINT/SIGTERM/SIGHUP handlers that SIGKILL every registered child and record the
 /// signal. Async-signal-safe; idempotent.
 void lp_install_interrupt_handler(void);
+/// Runs this program again (`argv`, /proc/self/exe) in a session of its own at nice -20 and in
+/// that session's scheduler autogroup, waits for it (passing SIGINT, SIGTERM and SIGHUP on) and
+/// stores its wait status: 0. -1 where raising the priority is not permitted, or when `marker`
+/// is set in the environment (this is the rerun): the caller then goes on itself.
+int lp_rerun_at_high_priority(char *_Nullable const *_Nonnull argv, const char *_Nonnull marker, int *_Nonnull wait_status);
 /// The signal that interrupted launchprof, or 0.
 int lp_interrupted(void);
 /// Registers / unregisters a child that must not outlive launchprof.

@@ -190,6 +190,42 @@ struct CalibrationTests {
         #expect(calibration.points.allSatisfy { $0.runs >= 4 }, "\(calibration.points.map(\.runs))")
     }
 
+    /// As root, calibrate measures in a session of its own at nice -20 in both the process and
+    /// its scheduler autogroup (a build beside it must not become part of the fit): the check
+    /// program, a shell that records its own nice value and autogroup, ran there, and the
+    /// autogroup of the session that started it is left as it was.
+    @Test("calibrate measures at high priority in a scheduling group of its own")
+    func calibrateRunsAtHighPriority() throws {
+        let generator = try Self.generator.get()
+        let cache = FixtureBuilder.outputRoot.appendingPathComponent("calibration-priority-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        try FileManager.default.createDirectory(atPath: cache + "/launchprof", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: cache + "/launchprof/programs", withDestinationPath: generator.directory)
+        let records = cache + "/priorities"
+        let script = cache + "/record-priority.sh"
+        try #"""
+            read -r stat </proc/$$/stat
+            set -- ${stat##*) }
+            shift 16
+            echo "$1 $(cat /proc/$$/autogroup)" >>"$RECORDS"
+            """#.write(toFile: script, atomically: true, encoding: .utf8)
+        var environment = Self.environment
+        environment["XDG_CACHE_HOME"] = cache
+        environment["RECORDS"] = records
+        let ownAutogroup = try String(contentsOfFile: "/proc/self/autogroup", encoding: .utf8)
+        let outcome = try Self.calibrate(
+            ["--runs", "4", "--check", "/bin/sh \(script)", "--check-runs", "3"], environment: environment, outputs: cache)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("measuring at nice -20 in a scheduling group of its own"), "\(outcome.stderr)")
+        let lines = try String(contentsOfFile: records, encoding: .utf8).split(separator: "\n")
+        // The warm-up launch and the three measured ones, each at nice -20 in an autogroup at -20.
+        #expect(lines.count >= 3, "\(lines)")
+        for line in lines {
+            #expect(line.hasPrefix("-20 ") && line.hasSuffix("nice -20"), "\(line)")
+        }
+        #expect(try String(contentsOfFile: "/proc/self/autogroup", encoding: .utf8) == ownAutogroup)
+    }
+
     /// Runs `launchprof calibrate` with stdout and stderr in files under `outputs`, read once it
     /// has exited: the process that releases its uprobes in the background (a grandchild) keeps
     /// inherited pipes open for as long as that takes, which is not what this suite tests.
