@@ -12,7 +12,7 @@ import Glibc
 /// then DT_JMPREL) with the loader's one-entry lookup cache, and resolves every lookup against
 /// the closure in load order (the global scope) through each object's own hash table. A name's
 /// walk through the scope is the same for every object that imports it: it is walked once per
-/// closure (its pages marked, its definer's position kept in `FirstDefiners`) and later lookups
+/// closure (its pages marked, its definer's position kept in a `FirstDefinerTable`) and later lookups
 /// of it only count their steps.
 public enum LoaderWorkAnalyzer {
     /// One `LoaderWork` per entry of `closure`, in the same order.
@@ -29,15 +29,11 @@ public enum LoaderWorkAnalyzer {
             defer { start += member.pageCount }
             return UnsafeMutableBufferPointer(rebasing: pageFlags[start..<(start + member.pageCount)])
         }
-        var definers = FirstDefiners()
-        // At most one entry per imported name: room for them all up front (no rehashing).
-        definers.steps.reserveCapacity(scope.reduce(0) { $0 + $1.symbolCount })
+        // A name looked up is mostly one some object imports: their count sizes the table.
+        let definers = FirstDefinerTable(expectedNames: entries.reduce(0) { $0 + $1.image.importedSymbolCount })
         var result = entries.indices.map { index in
-            // The shared state moves into the scan and back, so it is never copied.
             var scan = Scan(scope: scope, index: index, touched: touched, definers: definers)
-            definers = FirstDefiners()
             var work = scan.run(entries[index].image)
-            swap(&definers, &scan.definers)
             let source = entries[index].source
             if index > 0 && source != .interpreter {
                 work.mappedObjects = 1
@@ -87,9 +83,9 @@ public enum LoaderWorkAnalyzer {
         /// Per scope member, the file pages lookups have read so far.
         let touched: [UnsafeMutableBufferPointer<Bool>]
         /// The closure's names walked so far and where each walk ended.
-        var definers: FirstDefiners
+        let definers: FirstDefinerTable
 
-        init(scope: [ScopeMember], index: Int, touched: [UnsafeMutableBufferPointer<Bool>], definers: FirstDefiners) {
+        init(scope: [ScopeMember], index: Int, touched: [UnsafeMutableBufferPointer<Bool>], definers: FirstDefinerTable) {
             self.scope = scope
             self.index = index
             member = scope[index]
@@ -222,8 +218,8 @@ public enum LoaderWorkAnalyzer {
                 work.scopeSteps += 1
                 return
             }
-            let key = FirstDefiners.Key(name: name, hash: hash, lookupClass: lookupClass)
-            if let steps = definers.steps[key] {
+            let slot = definers.slot(name, hash: hash, lookupClass: lookupClass)
+            if let steps = definers.steps(at: slot) {
                 work.scopeSteps += steps  // its pages are marked already
                 return
             }
@@ -241,34 +237,8 @@ public enum LoaderWorkAnalyzer {
                     }
                 }
             }
-            definers.steps[key] = steps
+            definers.insert(at: slot, name, hash: hash, lookupClass: lookupClass, steps: steps)
             work.scopeSteps += steps
         }
-    }
-
-    /// Name and lookup class → how many scope members a lookup of it searches (its first
-    /// definer's position + 1), filled as the closure's lookups first walk each name.
-    struct FirstDefiners {
-        /// A name in one of the closure's mapped string tables (alive while the closure is).
-        struct Key: Hashable {
-            let name: UnsafeRawBufferPointer
-            let hash: UInt32
-            let lookupClass: Int
-
-            static func == (left: Key, right: Key) -> Bool {
-                guard left.hash == right.hash, left.lookupClass == right.lookupClass,
-                    left.name.count == right.name.count
-                else { return false }
-                guard let leftBytes = left.name.baseAddress, let rightBytes = right.name.baseAddress else { return true }
-                return memcmp(leftBytes, rightBytes, left.name.count) == 0
-            }
-
-            func hash(into hasher: inout Hasher) {
-                hasher.combine(hash)
-                hasher.combine(lookupClass)
-            }
-        }
-
-        var steps: [Key: Int] = [:]
     }
 }

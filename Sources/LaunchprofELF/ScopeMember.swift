@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One object of the loader's lookup scope: its .dynsym with the hash table ld.so searches,
 /// answering "does this object define NAME?" the way glibc 2.36's `do_lookup_x` does.
 ///
@@ -152,18 +156,17 @@ struct ScopeMember {
     }
 
     private func nameEquals(_ offset: Int, _ name: UnsafeRawBufferPointer) -> Bool {
-        guard offset >= 0, offset + name.count < strings.count else { return false }
-        for index in 0..<name.count where strings[offset + index] != name[index] { return false }
-        return strings[offset + name.count] == 0
+        guard offset >= 0, offset + name.count < strings.count, let base = strings.baseAddress else { return false }
+        guard strings[offset + name.count] == 0 else { return false }
+        guard name.count > 0, let bytes = name.baseAddress else { return true }
+        return memcmp(base + offset, bytes, name.count) == 0
     }
 
     /// The NUL-terminated name at `offset` of the string table, without its NUL.
     func name(at offset: Int) -> UnsafeRawBufferPointer? {
-        guard offset >= 0, offset < strings.count else { return nil }
-        var end = offset
-        while end < strings.count, strings[end] != 0 { end += 1 }
-        guard end < strings.count else { return nil }
-        return UnsafeRawBufferPointer(rebasing: strings[offset..<end])
+        guard offset >= 0, offset < strings.count, let base = strings.baseAddress else { return nil }
+        guard let end = memchr(base + offset, 0, strings.count - offset) else { return nil }
+        return UnsafeRawBufferPointer(start: base + offset, count: UnsafeRawPointer(end) - (base + offset))
     }
 
     static func gnuHash(_ name: UnsafeRawBufferPointer) -> UInt32 {
