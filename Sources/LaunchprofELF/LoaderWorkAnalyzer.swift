@@ -11,9 +11,9 @@ import Glibc
 /// It replays each object's relocation tables in the loader's order (DT_RELR, DT_RELA/DT_REL,
 /// then DT_JMPREL) with the loader's one-entry lookup cache, and resolves every lookup against
 /// the closure in load order (the global scope) through each object's own hash table. A name's
-/// walk through the scope is the same for every object that imports it: it is walked once per
-/// closure (its pages marked, its definer's position kept in a `FirstDefinerTable`) and later lookups
-/// of it only count their steps.
+/// walk through the scope is the same for every object that imports it: the scans number the
+/// closure's distinct names (`LookupNameTable`), each is walked once, all of them together member
+/// by member (their pages marked), and every lookup counts its name's steps.
 public enum LoaderWorkAnalyzer {
     /// One `LoaderWork` per entry of `closure`, in the same order.
     public static func analyze(_ closure: Closure) -> [LoaderWork] {
@@ -30,10 +30,13 @@ public enum LoaderWorkAnalyzer {
             return UnsafeMutableBufferPointer(rebasing: pageFlags[start..<(start + member.pageCount)])
         }
         // A name looked up is mostly one some object imports: their count sizes the table.
-        let definers = FirstDefinerTable(expectedNames: entries.reduce(0) { $0 + $1.image.importedSymbolCount })
+        let names = LookupNameTable(expectedNames: entries.reduce(0) { $0 + $1.image.importedSymbolCount })
+        var lookedUp: [[Int32]] = []
+        lookedUp.reserveCapacity(entries.count)
         var result = entries.indices.map { index in
-            var scan = Scan(scope: scope, index: index, touched: touched, definers: definers)
+            var scan = Scan(scope: scope, index: index, touched: touched, names: names)
             var work = scan.run(entries[index].image)
+            lookedUp.append(scan.lookedUp)
             let source = entries[index].source
             if index > 0 && source != .interpreter {
                 work.mappedObjects = 1
@@ -42,11 +45,55 @@ public enum LoaderWorkAnalyzer {
             work.versionChecks = versionRequirements(entries[index].image)
             return work
         }
+        let steps = walk(names, scope: scope, touched: touched)
+        for index in result.indices {
+            result[index].scopeSteps += lookedUp[index].reduce(0) { $0 + Int(steps[Int($1)]) }
+        }
         // Pages are the searched object's: counted once, however many lookups read them.
         for index in result.indices {
             result[index].symbolTablePages = touched[index].reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         return result
+    }
+
+    /// For each name of `names`, how many scope members a lookup of it searches: its first
+    /// definer's position + 1, or every member for an undefined (weak) name. The walks go member
+    /// by member over the names not yet found, so one member's Bloom filter and hash table stay
+    /// in cache while every name is tested against them; the pages they read are marked the same
+    /// as name by name.
+    static func walk(_ names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>]) -> [Int32] {
+        var steps = [Int32](repeating: Int32(truncatingIfNeeded: scope.count), count: names.count)
+        var pending = Array(0..<Int32(truncatingIfNeeded: names.count))
+        var next: [Int32] = []
+        next.reserveCapacity(pending.count)
+        let hashes = names.hashes
+        let classes = names.classes
+        let strings = names.names
+        scope.withUnsafeBufferPointer { members in
+            for position in members.indices where !pending.isEmpty {
+                let member = members[position]
+                let pages = touched[position]
+                next.removeAll(keepingCapacity: true)
+                for number in pending {
+                    let name = Int(number)
+                    // Copy relocations skip the program (its copy is the target, not the source).
+                    if classes[name] == 2 && member.isProgram {
+                        next.append(number)
+                        continue
+                    }
+                    let hash = hashes[name]
+                    if member.mayDefine(gnuHash: hash, touched: pages),
+                        member.defines(strings[name], gnuHash: hash, plt: classes[name] == 1, touched: pages)
+                    {
+                        steps[name] = Int32(truncatingIfNeeded: position + 1)
+                    } else {
+                        next.append(number)
+                    }
+                }
+                swap(&pending, &next)
+            }
+        }
+        return steps
     }
 
     /// Number of Vernaux entries under DT_VERNEED (each is checked against its definer).
@@ -82,15 +129,17 @@ public enum LoaderWorkAnalyzer {
 
         /// Per scope member, the file pages lookups have read so far.
         let touched: [UnsafeMutableBufferPointer<Bool>]
-        /// The closure's names walked so far and where each walk ended.
-        let definers: FirstDefinerTable
+        /// The closure's names looked up so far.
+        let names: LookupNameTable
+        /// The number of each name this object looks up through the scope, once per lookup.
+        var lookedUp: [Int32] = []
 
-        init(scope: [ScopeMember], index: Int, touched: [UnsafeMutableBufferPointer<Bool>], definers: FirstDefinerTable) {
+        init(scope: [ScopeMember], index: Int, touched: [UnsafeMutableBufferPointer<Bool>], names: LookupNameTable) {
             self.scope = scope
             self.index = index
             member = scope[index]
             self.touched = touched
-            self.definers = definers
+            self.names = names
         }
 
         mutating func run(_ image: ELFImage) -> LoaderWork {
@@ -218,27 +267,8 @@ public enum LoaderWorkAnalyzer {
                 work.scopeSteps += 1
                 return
             }
-            let slot = definers.slot(name, hash: hash, lookupClass: lookupClass)
-            if let steps = definers.steps(at: slot) {
-                work.scopeSteps += steps  // its pages are marked already
-                return
-            }
-            var steps = scope.count  // an undefined weak symbol: every object searched
-            // Through a buffer pointer: the members are not copied out of the array one by one.
-            scope.withUnsafeBufferPointer { members in
-                for position in members.indices {
-                    if lookupClass == 2 && members[position].isProgram { continue }
-                    let pages = touched[position]
-                    if members[position].mayDefine(gnuHash: hash, touched: pages),
-                        members[position].defines(name, gnuHash: hash, plt: plt, touched: pages)
-                    {
-                        steps = position + 1
-                        break
-                    }
-                }
-            }
-            definers.insert(at: slot, name, hash: hash, lookupClass: lookupClass, steps: steps)
-            work.scopeSteps += steps
+            // Walked later, with every other name of the closure (`walk`).
+            lookedUp.append(Int32(truncatingIfNeeded: names.number(name, hash: hash, lookupClass: lookupClass)))
         }
     }
 }
