@@ -258,9 +258,8 @@ public enum LoaderWorkAnalyzer {
             guard symbol != cachedSymbol || lookupClass != cachedClass else { return }
             cachedSymbol = symbol
             cachedClass = lookupClass
-            guard let name = member.name(at: Int(member.symbols.load32(entry))) else { return }
+            guard let (name, hash) = member.nameAndGNUHash(at: Int(member.symbols.load32(entry))) else { return }
             work.lookups += 1
-            let hash = ScopeMember.gnuHash(name)
             let plt = lookupClass == 1
             // DT_SYMBOLIC: the object's own definitions first.
             if member.isSymbolic, member.defines(name, gnuHash: hash, plt: plt, touched: touched[index]) {

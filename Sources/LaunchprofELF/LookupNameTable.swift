@@ -18,12 +18,13 @@ final class LookupNameTable {
         var number: Int32
     }
 
-    private var slots: UnsafeMutableBufferPointer<Slot>
-    private var mask: Int
+    // Used from one thread, by one analysis: no dynamic exclusivity checks in the lookup path.
+    @exclusivity(unchecked) private var slots: UnsafeMutableBufferPointer<Slot>
+    @exclusivity(unchecked) private var mask: Int
     /// By number: the name, its GNU hash and its lookup class.
-    private(set) var names: [UnsafeRawBufferPointer] = []
-    private(set) var hashes: [UInt32] = []
-    private(set) var classes: [UInt8] = []
+    @exclusivity(unchecked) private(set) var names: [UnsafeRawBufferPointer] = []
+    @exclusivity(unchecked) private(set) var hashes: [UInt32] = []
+    @exclusivity(unchecked) private(set) var classes: [UInt8] = []
 
     /// Room for `expectedNames` at under half load (it grows past that).
     init(expectedNames: Int) {

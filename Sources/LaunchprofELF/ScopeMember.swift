@@ -162,17 +162,19 @@ struct ScopeMember {
         return memcmp(base + offset, bytes, name.count) == 0
     }
 
-    /// The NUL-terminated name at `offset` of the string table, without its NUL.
-    func name(at offset: Int) -> UnsafeRawBufferPointer? {
+    /// The NUL-terminated name at `offset` of the string table, without its NUL, and its GNU
+    /// hash, in one pass over its bytes.
+    func nameAndGNUHash(at offset: Int) -> (name: UnsafeRawBufferPointer, hash: UInt32)? {
         guard offset >= 0, offset < strings.count, let base = strings.baseAddress else { return nil }
-        guard let end = memchr(base + offset, 0, strings.count - offset) else { return nil }
-        return UnsafeRawBufferPointer(start: base + offset, count: UnsafeRawPointer(end) - (base + offset))
-    }
-
-    static func gnuHash(_ name: UnsafeRawBufferPointer) -> UInt32 {
         var hash: UInt32 = 5381
-        for byte in name { hash = hash &* 33 &+ UInt32(byte) }
-        return hash
+        var end = offset
+        while end < strings.count {
+            let byte = base.load(fromByteOffset: end, as: UInt8.self)
+            if byte == 0 { return (UnsafeRawBufferPointer(start: base + offset, count: end - offset), hash) }
+            hash = hash &* 33 &+ UInt32(byte)
+            end += 1
+        }
+        return nil
     }
 
     static func sysvHash(_ name: UnsafeRawBufferPointer) -> UInt32 {
