@@ -148,6 +148,9 @@ public enum LoaderWorkAnalyzer {
                 let high = segments.map({ $0.vaddr &+ $0.memorySize }).max(), high > low
             else { return work }
             pageBase = low & ~0xfff
+            // At most one lookup per relocation that names a symbol: one allocation, no regrowth.
+            let counts = image.relocations
+            lookedUp.reserveCapacity(counts.symbolic + counts.jumpSlot + counts.tls + counts.copy + counts.other)
             let span = (high - pageBase + 0xfff) >> 12
             // A corrupt header could claim a huge span: such an object's pages go uncounted.
             if span < 1 << 22 { pages = [Bool](repeating: false, count: Int(span)) }
