@@ -112,7 +112,11 @@ let package = Package(
             dependencies: [
                 "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers", "CLaunchprof",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
+            ],
+            // Start-up is in every invocation (`inspect` is measured against `ldd`): exporting none
+            // of its own symbols (7,200 otherwise) keeps small the table the runtime's start-up
+            // `dladdr` scans and ld.so searches first for every library's lookups.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"])]),
 
         // The demo app README's command 1 profiles: a small C program using the hooks.
         .executableTarget(name: "launchprof-demo", dependencies: ["LaunchprofHooks"]),

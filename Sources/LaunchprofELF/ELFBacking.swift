@@ -61,12 +61,12 @@ final class ELFBacking: @unchecked Sendable {
 
     deinit {
         elf_end(elf)
+        if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
         close(fd)
     }
 
-    /// Up to `count` bytes at file `offset`, read from the file, not through the mapping: while a
-    /// CPU-wide uprobe on this file is registered (launchprof's own uprobe observer), the kernel
-    /// writes its int3 into every private executable-capable mapping of the file, this one too.
+    /// Up to `count` bytes at file `offset`, read from the file with pread (code bytes: they must
+    /// be the file's own, never a registered uprobe's int3 as a private mapping would show).
     func readBytes(offset: UInt64, count: Int) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: max(count, 0))
         let got = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
@@ -115,18 +115,30 @@ final class ELFBacking: @unchecked Sendable {
             close(fd)
             throw error
         }
+        // Mapped shared, read-only, and handed to libelf as memory: the kernel installs registered
+        // uprobes (other launchprof processes' observers on libc, ld.so, …) into every private
+        // mapping of a file that could be executable, copying a page for each; a shared mapping
+        // is exempt, and reads the file's own bytes.
+        let size = Int(status.st_size)
+        guard let mapping = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), mapping != MAP_FAILED else {
+            let code = errno
+            close(fd)
+            throw .unreadable(path: path, errno: code)
+        }
         _ = elf_version(UInt32(EV_CURRENT))
-        guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil) else {
+        // libelf reads a native-endian (checked above) image in place: it never writes to it.
+        guard let elf = elf_memory(mapping.assumingMemoryBound(to: CChar.self), size) else {
+            munmap(mapping, size)
             close(fd)
             throw .malformed(path: path, detail: libelfMessage())
         }
-        var size = 0
-        guard elf_kind(elf) == ELF_K_ELF, let raw = elf_rawfile(elf, &size), size > 0 else {
+        guard elf_kind(elf) == ELF_K_ELF else {
             elf_end(elf)
+            munmap(mapping, size)
             close(fd)
             throw .notELF(path: path)
         }
-        let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(raw), count: size)
+        let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(mapping), count: size)
         let fileID = ELFImage.FileID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
         return ELFBacking(fd: fd, elf: elf, bytes: bytes, fileID: fileID)
     }

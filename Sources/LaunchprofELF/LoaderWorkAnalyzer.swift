@@ -11,9 +11,9 @@ import Glibc
 /// It replays each object's relocation tables in the loader's order (DT_RELR, DT_RELA/DT_REL,
 /// then DT_JMPREL) with the loader's one-entry lookup cache, and resolves every lookup against
 /// the closure in load order (the global scope) through each object's own hash table. A name's
-/// walk through the scope is the same for every object that imports it: it is walked once per
-/// closure (its pages marked, its definer's position kept in `FirstDefiners`) and later lookups
-/// of it only count their steps.
+/// walk through the scope is the same for every object that imports it: the scans number the
+/// closure's distinct names (`LookupNameTable`), each is walked once, all of them together member
+/// by member (their pages marked), and every lookup counts its name's steps.
 public enum LoaderWorkAnalyzer {
     /// One `LoaderWork` per entry of `closure`, in the same order.
     public static func analyze(_ closure: Closure) -> [LoaderWork] {
@@ -29,15 +29,14 @@ public enum LoaderWorkAnalyzer {
             defer { start += member.pageCount }
             return UnsafeMutableBufferPointer(rebasing: pageFlags[start..<(start + member.pageCount)])
         }
-        var definers = FirstDefiners()
-        // At most one entry per imported name: room for them all up front (no rehashing).
-        definers.steps.reserveCapacity(scope.reduce(0) { $0 + $1.symbolCount })
+        // A name looked up is mostly one some object imports: their count sizes the table.
+        let names = LookupNameTable(expectedNames: entries.reduce(0) { $0 + $1.image.importedSymbolCount })
+        var lookedUp: [[Int32]] = []
+        lookedUp.reserveCapacity(entries.count)
         var result = entries.indices.map { index in
-            // The shared state moves into the scan and back, so it is never copied.
-            var scan = Scan(scope: scope, index: index, touched: touched, definers: definers)
-            definers = FirstDefiners()
+            var scan = Scan(scope: scope, index: index, touched: touched, names: names)
             var work = scan.run(entries[index].image)
-            swap(&definers, &scan.definers)
+            lookedUp.append(scan.lookedUp)
             let source = entries[index].source
             if index > 0 && source != .interpreter {
                 work.mappedObjects = 1
@@ -46,11 +45,55 @@ public enum LoaderWorkAnalyzer {
             work.versionChecks = versionRequirements(entries[index].image)
             return work
         }
+        let steps = walk(names, scope: scope, touched: touched)
+        for index in result.indices {
+            result[index].scopeSteps += lookedUp[index].reduce(0) { $0 + Int(steps[Int($1)]) }
+        }
         // Pages are the searched object's: counted once, however many lookups read them.
         for index in result.indices {
             result[index].symbolTablePages = touched[index].reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         return result
+    }
+
+    /// For each name of `names`, how many scope members a lookup of it searches: its first
+    /// definer's position + 1, or every member for an undefined (weak) name. The walks go member
+    /// by member over the names not yet found, so one member's Bloom filter and hash table stay
+    /// in cache while every name is tested against them; the pages they read are marked the same
+    /// as name by name.
+    static func walk(_ names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>]) -> [Int32] {
+        var steps = [Int32](repeating: Int32(truncatingIfNeeded: scope.count), count: names.count)
+        var pending = Array(0..<Int32(truncatingIfNeeded: names.count))
+        var next: [Int32] = []
+        next.reserveCapacity(pending.count)
+        let hashes = names.hashes
+        let classes = names.classes
+        let strings = names.names
+        scope.withUnsafeBufferPointer { members in
+            for position in members.indices where !pending.isEmpty {
+                let member = members[position]
+                let pages = touched[position]
+                next.removeAll(keepingCapacity: true)
+                for number in pending {
+                    let name = Int(number)
+                    // Copy relocations skip the program (its copy is the target, not the source).
+                    if classes[name] == 2 && member.isProgram {
+                        next.append(number)
+                        continue
+                    }
+                    let hash = hashes[name]
+                    if member.mayDefine(gnuHash: hash, touched: pages),
+                        member.defines(strings[name], gnuHash: hash, plt: classes[name] == 1, touched: pages)
+                    {
+                        steps[name] = Int32(truncatingIfNeeded: position + 1)
+                    } else {
+                        next.append(number)
+                    }
+                }
+                swap(&pending, &next)
+            }
+        }
+        return steps
     }
 
     /// Number of Vernaux entries under DT_VERNEED (each is checked against its definer).
@@ -86,15 +129,17 @@ public enum LoaderWorkAnalyzer {
 
         /// Per scope member, the file pages lookups have read so far.
         let touched: [UnsafeMutableBufferPointer<Bool>]
-        /// The closure's names walked so far and where each walk ended.
-        var definers: FirstDefiners
+        /// The closure's names looked up so far.
+        let names: LookupNameTable
+        /// The number of each name this object looks up through the scope, once per lookup.
+        var lookedUp: [Int32] = []
 
-        init(scope: [ScopeMember], index: Int, touched: [UnsafeMutableBufferPointer<Bool>], definers: FirstDefiners) {
+        init(scope: [ScopeMember], index: Int, touched: [UnsafeMutableBufferPointer<Bool>], names: LookupNameTable) {
             self.scope = scope
             self.index = index
             member = scope[index]
             self.touched = touched
-            self.definers = definers
+            self.names = names
         }
 
         mutating func run(_ image: ELFImage) -> LoaderWork {
@@ -103,6 +148,9 @@ public enum LoaderWorkAnalyzer {
                 let high = segments.map({ $0.vaddr &+ $0.memorySize }).max(), high > low
             else { return work }
             pageBase = low & ~0xfff
+            // At most one lookup per relocation that names a symbol: one allocation, no regrowth.
+            let counts = image.relocations
+            lookedUp.reserveCapacity(counts.symbolic + counts.jumpSlot + counts.tls + counts.copy + counts.other)
             let span = (high - pageBase + 0xfff) >> 12
             // A corrupt header could claim a huge span: such an object's pages go uncounted.
             if span < 1 << 22 { pages = [Bool](repeating: false, count: Int(span)) }
@@ -213,62 +261,16 @@ public enum LoaderWorkAnalyzer {
             guard symbol != cachedSymbol || lookupClass != cachedClass else { return }
             cachedSymbol = symbol
             cachedClass = lookupClass
-            guard let name = member.name(at: Int(member.symbols.load32(entry))) else { return }
+            guard let (name, hash) = member.nameAndGNUHash(at: Int(member.symbols.load32(entry))) else { return }
             work.lookups += 1
-            let hash = ScopeMember.gnuHash(name)
             let plt = lookupClass == 1
             // DT_SYMBOLIC: the object's own definitions first.
             if member.isSymbolic, member.defines(name, gnuHash: hash, plt: plt, touched: touched[index]) {
                 work.scopeSteps += 1
                 return
             }
-            let key = FirstDefiners.Key(name: name, hash: hash, lookupClass: lookupClass)
-            if let steps = definers.steps[key] {
-                work.scopeSteps += steps  // its pages are marked already
-                return
-            }
-            var steps = scope.count  // an undefined weak symbol: every object searched
-            // Through a buffer pointer: the members are not copied out of the array one by one.
-            scope.withUnsafeBufferPointer { members in
-                for position in members.indices {
-                    if lookupClass == 2 && members[position].isProgram { continue }
-                    let pages = touched[position]
-                    if members[position].mayDefine(gnuHash: hash, touched: pages),
-                        members[position].defines(name, gnuHash: hash, plt: plt, touched: pages)
-                    {
-                        steps = position + 1
-                        break
-                    }
-                }
-            }
-            definers.steps[key] = steps
-            work.scopeSteps += steps
+            // Walked later, with every other name of the closure (`walk`).
+            lookedUp.append(Int32(truncatingIfNeeded: names.number(name, hash: hash, lookupClass: lookupClass)))
         }
-    }
-
-    /// Name and lookup class → how many scope members a lookup of it searches (its first
-    /// definer's position + 1), filled as the closure's lookups first walk each name.
-    struct FirstDefiners {
-        /// A name in one of the closure's mapped string tables (alive while the closure is).
-        struct Key: Hashable {
-            let name: UnsafeRawBufferPointer
-            let hash: UInt32
-            let lookupClass: Int
-
-            static func == (left: Key, right: Key) -> Bool {
-                guard left.hash == right.hash, left.lookupClass == right.lookupClass,
-                    left.name.count == right.name.count
-                else { return false }
-                guard let leftBytes = left.name.baseAddress, let rightBytes = right.name.baseAddress else { return true }
-                return memcmp(leftBytes, rightBytes, left.name.count) == 0
-            }
-
-            func hash(into hasher: inout Hasher) {
-                hasher.combine(hash)
-                hasher.combine(lookupClass)
-            }
-        }
-
-        var steps: [Key: Int] = [:]
     }
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One object of the loader's lookup scope: its .dynsym with the hash table ld.so searches,
 /// answering "does this object define NAME?" the way glibc 2.36's `do_lookup_x` does.
 ///
@@ -152,24 +156,25 @@ struct ScopeMember {
     }
 
     private func nameEquals(_ offset: Int, _ name: UnsafeRawBufferPointer) -> Bool {
-        guard offset >= 0, offset + name.count < strings.count else { return false }
-        for index in 0..<name.count where strings[offset + index] != name[index] { return false }
-        return strings[offset + name.count] == 0
+        guard offset >= 0, offset + name.count < strings.count, let base = strings.baseAddress else { return false }
+        guard strings[offset + name.count] == 0 else { return false }
+        guard name.count > 0, let bytes = name.baseAddress else { return true }
+        return memcmp(base + offset, bytes, name.count) == 0
     }
 
-    /// The NUL-terminated name at `offset` of the string table, without its NUL.
-    func name(at offset: Int) -> UnsafeRawBufferPointer? {
-        guard offset >= 0, offset < strings.count else { return nil }
-        var end = offset
-        while end < strings.count, strings[end] != 0 { end += 1 }
-        guard end < strings.count else { return nil }
-        return UnsafeRawBufferPointer(rebasing: strings[offset..<end])
-    }
-
-    static func gnuHash(_ name: UnsafeRawBufferPointer) -> UInt32 {
+    /// The NUL-terminated name at `offset` of the string table, without its NUL, and its GNU
+    /// hash, in one pass over its bytes.
+    func nameAndGNUHash(at offset: Int) -> (name: UnsafeRawBufferPointer, hash: UInt32)? {
+        guard offset >= 0, offset < strings.count, let base = strings.baseAddress else { return nil }
         var hash: UInt32 = 5381
-        for byte in name { hash = hash &* 33 &+ UInt32(byte) }
-        return hash
+        var end = offset
+        while end < strings.count {
+            let byte = base.load(fromByteOffset: end, as: UInt8.self)
+            if byte == 0 { return (UnsafeRawBufferPointer(start: base + offset, count: end - offset), hash) }
+            hash = hash &* 33 &+ UInt32(byte)
+            end += 1
+        }
+        return nil
     }
 
     static func sysvHash(_ name: UnsafeRawBufferPointer) -> UInt32 {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import LaunchprofCore
 import LaunchprofReport
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -14,6 +15,26 @@ import Foundation
 enum CommandOptions {
     /// Every spelling of every option and flag of `command` (`-r`, `--runs`, …), `--help` aside.
     static func names(of command: ParsableCommand.Type, valuesOnly: Bool = false) -> [String] {
+        var result: [String] = []
+        for argument in declared(by: command) where !valuesOnly || argument.isOption {
+            for spelled in argument.names where spelled != "-h" && spelled != "--help" { result.append(spelled) }
+        }
+        return result
+    }
+
+    /// One argument of a command as the parser describes it: its spellings, and whether it is an
+    /// option that takes a value.
+    private struct DeclaredArgument: Sendable {
+        var isOption: Bool
+        var names: [String]
+    }
+
+    /// Each command's arguments, read once per process: dumping the help as JSON and decoding it
+    /// was a third of the CPU of `run -r 1 /bin/true`, and `main` asks three times before `run`.
+    private static let declaredArguments = Mutex<[ObjectIdentifier: [DeclaredArgument]]>([:])
+
+    private static func declared(by command: ParsableCommand.Type) -> [DeclaredArgument] {
+        if let known = declaredArguments.withLock({ $0[ObjectIdentifier(command)] }) { return known }
         struct Dump: Decodable {
             struct Command: Decodable { var arguments: [Argument]? }
             struct Argument: Decodable { var kind: String?; var names: [Name]? }
@@ -23,14 +44,13 @@ enum CommandOptions {
         guard let dump = try? JSONDecoder().decode(Dump.self, from: Data(command._dumpHelp().utf8)) else {
             return []
         }
-        var result: [String] = []
-        for argument in dump.command.arguments ?? [] where !valuesOnly || argument.kind == "option" {
-            for name in argument.names ?? [] {
-                let spelled = name.kind == "short" ? "-" + name.name : "--" + name.name
-                if spelled != "-h" && spelled != "--help" { result.append(spelled) }
-            }
+        let arguments = (dump.command.arguments ?? []).map { argument in
+            DeclaredArgument(
+                isOption: argument.kind == "option",
+                names: (argument.names ?? []).map { $0.kind == "short" ? "-" + $0.name : "--" + $0.name })
         }
-        return result
+        declaredArguments.withLock { $0[ObjectIdentifier(command)] = arguments }
+        return arguments
     }
 
     /// The program and its arguments from the words the parser left after `command`'s options

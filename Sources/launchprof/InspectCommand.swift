@@ -93,6 +93,8 @@ struct InspectCommand: ParsableCommand {
     /// defaults; a stored file that cannot be used is reported and skipped.
     static func costModel(_ environment: [String: String]) -> LaunchCostModel {
         guard let store = CalibrationStore.user(environment: environment) else { return .standard }
+        // No store, no calibration: the host's facts (/proc/cpuinfo) that name its file are not read.
+        guard access(store.directory, F_OK) == 0 else { return .standard }
         do {
             return try store.load(host: HostInfo.current())?.model ?? .standard
         } catch {
