@@ -55,9 +55,9 @@ final class LaunchSubject: @unchecked Sendable {
         request.standardOutput = devNull
         request.standardError = devNull
         request.pinnedCPU = pinnedCPU
-        let tracer = LaunchTracer(planForImage: { [plan] _ in plan }, learned: learned)
+        let tracer = LaunchTracer(learned: learned)
         let start = monotonicNs()
-        let result = try tracer.trace(request, control: TraceControl())
+        let result = try tracer.trace(request, planForImage: { [plan] _ in plan }, control: TraceControl())
         let elapsed = monotonicNs() - start
         guard result.exitStatus == .exited(code: 0) else {
             throw BenchmarkError.badOutput(path: path, output: "traced run ended with \(result.exitStatus)")
