@@ -791,12 +791,12 @@ int lp_unwinder_add_object(lp_unwinder *u, const lp_unwind_object *object) {
     return 0;
 }
 
-int lp_unwinder_unwind(lp_unwinder *u, const uint64_t *registers, const uint8_t *stack, size_t stack_size,
-                       uint64_t *ips, int capacity, int *count) {
+int lp_unwinder_unwind(lp_unwinder *u, const uint64_t *registers, const uint8_t *stack, uint64_t stack_address,
+                       size_t stack_size, uint64_t *ips, int capacity, int *count) {
     *count = 0;
     u->registers = registers;
     u->stack = stack;
-    u->stack_start = registers[LP_SAMPLE_REGISTER_SP];
+    u->stack_start = stack_address;
     u->stack_size = stack_size;
     uint64_t resumed[LP_SAMPLE_REGISTER_COUNT];
     if (!u->cfi_only_libunwind) {

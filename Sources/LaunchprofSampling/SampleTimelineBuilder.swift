@@ -2,6 +2,10 @@ import CLaunchprof
 import LaunchprofELF
 import LaunchprofReport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Unwinds and names a launch's samples and turns them, with the switch records, into spans:
 /// what each thread was doing (on CPU, runnable, blocked and in which system call, named from
 /// the switch-out's kernel frames) from when to when, with its stack.
@@ -13,7 +17,14 @@ import LaunchprofReport
 public final class SampleTimelineBuilder {
     private let symbolizer: StackSymbolizer
     private let syscallNames: KernelSyscallNames
+    /// libunwind, for the frames the call frame rules cannot take.
     private let unwinder: OpaquePointer
+    private let frameUnwinder = CallFrameUnwinder()
+    private let libunwindOnly: Bool
+    /// Set LAUNCHPROF_UNWINDER=c to unwind with the C interpreter (for the benchmark).
+    private let cInterpreter = getenv("LAUNCHPROF_UNWINDER").map { String(cString: $0) } == "c"
+    /// Each object's call frame table, read once per builder (nil: none or unreadable).
+    private var tables: [String: CallFrameTable?] = [:]
     private var mappings: [StackSymbolizer.LoadedMapping] = []
     private var lastMapping = 0
     private var addresses = [UInt64](repeating: 0, count: CallStackTree.maximumDepth)
@@ -25,7 +36,8 @@ public final class SampleTimelineBuilder {
     /// `libunwindOnly`: without launchprof's cached call-frame rules (to compare the two).
     public init?(symbolizer: StackSymbolizer, syscallNames: KernelSyscallNames = .shared, libunwindOnly: Bool = false) {
         guard let unwinder = lp_unwinder_create() else { return nil }
-        lp_unwinder_use_libunwind_only(unwinder, libunwindOnly)
+        lp_unwinder_use_libunwind_only(unwinder, libunwindOnly || !cInterpreter)
+        self.libunwindOnly = libunwindOnly
         self.symbolizer = symbolizer
         self.syscallNames = syscallNames
         self.unwinder = unwinder
@@ -130,6 +142,7 @@ public final class SampleTimelineBuilder {
         unwoundFrames = 0
         unwindNs = 0
         lp_unwinder_reset(unwinder)
+        frameUnwinder.reset()
         mappings = []
         lastMapping = 0
     }
@@ -140,6 +153,13 @@ public final class SampleTimelineBuilder {
         mappings.removeAll { $0.mapping.start < mapping.end && mapping.start < $0.mapping.end }
         mappings.append(loaded)
         lastMapping = 0
+        let table = loaded.symbols.flatMap { symbols in
+            if let known = tables[symbols.path] { return known }
+            let table = (try? CallFrameTable(object: symbols)) ?? nil
+            tables[symbols.path] = table
+            return table
+        }
+        frameUnwinder.add(textStart: mapping.start, textEnd: mapping.end, bias: loaded.bias, table: table)
         guard let symbols = loaded.symbols else { return }
         let segments = symbols.segments.map { lp_segment(vaddr: $0.vaddr, offset: $0.offset, file_size: $0.fileSize) }
         segments.withUnsafeBufferPointer { segmentPointer in
@@ -165,21 +185,53 @@ public final class SampleTimelineBuilder {
         return mappings[index]
     }
 
-    /// The sample's frames, named.
-    private func symbolize(_ sample: StackSample) -> [SampledFrame] {
-        guard sample.registers.count == Int(LP_SAMPLE_REGISTER_COUNT) else { return [] }
-        var count: Int32 = 0
-        let capacity = Int32(addresses.count)
-        let started = lp_now_ns()
-        sample.registers.withUnsafeBufferPointer { registers in
-            sample.stack.withUnsafeBufferPointer { stack in
+    /// The sample's return addresses into `addresses`, innermost first: by the cached call frame
+    /// rules while they apply, then by libunwind from the frame they could not take.
+    private func unwind(_ sample: StackSample) -> Int {
+        let stackAddress = sample.registers[Int(LP_SAMPLE_REGISTER_SP)]
+        return sample.registers.withUnsafeBufferPointer { registers in
+            sample.stack.withUnsafeBytes { stack in
                 addresses.withUnsafeMutableBufferPointer { output in
+                    var count = 0
+                    if !libunwindOnly && !cInterpreter {
+                        let outcome = frameUnwinder.unwind(
+                            registers: Self.dwarfOrder(registers), stack: stack, output: output, count: &count)
+                        guard case .needsFallback(let resumed) = outcome, count > 0 else { return count }
+                        // libunwind takes the frame again, from the registers recovered so far.
+                        count -= 1
+                        var perf = [UInt64](repeating: 0, count: Int(LP_SAMPLE_REGISTER_COUNT))
+                        for (dwarf, index) in Self.perfIndex.enumerated() { perf[index] = resumed[dwarf] }
+                        var more: Int32 = 0
+                        _ = lp_unwinder_unwind(
+                            unwinder, perf, stack.baseAddress?.assumingMemoryBound(to: UInt8.self), stackAddress,
+                            stack.count, output.baseAddress! + count, Int32(output.count - count), &more)
+                        return count + Int(more)
+                    }
+                    var more: Int32 = 0
                     _ = lp_unwinder_unwind(
-                        unwinder, registers.baseAddress!, stack.baseAddress, stack.count, output.baseAddress!,
-                        capacity, &count)
+                        unwinder, registers.baseAddress!, stack.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                        stackAddress, stack.count, output.baseAddress!, Int32(output.count), &more)
+                    return Int(more)
                 }
             }
         }
+    }
+
+    /// perf's register order (AX BX CX DX SI DI BP SP IP R8–R15) by DWARF number (RAX RDX RCX
+    /// RBX RSI RDI RBP RSP R8–R15, the return address = IP).
+    private static let perfIndex = [0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8]
+
+    private static func dwarfOrder(_ perf: UnsafeBufferPointer<UInt64>) -> InlineArray<17, UInt64> {
+        var registers = InlineArray<17, UInt64>(repeating: 0)
+        for dwarf in 0..<17 { registers[dwarf] = perf[perfIndex[dwarf]] }
+        return registers
+    }
+
+    /// The sample's frames, named.
+    private func symbolize(_ sample: StackSample) -> [SampledFrame] {
+        guard sample.registers.count == Int(LP_SAMPLE_REGISTER_COUNT) else { return [] }
+        let started = lp_now_ns()
+        var count = Int32(unwind(sample))
         unwindNs += lp_now_ns() - started
         if count == 0 {
             count = 1

@@ -1,0 +1,172 @@
+import LaunchprofELF
+
+/// Unwinds a sample's user stack by the objects' call frame rules (`CallFrameTable`), cached by
+/// address: frames repeat from sample to sample, so after the first stacks each frame is a cache
+/// hit and a few loads from the copied stack. Frames the simple rules cannot take (a CFA
+/// expression as in PLT entries, a signal frame, a register saved in another register) stop it
+/// with the registers recovered so far, for libunwind to go on from there.
+///
+/// Used by one thread at a time (the tracer's, after a launch).
+final class CallFrameUnwinder {
+    /// DWARF x86-64 numbering: RAX RDX RCX RBX RSI RDI RBP RSP R8–R15, then the return address.
+    static let registerCount = CallFrameRule.registerCount
+    static let returnAddress = CallFrameRule.returnAddressRegister
+    static let stackPointer = 7
+    /// Registers a callee preserves (RBX RBP RSP R12–R15) and the return address: the only ones
+    /// known in a caller's frame.
+    static let calleeSaved: UInt32 = 1 << 3 | 1 << 6 | 1 << 7 | 1 << 12 | 1 << 13 | 1 << 14 | 1 << 15 | 1 << 16
+
+    /// A rule reduced to what the fast path does: CFA = register + offset, registers saved at
+    /// CFA + offset. `usable` is false when the rule needs more (libunwind's), or there is none.
+    struct CachedRule {
+        var address: UInt64 = 0
+        var filled = false
+        var usable = false
+        var returnAddressUndefined = false
+        var frameRegister: UInt8 = 0
+        var frameOffset: Int64 = 0
+        /// Registers saved at CFA + `offsets[register]`.
+        var saved: UInt32 = 0
+        var offsets = InlineArray<17, Int32>(repeating: 0)
+    }
+
+    struct Object {
+        var textStart: UInt64
+        var textEnd: UInt64
+        var bias: UInt64
+        var table: CallFrameTable?
+    }
+
+    /// Where the rules stopped: the frames so far and the registers of the last one, in DWARF
+    /// numbering, when libunwind must take over from it.
+    enum Outcome {
+        case complete
+        case needsFallback(registers: InlineArray<17, UInt64>)
+    }
+
+    static let cacheSlots = 4096
+    /// Slot `hash(address)` holds the rule of the last address that hashed there.
+    private let cache: UnsafeMutablePointer<CachedRule>
+    private var objects: [Object] = []
+    private var lastObject = 0
+    /// Rules computed (cache misses) and cache hits, for the benchmark.
+    private(set) var computed = 0
+
+    init() {
+        cache = .allocate(capacity: Self.cacheSlots)
+        cache.initialize(repeating: CachedRule(), count: Self.cacheSlots)
+    }
+
+    deinit { cache.deallocate() }
+
+    /// Forgets every object and rule (a new launch).
+    func reset() {
+        objects = []
+        lastObject = 0
+        for index in 0..<Self.cacheSlots { cache[index].filled = false }
+    }
+
+    /// Adds an object's text mapping; rules cached for its addresses are dropped (a new object
+    /// can sit where an unloaded one was).
+    func add(textStart: UInt64, textEnd: UInt64, bias: UInt64, table: CallFrameTable?) {
+        objects.append(Object(textStart: textStart, textEnd: textEnd, bias: bias, table: table))
+        lastObject = objects.count - 1
+        for index in 0..<Self.cacheSlots where cache[index].address >= textStart && cache[index].address < textEnd {
+            cache[index].filled = false
+        }
+    }
+
+    /// Unwinds from `registers` (DWARF numbering; the innermost frame's instruction pointer in
+    /// the return address slot) over `stack` (copied from the stack pointer up), appending
+    /// instruction pointers to `output` up to its capacity; `count` is how many were written.
+    func unwind(
+        registers start: InlineArray<17, UInt64>, stack: UnsafeRawBufferPointer,
+        output: UnsafeMutableBufferPointer<UInt64>, count: inout Int
+    ) -> Outcome {
+        var registers = start
+        let stackStart = start[Self.stackPointer]
+        var known: UInt32 = (1 << 17) - 1
+        while count < output.count {
+            let ip = registers[Self.returnAddress]
+            if ip == 0 { return .complete }
+            output[count] = ip
+            count += 1
+            let rule = self.rule(at: count == 1 ? ip : ip &- 1)
+            guard rule.usable, known & (1 << UInt32(rule.frameRegister)) != 0 else {
+                return .needsFallback(registers: registers)
+            }
+            if rule.returnAddressUndefined { return .complete }
+            let frameAddress = registers[Int(rule.frameRegister)] &+ UInt64(bitPattern: rule.frameOffset)
+            var next = registers
+            var saved = rule.saved
+            while saved != 0 {
+                let register = saved.trailingZeroBitCount
+                saved &= saved - 1
+                let address = frameAddress &+ UInt64(bitPattern: Int64(rule.offsets[register]))
+                // The stack word at `address`, when the copy holds it.
+                let offset = address &- stackStart
+                guard address >= stackStart, offset <= UInt64(stack.count), UInt64(stack.count) - offset >= 8 else {
+                    return .needsFallback(registers: registers)
+                }
+                next[register] = stack.loadUnaligned(fromByteOffset: Int(offset), as: UInt64.self)
+            }
+            next[Self.stackPointer] = frameAddress
+            if frameAddress <= registers[Self.stackPointer] && count > 1 {  // not going up
+                return .needsFallback(registers: registers)
+            }
+            known = Self.calleeSaved
+            registers = next
+        }
+        return .complete
+    }
+
+    /// The cached rule at `address`, computed on a miss.
+    private func rule(at address: UInt64) -> CachedRule {
+        let slot = Int((address ^ (address >> 12)) % UInt64(Self.cacheSlots))
+        if cache[slot].filled && cache[slot].address == address { return cache[slot] }
+        let rule = compute(address)
+        cache[slot] = rule
+        return rule
+    }
+
+    private func compute(_ address: UInt64) -> CachedRule {
+        computed += 1
+        var cached = CachedRule()
+        cached.address = address
+        cached.filled = true
+        guard let object = object(containing: address), let table = object.table,
+            let rule = try? table.rule(at: address &- object.bias), !rule.isSignalFrame,
+            case .register(let register, let offset) = rule.frameAddress, register < UInt16(Self.registerCount),
+            let frameOffset = Int32(exactly: offset)
+        else { return cached }
+        cached.frameRegister = UInt8(register)
+        cached.frameOffset = Int64(frameOffset)
+        for (index, register) in rule.registers.enumerated() {
+            switch register {
+            case .unchanged:
+                continue
+            case .undefined:
+                if index == Self.returnAddress { cached.returnAddressUndefined = true }
+            case .savedAt(let offset):
+                guard let narrow = Int32(exactly: offset) else { return cached }
+                cached.saved |= 1 << UInt32(index)
+                cached.offsets[index] = narrow
+            default:
+                return cached
+            }
+        }
+        guard cached.returnAddressUndefined || cached.saved & (1 << UInt32(Self.returnAddress)) != 0 else { return cached }
+        cached.usable = true
+        return cached
+    }
+
+    private func object(containing address: UInt64) -> Object? {
+        if lastObject < objects.count, objects[lastObject].textStart <= address, address < objects[lastObject].textEnd {
+            return objects[lastObject]
+        }
+        // The newest mapping of an address wins (a library loaded where another was).
+        guard let index = objects.lastIndex(where: { $0.textStart <= address && address < $0.textEnd }) else { return nil }
+        lastObject = index
+        return objects[index]
+    }
+}
