@@ -9,9 +9,9 @@ struct CallFrameInterpreter {
     /// Nesting allowed for DW_CFA_remember_state (compilers use one or two levels).
     static let rememberedStates = 64
 
-    struct Row: Equatable {
+    struct Row {
         var frameAddress = CallFrameRule.FrameAddress.register(UInt16.max, offset: 0)
-        var registers = [CallFrameRule.Register](repeating: .unchanged, count: CallFrameRule.registerCount)
+        var registers = InlineArray<17, CallFrameRule.Register>(repeating: .unchanged)
     }
 
     /// Runs the instructions in `cursor` from `location` until the location passes `target`,

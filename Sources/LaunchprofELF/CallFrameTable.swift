@@ -201,7 +201,7 @@ public struct CallFrameTable: @unchecked Sendable {
             throw cursor.malformed("no CFA rule for 0x\(String(address, radix: 16))")
         }
         return CallFrameRule(
-            frameAddress: row.frameAddress, registers: row.registers, functionStart: start, functionEnd: end,
+            frameAddress: row.frameAddress, registers: (0..<CallFrameRule.registerCount).map { row.registers[$0] }, functionStart: start, functionEnd: end,
             isSignalFrame: cie.isSignalFrame)
     }
 

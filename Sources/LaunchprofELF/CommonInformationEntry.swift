@@ -17,27 +17,25 @@ struct CommonInformationEntry {
         cursor.end = try CallFrameTable.checkedEnd(cursor, idAddress: idAddress, length: length, is64: is64)
         let version = try cursor.u8()
         guard version == 1 || version == 3 || version == 4 else { throw cursor.malformed("CIE version \(version)") }
-        var augmentation: [UInt8] = []
-        while true {
-            let byte = try cursor.u8()
-            if byte == 0 { break }
-            augmentation.append(byte)
-        }
+        // The augmentation string, read again below (no copy: this runs on every rule computed).
+        let augmentationStart = cursor.offset
+        while try cursor.u8() != 0 {}
+        let augmentationEnd = cursor.offset - 1
         if version == 4 {
             _ = try cursor.u8()  // address size
             _ = try cursor.u8()  // segment selector size
         }
+        let first = augmentationEnd > augmentationStart ? try cursor.view.u8(augmentationStart) : 0
+        let hasZ = first == UInt8(ascii: "z")
         var entry = CommonInformationEntry(
             codeAlignment: try cursor.uleb(), dataAlignment: try cursor.sleb(), pointerEncoding: 0,
-            hasAugmentationData: augmentation.first == UInt8(ascii: "z"), isSignalFrame: false)
+            hasAugmentationData: hasZ, isSignalFrame: false)
         let returnAddress = version == 1 ? UInt64(try cursor.u8()) : try cursor.uleb()
         guard returnAddress == UInt64(CallFrameRule.returnAddressRegister) else {
             throw cursor.malformed("return address in DWARF register \(returnAddress), not x86-64's 16")
         }
         guard entry.hasAugmentationData else {
-            guard augmentation.isEmpty else {
-                throw cursor.malformed("CIE augmentation \"\(String(decoding: augmentation, as: UTF8.self))\" without z")
-            }
+            guard augmentationEnd == augmentationStart else { throw cursor.malformed("CIE augmentation without z") }
             return entry
         }
         let dataLength = try cursor.uleb()
@@ -45,7 +43,8 @@ struct CommonInformationEntry {
             throw cursor.malformed("CIE augmentation data of \(dataLength) bytes runs past the entry")
         }
         let instructions = cursor.offset + Int(dataLength)
-        for letter in augmentation.dropFirst() {
+        for index in (augmentationStart + 1)..<augmentationEnd {
+            let letter = try cursor.view.u8(index)
             switch letter {
             case UInt8(ascii: "R"): entry.pointerEncoding = try cursor.u8()
             case UInt8(ascii: "L"): _ = try cursor.u8()

@@ -37,13 +37,6 @@ final class CallFrameUnwinder {
         var table: CallFrameTable?
     }
 
-    /// Where the rules stopped: the frames so far and the registers of the last one, in DWARF
-    /// numbering, when libunwind must take over from it.
-    enum Outcome {
-        case complete
-        case needsFallback(registers: InlineArray<17, UInt64>)
-    }
-
     static let cacheSlots = 4096
     /// Slot `hash(address)` holds the rule of the last address that hashed there.
     private let cache: UnsafeMutablePointer<CachedRule>
@@ -76,57 +69,55 @@ final class CallFrameUnwinder {
         }
     }
 
-    /// Unwinds from `registers` (DWARF numbering; the innermost frame's instruction pointer in
-    /// the return address slot) over `stack` (copied from the stack pointer up), appending
-    /// instruction pointers to `output` up to its capacity; `count` is how many were written.
+    /// Unwinds from `registers` (17, DWARF numbering; the innermost frame's instruction
+    /// pointer in the return address slot) over `stack` (copied from the stack pointer
+    /// `stackAddress` up), appending instruction pointers to `output` up to its capacity; `count`
+    /// is how many were written. Returns false when the rules stopped at the last frame written:
+    /// `registers` then hold that frame's registers, for libunwind to take it from there.
     func unwind(
-        registers start: InlineArray<17, UInt64>, stack: UnsafeRawBufferPointer,
+        registers: UnsafeMutablePointer<UInt64>, stackAddress: UInt64, stack: UnsafeRawBufferPointer,
         output: UnsafeMutableBufferPointer<UInt64>, count: inout Int
-    ) -> Outcome {
-        var registers = start
-        let stackStart = start[Self.stackPointer]
+    ) -> Bool {
         var known: UInt32 = (1 << 17) - 1
+        let stackBytes = UInt64(stack.count)
         while count < output.count {
             let ip = registers[Self.returnAddress]
-            if ip == 0 { return .complete }
+            if ip == 0 { return true }
             output[count] = ip
             count += 1
             let rule = self.rule(at: count == 1 ? ip : ip &- 1)
-            guard rule.usable, known & (1 << UInt32(rule.frameRegister)) != 0 else {
-                return .needsFallback(registers: registers)
-            }
-            if rule.returnAddressUndefined { return .complete }
-            let frameAddress = registers[Int(rule.frameRegister)] &+ UInt64(bitPattern: rule.frameOffset)
-            var next = registers
-            var saved = rule.saved
+            let frameRegister = Int(rule.pointee.frameRegister)
+            guard rule.pointee.usable, known & (1 &<< UInt32(frameRegister)) != 0 else { return false }
+            if rule.pointee.returnAddressUndefined { return true }
+            let frameAddress = registers[frameRegister] &+ UInt64(bitPattern: rule.pointee.frameOffset)
+            if frameAddress <= registers[Self.stackPointer] && count > 1 { return false }  // not going up
+            // Every saved register must be in the copied stack before any is restored, so that a
+            // miss leaves this frame's registers for libunwind.
+            var saved = rule.pointee.saved
             while saved != 0 {
                 let register = saved.trailingZeroBitCount
-                saved &= saved - 1
-                let address = frameAddress &+ UInt64(bitPattern: Int64(rule.offsets[register]))
-                // The stack word at `address`, when the copy holds it.
-                let offset = address &- stackStart
-                guard address >= stackStart, offset <= UInt64(stack.count), UInt64(stack.count) - offset >= 8 else {
-                    return .needsFallback(registers: registers)
-                }
-                next[register] = stack.loadUnaligned(fromByteOffset: Int(offset), as: UInt64.self)
+                saved &= saved &- 1
+                let offset = frameAddress &+ UInt64(bitPattern: Int64(rule.pointee.offsets[register])) &- stackAddress
+                guard offset <= stackBytes &- 8, stackBytes >= 8 else { return false }
             }
-            next[Self.stackPointer] = frameAddress
-            if frameAddress <= registers[Self.stackPointer] && count > 1 {  // not going up
-                return .needsFallback(registers: registers)
+            saved = rule.pointee.saved
+            while saved != 0 {
+                let register = saved.trailingZeroBitCount
+                saved &= saved &- 1
+                let offset = frameAddress &+ UInt64(bitPattern: Int64(rule.pointee.offsets[register])) &- stackAddress
+                registers[register] = stack.loadUnaligned(fromByteOffset: Int(offset), as: UInt64.self)
             }
+            registers[Self.stackPointer] = frameAddress
             known = Self.calleeSaved
-            registers = next
         }
-        return .complete
+        return true
     }
 
-    /// The cached rule at `address`, computed on a miss.
-    private func rule(at address: UInt64) -> CachedRule {
-        let slot = Int((address ^ (address >> 12)) % UInt64(Self.cacheSlots))
-        if cache[slot].filled && cache[slot].address == address { return cache[slot] }
-        let rule = compute(address)
-        cache[slot] = rule
-        return rule
+    /// The cached rule at `address`, computed on a miss: its slot, valid until the next call.
+    private func rule(at address: UInt64) -> UnsafeMutablePointer<CachedRule> {
+        let slot = cache + Int(truncatingIfNeeded: (address ^ (address &>> 12)) & UInt64(Self.cacheSlots - 1))
+        if !slot.pointee.filled || slot.pointee.address != address { slot.pointee = compute(address) }
+        return slot
     }
 
     private func compute(_ address: UInt64) -> CachedRule {

@@ -20,6 +20,8 @@ public final class SampleTimelineBuilder {
     /// libunwind, for the frames the call frame rules cannot take.
     private let unwinder: OpaquePointer
     private let frameUnwinder = CallFrameUnwinder()
+    /// The registers of the frame being unwound, DWARF numbering.
+    private let dwarfRegisters = UnsafeMutablePointer<UInt64>.allocate(capacity: CallFrameUnwinder.registerCount)
     private let libunwindOnly: Bool
     /// Set LAUNCHPROF_UNWINDER=c to unwind with the C interpreter (for the benchmark).
     private let cInterpreter = getenv("LAUNCHPROF_UNWINDER").map { String(cString: $0) } == "c"
@@ -43,7 +45,10 @@ public final class SampleTimelineBuilder {
         self.unwinder = unwinder
     }
 
-    deinit { lp_unwinder_destroy(unwinder) }
+    deinit {
+        lp_unwinder_destroy(unwinder)
+        dwarfRegisters.deallocate()
+    }
 
     private struct ThreadState {
         var cursor: UInt64?
@@ -194,13 +199,14 @@ public final class SampleTimelineBuilder {
                 addresses.withUnsafeMutableBufferPointer { output in
                     var count = 0
                     if !libunwindOnly && !cInterpreter {
-                        let outcome = frameUnwinder.unwind(
-                            registers: Self.dwarfOrder(registers), stack: stack, output: output, count: &count)
-                        guard case .needsFallback(let resumed) = outcome, count > 0 else { return count }
+                        for dwarf in 0..<Self.perfIndex.count { dwarfRegisters[dwarf] = registers[Self.perfIndex[dwarf]] }
+                        let complete = frameUnwinder.unwind(
+                            registers: dwarfRegisters, stackAddress: stackAddress, stack: stack, output: output, count: &count)
+                        guard !complete, count > 0 else { return count }
                         // libunwind takes the frame again, from the registers recovered so far.
                         count -= 1
                         var perf = [UInt64](repeating: 0, count: Int(LP_SAMPLE_REGISTER_COUNT))
-                        for (dwarf, index) in Self.perfIndex.enumerated() { perf[index] = resumed[dwarf] }
+                        for dwarf in 0..<Self.perfIndex.count { perf[Self.perfIndex[dwarf]] = dwarfRegisters[dwarf] }
                         var more: Int32 = 0
                         _ = lp_unwinder_unwind(
                             unwinder, perf, stack.baseAddress?.assumingMemoryBound(to: UInt8.self), stackAddress,
@@ -219,13 +225,7 @@ public final class SampleTimelineBuilder {
 
     /// perf's register order (AX BX CX DX SI DI BP SP IP R8–R15) by DWARF number (RAX RDX RCX
     /// RBX RSI RDI RBP RSP R8–R15, the return address = IP).
-    private static let perfIndex = [0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8]
-
-    private static func dwarfOrder(_ perf: UnsafeBufferPointer<UInt64>) -> InlineArray<17, UInt64> {
-        var registers = InlineArray<17, UInt64>(repeating: 0)
-        for dwarf in 0..<17 { registers[dwarf] = perf[perfIndex[dwarf]] }
-        return registers
-    }
+    private static let perfIndex: InlineArray<17, Int> = [0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8]
 
     /// The sample's frames, named.
     private func symbolize(_ sample: StackSample) -> [SampledFrame] {
