@@ -2,10 +2,6 @@ import CLaunchprof
 import LaunchprofELF
 import LaunchprofReport
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Unwinds and names a launch's samples and turns them, with the switch records, into spans:
 /// what each thread was doing (on CPU, runnable, blocked and in which system call, named from
 /// the switch-out's kernel frames) from when to when, with its stack.
@@ -23,14 +19,12 @@ public final class SampleTimelineBuilder {
     /// The registers of the frame being unwound, DWARF numbering.
     private let dwarfRegisters = UnsafeMutablePointer<UInt64>.allocate(capacity: CallFrameUnwinder.registerCount)
     private let libunwindOnly: Bool
-    /// Set LAUNCHPROF_UNWINDER=c to unwind with the C interpreter (for the benchmark).
-    private let cInterpreter = getenv("LAUNCHPROF_UNWINDER").map { String(cString: $0) } == "c"
     /// Each object's call frame table, read once per builder (nil: none or unreadable).
     private var tables: [String: CallFrameTable?] = [:]
     private var mappings: [StackSymbolizer.LoadedMapping] = []
     private var lastMapping = 0
     private var addresses = [UInt64](repeating: 0, count: CallStackTree.maximumDepth)
-    /// Samples unwound in the last `spans` call, their frames, and libunwind's time for them.
+    /// Samples unwound in the last `spans` call, their frames, and the time unwinding them took.
     public private(set) var unwoundSamples = 0
     public private(set) var unwoundFrames = 0
     public private(set) var unwindNs: UInt64 = 0
@@ -38,7 +32,6 @@ public final class SampleTimelineBuilder {
     /// `libunwindOnly`: without launchprof's cached call-frame rules (to compare the two).
     public init?(symbolizer: StackSymbolizer, syscallNames: KernelSyscallNames = .shared, libunwindOnly: Bool = false) {
         guard let unwinder = lp_unwinder_create() else { return nil }
-        lp_unwinder_use_libunwind_only(unwinder, libunwindOnly || !cInterpreter)
         self.libunwindOnly = libunwindOnly
         self.symbolizer = symbolizer
         self.syscallNames = syscallNames
@@ -198,7 +191,7 @@ public final class SampleTimelineBuilder {
             sample.stack.withUnsafeBytes { stack in
                 addresses.withUnsafeMutableBufferPointer { output in
                     var count = 0
-                    if !libunwindOnly && !cInterpreter {
+                    if !libunwindOnly {
                         for dwarf in 0..<Self.perfIndex.count { dwarfRegisters[dwarf] = registers[Self.perfIndex[dwarf]] }
                         let complete = frameUnwinder.unwind(
                             registers: dwarfRegisters, stackAddress: stackAddress, stack: stack, output: output, count: &count)
