@@ -35,6 +35,14 @@ final class CallFrameUnwinder {
         var textEnd: UInt64
         var bias: UInt64
         var table: CallFrameTable?
+        /// Which object file it is, for `computedRules`.
+        var objectID: Int
+    }
+
+    /// A rule by object file and unrelocated address.
+    struct RuleKey: Hashable {
+        var objectID: Int
+        var vaddr: UInt64
     }
 
     static let cacheSlots = 4096
@@ -42,8 +50,9 @@ final class CallFrameUnwinder {
     private let cache: UnsafeMutablePointer<CachedRule>
     private var objects: [Object] = []
     private var lastObject = 0
-    /// Rules computed (cache misses) and cache hits, for the benchmark.
-    private(set) var computed = 0
+    /// Every rule computed, kept across launches: a rule holds no absolute address, so the next
+    /// launch of the same objects (loaded elsewhere) finds it here instead of in `.eh_frame`.
+    private var computedRules: [RuleKey: CachedRule] = [:]
 
     init() {
         cache = .allocate(capacity: Self.cacheSlots)
@@ -61,8 +70,8 @@ final class CallFrameUnwinder {
 
     /// Adds an object's text mapping; rules cached for its addresses are dropped (a new object
     /// can sit where an unloaded one was).
-    func add(textStart: UInt64, textEnd: UInt64, bias: UInt64, table: CallFrameTable?) {
-        objects.append(Object(textStart: textStart, textEnd: textEnd, bias: bias, table: table))
+    func add(textStart: UInt64, textEnd: UInt64, bias: UInt64, table: CallFrameTable?, objectID: Int) {
+        objects.append(Object(textStart: textStart, textEnd: textEnd, bias: bias, table: table, objectID: objectID))
         lastObject = objects.count - 1
         for index in 0..<Self.cacheSlots where cache[index].address >= textStart && cache[index].address < textEnd {
             cache[index].filled = false
@@ -121,12 +130,28 @@ final class CallFrameUnwinder {
     }
 
     private func compute(_ address: UInt64) -> CachedRule {
-        computed += 1
-        var cached = CachedRule()
+        guard let object = object(containing: address) else {
+            var unknown = CachedRule()
+            unknown.address = address
+            unknown.filled = true
+            return unknown
+        }
+        let key = RuleKey(objectID: object.objectID, vaddr: address &- object.bias)
+        var cached: CachedRule
+        if let known = computedRules[key] {
+            cached = known
+        } else {
+            cached = Self.compute(key.vaddr, in: object.table)
+            computedRules[key] = cached
+        }
         cached.address = address
         cached.filled = true
-        guard let object = object(containing: address), let table = object.table,
-            let rule = try? table.rule(at: address &- object.bias), !rule.isSignalFrame,
+        return cached
+    }
+
+    private static func compute(_ vaddr: UInt64, in table: CallFrameTable?) -> CachedRule {
+        var cached = CachedRule()
+        guard let table, let rule = try? table.rule(at: vaddr), !rule.isSignalFrame,
             case .register(let register, let offset) = rule.frameAddress, register < UInt16(Self.registerCount),
             let frameOffset = Int32(exactly: offset)
         else { return cached }

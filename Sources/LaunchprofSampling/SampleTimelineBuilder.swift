@@ -19,8 +19,9 @@ public final class SampleTimelineBuilder {
     /// The registers of the frame being unwound, DWARF numbering.
     private let dwarfRegisters = UnsafeMutablePointer<UInt64>.allocate(capacity: CallFrameUnwinder.registerCount)
     private let libunwindOnly: Bool
-    /// Each object's call frame table, read once per builder (nil: none or unreadable).
-    private var tables: [String: CallFrameTable?] = [:]
+    /// Each object's call frame table, read once per builder (nil: none or unreadable), and its
+    /// number for the unwinder's rules.
+    private var tables: [String: (table: CallFrameTable?, id: Int)] = [:]
     private var mappings: [StackSymbolizer.LoadedMapping] = []
     private var lastMapping = 0
     private var addresses = [UInt64](repeating: 0, count: CallStackTree.maximumDepth)
@@ -151,13 +152,11 @@ public final class SampleTimelineBuilder {
         mappings.removeAll { $0.mapping.start < mapping.end && mapping.start < $0.mapping.end }
         mappings.append(loaded)
         lastMapping = 0
-        let table = loaded.symbols.flatMap { symbols in
-            if let known = tables[symbols.path] { return known }
-            let table = (try? CallFrameTable(object: symbols)) ?? nil
-            tables[symbols.path] = table
-            return table
-        }
-        frameUnwinder.add(textStart: mapping.start, textEnd: mapping.end, bias: loaded.bias, table: table)
+        let path = loaded.symbols?.path ?? mapping.path
+        let entry = tables[path] ?? (loaded.symbols.flatMap { (try? CallFrameTable(object: $0)) ?? nil }, tables.count)
+        tables[path] = entry
+        frameUnwinder.add(
+            textStart: mapping.start, textEnd: mapping.end, bias: loaded.bias, table: entry.table, objectID: entry.id)
         guard let symbols = loaded.symbols else { return }
         let segments = symbols.segments.map { lp_segment(vaddr: $0.vaddr, offset: $0.offset, file_size: $0.fileSize) }
         segments.withUnsafeBufferPointer { segmentPointer in
@@ -198,12 +197,13 @@ public final class SampleTimelineBuilder {
                         guard !complete, count > 0 else { return count }
                         // libunwind takes the frame again, from the registers recovered so far.
                         count -= 1
-                        var perf = [UInt64](repeating: 0, count: Int(LP_SAMPLE_REGISTER_COUNT))
-                        for dwarf in 0..<Self.perfIndex.count { perf[Self.perfIndex[dwarf]] = dwarfRegisters[dwarf] }
                         var more: Int32 = 0
-                        _ = lp_unwinder_unwind(
-                            unwinder, perf, stack.baseAddress?.assumingMemoryBound(to: UInt8.self), stackAddress,
-                            stack.count, output.baseAddress! + count, Int32(output.count - count), &more)
+                        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Self.perfIndex.count) { perf in
+                            for dwarf in 0..<Self.perfIndex.count { perf[Self.perfIndex[dwarf]] = dwarfRegisters[dwarf] }
+                            _ = lp_unwinder_unwind(
+                                unwinder, perf.baseAddress!, stack.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                stackAddress, stack.count, output.baseAddress! + count, Int32(output.count - count), &more)
+                        }
                         return count + Int(more)
                     }
                     var more: Int32 = 0
