@@ -2,15 +2,18 @@
 # The sampler's costs (issue 10), measured against baselines taken in the same run, interleaved:
 #
 # 1. Time to first frame with `--sample` (1 kHz) ÷ without, on launchprof-demo (the README's
-#    ~16 ms launch, where the fixed cost of opening the events weighs most) and on a 300 ms
-#    launch: ROUNDS alternating rounds of RUNS runs each; ratio of the medians of all runs.
+#    demo, 70–90 ms to its first frame on the project VM) and on a 300 ms launch: ROUNDS
+#    alternating rounds of RUNS runs each; ratio of the medians of all runs.
 # 2. Per-sample cost at ~30 frames: capture (in the kernel: how much more CPU time a fixed amount
 #    of work takes when sampled, divided by the stacks taken in it; the kernel charges its
 #    sampling work to the sampled thread) + unwind (launchprof's time per stack, reported as
 #    sampling.unwindNs / unwoundSamples, after the launch). Baselines in the same rounds, with
 #    `perf record` on the same work at the same rate: a sample with no payload (the timer
 #    interrupt every sampler pays on this host) and perf's own stack sample (`--call-graph
-#    dwarf,8192`, what launchprof's capture asks of the kernel).
+#    dwarf,8192`, what launchprof's capture asks of the kernel). launchprof's capture ÷ perf's is
+#    taken with the same estimate of timer samples for both (sampled CPU time ÷ the period), and
+#    perf's own count of stacks in perf.data is printed beside it.
+#    Benchmarks/sampling-attributes.sh takes the request apart, part by part.
 #
 # Usage: Benchmarks/sampling.sh [ROUNDS] [RUNS]   (needs root or perf_event_paranoid <= 1)
 # Builds launchprof and the demo in release mode first unless LAUNCHPROF and DEMO are set.
