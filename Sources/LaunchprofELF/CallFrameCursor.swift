@@ -107,16 +107,6 @@ struct CallFrameCursor {
         }
     }
 
-    /// The size of a fixed-size pointer encoding, nil for LEB128 ones.
-    static func fixedSize(of encoding: UInt8) -> Int? {
-        switch encoding & 0x0f {
-        case 0x00, 0x04, 0x0c: 8
-        case 0x02, 0x0a: 2
-        case 0x03, 0x0b: 4
-        default: nil
-        }
-    }
-
     func malformed(_ detail: String) -> ELFError {
         .malformed(path: "", detail: "call frame information at 0x\(String(address, radix: 16)): \(detail)")
     }

@@ -34,8 +34,9 @@ public struct CallFrameRule: Sendable, Equatable {
     public static let returnAddressRegister = 16
 
     public var frameAddress: FrameAddress
-    /// `registerCount` rules, by DWARF register number.
-    public var registers: [Register]
+    /// `registerCount` rules, by DWARF register number (inline: a rule is made for every new
+    /// address a sampled stack passes through, without allocating).
+    public var registers: InlineArray<17, Register>
     /// The function's range (unrelocated addresses), from its frame description entry.
     public var functionStart: UInt64
     public var functionEnd: UInt64
@@ -44,7 +45,7 @@ public struct CallFrameRule: Sendable, Equatable {
     public var isSignalFrame: Bool
 
     public init(
-        frameAddress: FrameAddress, registers: [Register], functionStart: UInt64, functionEnd: UInt64,
+        frameAddress: FrameAddress, registers: InlineArray<17, Register>, functionStart: UInt64, functionEnd: UInt64,
         isSignalFrame: Bool = false
     ) {
         self.frameAddress = frameAddress
@@ -56,4 +57,9 @@ public struct CallFrameRule: Sendable, Equatable {
 
     /// The rule of the return address.
     public var returnAddress: Register { registers[Self.returnAddressRegister] }
+
+    public static func == (a: CallFrameRule, b: CallFrameRule) -> Bool {
+        a.frameAddress == b.frameAddress && a.functionStart == b.functionStart && a.functionEnd == b.functionEnd
+            && a.isSignalFrame == b.isSignalFrame && a.registers.indices.allSatisfy { a.registers[$0] == b.registers[$0] }
+    }
 }

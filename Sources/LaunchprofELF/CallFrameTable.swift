@@ -26,9 +26,9 @@ public struct CallFrameTable: @unchecked Sendable {
     private let header: UInt64
     /// `.eh_frame`'s address.
     private let frames: UInt64
-    /// The binary search table: entries of two pointers in `tableEncoding`, or nil when the
-    /// header has none (then `scanned` holds the FDEs by start address).
-    private let table: (address: UInt64, count: Int, encoding: UInt8, entrySize: Int)?
+    /// The binary search table (pairs of data-relative sdata4: a function's start, its FDE), or
+    /// nil when the header has none in that encoding (then `scanned` holds the FDEs by start).
+    private let table: (address: UInt64, count: Int)?
     private let scanned: [(start: UInt64, entry: UInt64)]
     private let owner: AnyObject?
 
@@ -58,15 +58,14 @@ public struct CallFrameTable: @unchecked Sendable {
         let countEncoding = try cursor.u8()
         let tableEncoding = try cursor.u8()
         frames = try cursor.pointer(framesEncoding, dataBase: ehFrameHeader)
-        if countEncoding != CallFrameCursor.omitted, tableEncoding != CallFrameCursor.omitted,
-            let size = CallFrameCursor.fixedSize(of: tableEncoding)
-        {
+        // Linkers write the table as data-relative sdata4 (0x3b) or leave it out.
+        if countEncoding != CallFrameCursor.omitted, tableEncoding == 0x3b {
             let count = try cursor.pointer(countEncoding, dataBase: ehFrameHeader)
             let tableAddress = cursor.address
-            guard count <= UInt64(cursor.end - cursor.offset) / UInt64(2 * size) else {
+            guard count <= UInt64(cursor.end - cursor.offset) / 8 else {
                 throw cursor.malformed(".eh_frame_hdr's table of \(count) entries runs past its segment")
             }
-            table = (tableAddress, Int(count), tableEncoding, 2 * size)
+            table = (tableAddress, Int(count))
             scanned = []
         } else {
             table = nil
@@ -102,20 +101,18 @@ public struct CallFrameTable: @unchecked Sendable {
             }
             return low > 0 ? scanned[low - 1].entry : nil
         }
-        var cursor = try Self.cursor(file, segments, at: table.address)
-        let first = cursor.offset
-        func pair(_ index: Int) throws(ELFError) -> (start: UInt64, entry: UInt64) {
-            cursor.offset = first + index * table.entrySize
-            let start = try cursor.pointer(table.encoding, dataBase: header)
-            return (start, try cursor.pointer(table.encoding, dataBase: header))
+        let first = try Self.cursor(file, segments, at: table.address).offset
+        func start(_ index: Int) throws(ELFError) -> UInt64 {
+            header &+ UInt64(bitPattern: Int64(Int32(bitPattern: try file.u32(first + index * 8))))
         }
         var low = 0
         var high = table.count
         while low < high {
             let middle = (low + high) / 2
-            if try pair(middle).start <= address { low = middle + 1 } else { high = middle }
+            if try start(middle) <= address { low = middle + 1 } else { high = middle }
         }
-        return low > 0 ? try pair(low - 1).entry : nil
+        guard low > 0 else { return nil }
+        return header &+ UInt64(bitPattern: Int64(Int32(bitPattern: try file.u32(first + (low - 1) * 8 + 4))))
     }
 
     /// Every FDE of `.eh_frame` by start, for objects whose header has no table.
@@ -201,7 +198,7 @@ public struct CallFrameTable: @unchecked Sendable {
             throw cursor.malformed("no CFA rule for 0x\(String(address, radix: 16))")
         }
         return CallFrameRule(
-            frameAddress: row.frameAddress, registers: (0..<CallFrameRule.registerCount).map { row.registers[$0] }, functionStart: start, functionEnd: end,
+            frameAddress: row.frameAddress, registers: row.registers, functionStart: start, functionEnd: end,
             isSignalFrame: cie.isSignalFrame)
     }
 

@@ -157,8 +157,8 @@ final class CallFrameUnwinder {
         else { return cached }
         cached.frameRegister = UInt8(register)
         cached.frameOffset = Int64(frameOffset)
-        for (index, register) in rule.registers.enumerated() {
-            switch register {
+        for index in rule.registers.indices {
+            switch rule.registers[index] {
             case .unchanged:
                 continue
             case .undefined:

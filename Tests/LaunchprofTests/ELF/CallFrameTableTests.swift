@@ -158,6 +158,31 @@ struct CallFrameTableTests {
         #expect(try table.rule(at: row.start)?.functionStart == range.lowerBound)
     }
 
+    @Test("without .eh_frame_hdr's table, .eh_frame is scanned and gives the same rules")
+    func scannedWithoutTable() throws {
+        let path = "/lib/x86_64-linux-gnu/libc.so.6"
+        let object = try ObjectSymbols.load(path: path)
+        let header = try #require(object.ehFrameHeader)
+        let segments = object.segments.map { CallFrameTable.Segment(vaddr: $0.vaddr, offset: $0.offset, fileSize: $0.fileSize) }
+        let segment = try #require(segments.first { $0.vaddr <= header && header < $0.vaddr + $0.fileSize })
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: object.bytes.count, alignment: 16)
+        defer { buffer.deallocate() }
+        buffer.copyMemory(from: object.bytes)
+        buffer[Int(segment.offset + (header - segment.vaddr)) + 3] = 0xff  // the table's encoding: omitted
+        let scanned = try CallFrameTable(bytes: UnsafeRawBufferPointer(buffer), segments: segments, ehFrameHeader: header)
+        let indexed = try #require(try CallFrameTable(object: object))
+        let rows = try Self.oracle(path)
+        var compared = 0
+        for row in rows where row.start % 7 == 0 || row.end % 5 == 0 {
+            for address in [row.start, row.end - 1] {
+                #expect(try scanned.rule(at: address) == indexed.rule(at: address), "0x\(String(address, radix: 16))")
+                compared += 1
+            }
+        }
+        #expect(compared > 1000)
+        #expect(try scanned.rule(at: 0) == nil)
+    }
+
     /// A seeded generator, so a failure replays.
     struct Generator: RandomNumberGenerator {
         var state: UInt64
