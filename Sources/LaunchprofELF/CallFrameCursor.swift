@@ -74,7 +74,8 @@ struct CallFrameCursor {
             if shift < 64 { value |= Int64(byte & 0x7f) << shift }
             shift += 7
         } while byte & 0x80 != 0
-        if shift < 64 && byte & 0x40 != 0 { value |= -(Int64(1) << shift) }
+        // Sign-extend (as bits: at shift 63 the negation of 1 << shift would overflow).
+        if shift < 64 && byte & 0x40 != 0 { value |= Int64(bitPattern: UInt64.max << UInt64(shift)) }
         return value
     }
 

@@ -32,19 +32,6 @@ public struct CallFrameTable: @unchecked Sendable {
     private let scanned: [(start: UInt64, entry: UInt64)]
     private let owner: AnyObject?
 
-    /// The call frame information of a loaded object, nil when it has no PT_GNU_EH_FRAME.
-    public init?(object: ObjectSymbols) throws(ELFError) {
-        guard let header = object.ehFrameHeader else { return nil }
-        do {
-            try self.init(
-                bytes: object.bytes,
-                segments: object.segments.map { Segment(vaddr: $0.vaddr, offset: $0.offset, fileSize: $0.fileSize) },
-                ehFrameHeader: header, owner: object)
-        } catch {
-            throw error.about(object.path)
-        }
-    }
-
     /// `bytes` is the whole file; `ehFrameHeader` the address of `.eh_frame_hdr`.
     public init(bytes: UnsafeRawBufferPointer, segments: [Segment], ehFrameHeader: UInt64, owner: AnyObject? = nil) throws(ELFError) {
         file = ByteView(bytes)

@@ -183,6 +183,25 @@ struct CallFrameTableTests {
         #expect(try scanned.rule(at: 0) == nil)
     }
 
+    @Test("inputs libFuzzer found (Fuzz/run.sh): an error, no trap")
+    func fuzzerFindings() {
+        // A header whose eh_frame_ptr is a 10-byte sleb128 (shift 63 with the sign bit: the
+        // sign extension overflowed).
+        let crashes = ["AakkAP////6Y////SAgOQhAOQhj/AQAAAAAIRNX/////Uw=="]
+        for text in crashes {
+            guard let bytes = Data(base64Encoded: text) else {
+                Issue.record("bad base64 \(text)")
+                continue
+            }
+            bytes.withUnsafeBytes { raw in
+                let segment = CallFrameTable.Segment(vaddr: 0x20_0000, offset: 0, fileSize: UInt64(raw.count))
+                if let table = try? CallFrameTable(bytes: raw, segments: [segment], ehFrameHeader: 0x20_0000) {
+                    _ = try? table.rule(at: 0x20_0000)
+                }
+            }
+        }
+    }
+
     /// A seeded generator, so a failure replays.
     struct Generator: RandomNumberGenerator {
         var state: UInt64
