@@ -76,6 +76,9 @@ int main(int argc, char **argv) {
     if (pipe(go) || pipe(done)) return 71;
     pid_t pid = fork();
     if (pid == 0) {
+        /* Only the parent's ends stay open: if it fails before starting us, read sees EOF. */
+        close(go[1]);
+        close(done[0]);
         char byte;
         if (read(go[0], &byte, 1) != 1) _exit(1);
         unsigned long long cpu = thread_cpu();
