@@ -2,15 +2,18 @@
 # The sampler's costs (issue 10), measured against baselines taken in the same run, interleaved:
 #
 # 1. Time to first frame with `--sample` (1 kHz) ÷ without, on launchprof-demo (the README's
-#    ~16 ms launch, where the fixed cost of opening the events weighs most) and on a 300 ms
-#    launch: ROUNDS alternating rounds of RUNS runs each; ratio of the medians of all runs.
+#    demo, 70–90 ms to its first frame on the project VM) and on a 300 ms launch: ROUNDS
+#    alternating rounds of RUNS runs each; ratio of the medians of all runs.
 # 2. Per-sample cost at ~30 frames: capture (in the kernel: how much more CPU time a fixed amount
 #    of work takes when sampled, divided by the stacks taken in it; the kernel charges its
 #    sampling work to the sampled thread) + unwind (launchprof's time per stack, reported as
 #    sampling.unwindNs / unwoundSamples, after the launch). Baselines in the same rounds, with
 #    `perf record` on the same work at the same rate: a sample with no payload (the timer
 #    interrupt every sampler pays on this host) and perf's own stack sample (`--call-graph
-#    dwarf,8192`, what launchprof's capture asks of the kernel).
+#    dwarf,8192`, what launchprof's capture asks of the kernel). launchprof's capture ÷ perf's is
+#    taken with the same estimate of timer samples for both (sampled CPU time ÷ the period), and
+#    perf's own count of stacks in perf.data is printed beside it.
+#    Benchmarks/sampling-attributes.sh takes the request apart, part by part.
 #
 # Usage: Benchmarks/sampling.sh [ROUNDS] [RUNS]   (needs root or perf_event_paranoid <= 1)
 # Builds launchprof and the demo in release mode first unless LAUNCHPROF and DEMO are set.
@@ -42,6 +45,8 @@ for round in $(seq "$ROUNDS"); do
             -- "$work/sample-depth" >>"$work/cpu-floor-$round.txt" 2>/dev/null
         LP_ITERATIONS=100000000 perf record -q -e task-clock -c 250000 --call-graph dwarf,8192 -o "$work/dwarf.data" \
             -- "$work/sample-depth" >>"$work/cpu-perfdwarf-$round.txt" 2>/dev/null
+        perf report -i "$work/dwarf.data" --stats 2>/dev/null | awk '/SAMPLE events/ {print $3; exit}' \
+            >>"$work/stacks-perfdwarf-$round.txt"
     done
     echo "round $round/$ROUNDS done" >&2
 done
@@ -81,6 +86,10 @@ print("| per-sample cost, sample-depth at 4 kHz | runs | median |")
 print("|---|---|---|")
 print(f"| the work's thread CPU time without / with sampling | {len(cpu('cpu-plain'))} + {len(cpu('cpu-sampled'))} | {base/1e6:.2f} ms / {slow/1e6:.2f} ms ({samples:.0f} stacks) |")
 print(f"| capture (kernel: registers + the top of the stack per sample) | | {capture/1e3:.2f} µs |")
+# The same estimate for both tools: timer samples = sampled CPU time ÷ the 250 µs period (a
+# switch-out stack is charged to the thread that runs next, not to the sampled one).
+per_timer_sample = (slow - base) / (slow / 250000)
+print(f"| capture, stacks estimated as CPU time ÷ period (as for perf below) | | {per_timer_sample/1e3:.2f} µs |")
 # perf's runs: stacks estimated as the sampled CPU time over the 250 µs period.
 baselines = {}
 for name, label in [("floor", "baseline: `perf record -e task-clock` at 4 kHz, no payload (the host's timer interrupt)"),
@@ -89,6 +98,11 @@ for name, label in [("floor", "baseline: `perf record -e task-clock` at 4 kHz, n
     if values:
         baselines[name] = (statistics.median(values) - base) / (statistics.median(values) / 250000)
         print(f"| {label} | {len(values)} | {baselines[name]/1e3:.2f} µs |")
+perf_stacks = cpu("stacks-perfdwarf")
+if perf_stacks and "perfdwarf" in baselines:
+    counted = (statistics.median(cpu("cpu-perfdwarf")) - base) / statistics.median(perf_stacks)
+    print(f"| perf's stack sample, per stack counted in perf.data ({statistics.median(perf_stacks):.0f}) | {len(perf_stacks)} | {counted/1e3:.2f} µs |")
+    print(f"| **launchprof's capture ÷ perf's (both per CPU time ÷ period)** | | **{per_timer_sample / baselines['perfdwarf']:.3f}** |")
 print(f"| unwind (cached call frame rules, libunwind for the rest; {statistics.median(frames):.1f} frames per stack) | {len(per_unwind)} | {unwind/1e3:.2f} µs |")
 print(f"| **capture + unwind** | | **{(capture + unwind)/1e3:.2f} µs** |")
 if "floor" in baselines:

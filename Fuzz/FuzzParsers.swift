@@ -1,5 +1,5 @@
 // libFuzzer entry point for the parsers launchprof runs on untrusted bytes: the loader cache,
-// ELF notes, dynamic sections, relocation tables and symbol hash tables. Built by Fuzz/run.sh,
+// ELF notes, dynamic sections, relocation tables, symbol hash tables and call frame information. Built by Fuzz/run.sh,
 // which compiles these sources together with the parser files of Sources/LaunchprofELF.
 
 /// The first input byte picks the parser; the rest is its input.
@@ -9,7 +9,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let selector = data[0]
     let input = UnsafeRawBufferPointer(start: data + 1, count: size - 1)
     let view = ByteView(input)
-    switch selector % 8 {
+    switch selector % 9 {
     case 0:
         let cache = try? LoaderCache(bytes: Array(input))
         for name in ["libc.so.6", "libz.so.1", "libm.so.6", "a", "lib1.so.10"] {
@@ -34,6 +34,18 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = RelocationTableParser.firstTarget(view)
     case 6:
         _ = try? RelocationTableParser.countRELR(view)
+    case 8:
+        // .eh_frame_hdr followed by .eh_frame, loaded at `base`; rules around the table's first
+        // function start and a few other addresses.
+        let base: UInt64 = 0x20_0000
+        guard let table = try? CallFrameTable(
+            bytes: input, segments: [.init(vaddr: base, offset: 0, fileSize: UInt64(input.count))], ehFrameHeader: base)
+        else { return 0 }
+        let first = input.count >= 16 ? base &+ UInt64(bitPattern: Int64(input.loadUnaligned(fromByteOffset: 12, as: Int32.self))) : base
+        for address in [first, first &+ 1, first &+ 17, first &+ 300, base &- 0x1000, base, 0, UInt64.max] {
+            _ = try? table.rule(at: address)
+            _ = try? table.function(containing: address)
+        }
     default:
         // Split into symbols | strings | hash table at offsets taken from the first bytes.
         guard input.count >= 4 else { return 0 }

@@ -15,7 +15,9 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name LaunchprofF
     "$here/FuzzParsers.swift" \
     "$elf/ByteView.swift" "$elf/ELFError.swift" "$elf/SegmentMap.swift" "$elf/NoteParser.swift" \
     "$elf/DynamicInfo.swift" "$elf/DynamicSectionParser.swift" "$elf/RelocationCounts.swift" \
-    "$elf/SymbolTable.swift" "$elf/LoaderCache.swift"
+    "$elf/SymbolTable.swift" "$elf/LoaderCache.swift" \
+    "$elf/CallFrameTable.swift" "$elf/CallFrameCursor.swift" "$elf/CallFrameInterpreter.swift" \
+    "$elf/CallFrameRule.swift" "$elf/CommonInformationEntry.swift"
 # Seeds: the real loader cache and pieces of real ELF files, one per parser.
 if [ -z "$(ls -A "$here/corpus")" ]; then
     seed() { { printf "\\$(printf '%03o' "$1")"; cat; } > "$here/corpus/seed-$2"; }
@@ -28,7 +30,11 @@ if [ -z "$(ls -A "$here/corpus")" ]; then
         objcopy -O binary --only-section=.rela.dyn "$lib" /dev/stdout 2>/dev/null | seed 4 "rela-$name" || true
         objcopy -O binary --only-section=.relr.dyn "$lib" /dev/stdout 2>/dev/null | seed 6 "relr-$name" || true
         objcopy -O binary --only-section=.gnu.hash "$lib" /dev/stdout 2>/dev/null | seed 7 "hash-$name" || true
+        # .eh_frame_hdr and the .eh_frame after it, as one piece (the header's pointers are relative).
+        objcopy -O binary --only-section=.eh_frame_hdr --only-section=.eh_frame "$lib" /dev/stdout 2>/dev/null \
+            | head -c 60000 | seed 8 "frames-$name" || true
     done
 fi
-exec "$build/fuzz-parsers" -max_total_time="$seconds" -max_len=65536 -print_final_stats=1 \
+# The Swift runtime's backtracer reads memory ASan does not expect: let libFuzzer report a trap.
+SWIFT_BACKTRACE=enable=no exec "$build/fuzz-parsers" -max_total_time="$seconds" -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$here/artifacts/" "$here/corpus"

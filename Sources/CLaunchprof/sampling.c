@@ -1,5 +1,6 @@
 // Sampling with perf events (the ring buffer needs memory barriers) and offline unwinding of
-// the samples with libunwind (its API is macro-named and its accessors are C callbacks).
+// the frames launchprof's call frame rules cannot take (LaunchprofELF's CallFrameTable) with
+// libunwind (its API is macro-named and its accessors are C callbacks).
 #define _GNU_SOURCE
 #include "CLaunchprof.h"
 
@@ -190,13 +191,8 @@ typedef struct object_entry {
     uint64_t table_address, table_words;
 } object_entry;
 
-typedef struct cfi_rule cfi_rule;
-
 struct lp_unwinder {
     unw_addr_space_t space;
-    // The call frame rules of addresses seen, by address (see cfi_unwind).
-    cfi_rule *rules;
-    bool cfi_only_libunwind;
     object_entry *objects;
     int count, capacity;
     int last;
@@ -242,387 +238,6 @@ static const uint8_t *file_bytes(lp_unwinder *u, uint64_t address, size_t length
     return NULL;
 }
 
-
-// MARK: A fast path: x86-64 call frame information, interpreted and cached per address
-
-// libunwind takes a lock around its rule cache at every step, and Debian's build blocks
-// signals for it: two rt_sigprocmask calls per frame, most of an unwind's cost (19 µs for 31
-// frames). The common frames (CFA = a register + offset, registers saved at CFA + offset) are
-// interpreted here from .eh_frame and cached by address; anything else (a CFA expression, a
-// signal frame, a register saved in another register) hands the frame, with the registers
-// recovered so far, to libunwind.
-
-enum { CFI_RULES = 4096, CFI_RA = 16, CFI_REGS = 17 };
-enum { RULE_SAME = 0, RULE_OFFSET = 1, RULE_UNDEFINED = 2, RULE_OTHER = 3 };
-
-struct cfi_rule {
-    uint64_t ip;
-    uint8_t valid;
-    uint8_t cfa_reg;
-    int32_t cfa_offset;
-    uint8_t kind[CFI_REGS];
-    int32_t offset[CFI_REGS];
-};
-
-typedef struct cfi_state {
-    int cfa_reg;
-    int64_t cfa_offset;
-    bool cfa_expression;
-    uint8_t kind[CFI_REGS];
-    int64_t offset[CFI_REGS];
-} cfi_state;
-
-typedef struct reader {
-    const uint8_t *p, *end;
-    uint64_t address;  // the process address of p
-    bool ok;
-} reader;
-
-static uint8_t read_u8(reader *r) {
-    if (r->p >= r->end) { r->ok = false; return 0; }
-    r->address++;
-    return *r->p++;
-}
-
-static uint64_t read_fixed(reader *r, int size) {
-    if (r->end - r->p < size) { r->ok = false; return 0; }
-    uint64_t value = 0;
-    memcpy(&value, r->p, (size_t)size);
-    r->p += size;
-    r->address += (uint64_t)size;
-    return value;
-}
-
-static uint64_t read_uleb(reader *r) {
-    uint64_t value = 0;
-    int shift = 0;
-    uint8_t byte;
-    do {
-        byte = read_u8(r);
-        if (shift < 64) value |= (uint64_t)(byte & 0x7f) << shift;
-        shift += 7;
-    } while ((byte & 0x80) && r->ok);
-    return value;
-}
-
-static int64_t read_sleb(reader *r) {
-    int64_t value = 0;
-    int shift = 0;
-    uint8_t byte;
-    do {
-        byte = read_u8(r);
-        if (shift < 64) value |= (int64_t)(byte & 0x7f) << shift;
-        shift += 7;
-    } while ((byte & 0x80) && r->ok);
-    if (shift < 64 && (byte & 0x40)) value |= -((int64_t)1 << shift);
-    return value;
-}
-
-// A pointer in one of the DW_EH_PE encodings .eh_frame uses (absolute or pc-relative).
-static uint64_t read_encoded(reader *r, uint8_t encoding) {
-    if (encoding == 0xff) return 0;
-    uint64_t base = (encoding & 0x70) == 0x10 ? r->address : 0;
-    if ((encoding & 0x70) != 0 && (encoding & 0x70) != 0x10) { r->ok = false; return 0; }
-    uint64_t value;
-    switch (encoding & 0x0f) {
-    case 0x00: value = read_fixed(r, 8); break;
-    case 0x01: value = read_uleb(r); break;
-    case 0x02: value = read_fixed(r, 2); break;
-    case 0x03: value = read_fixed(r, 4); break;
-    case 0x04: value = read_fixed(r, 8); break;
-    case 0x09: value = (uint64_t)read_sleb(r); break;
-    case 0x0a: value = (uint64_t)(int64_t)(int16_t)read_fixed(r, 2); break;
-    case 0x0b: value = (uint64_t)(int64_t)(int32_t)read_fixed(r, 4); break;
-    case 0x0c: value = read_fixed(r, 8); break;
-    default: r->ok = false; return 0;
-    }
-    return base + value;
-}
-
-// The object's bytes from `address` to the end of its segment.
-static bool open_reader(lp_unwinder *u, uint64_t address, reader *r) {
-    for (int i = 0; i < u->count; i++) {
-        object_entry *entry = &u->objects[i];
-        uint64_t vaddr = address - entry->object.bias;
-        for (int s = 0; s < entry->object.segment_count; s++) {
-            lp_segment *segment = &entry->segments[s];
-            if (vaddr >= segment->vaddr && vaddr < segment->vaddr + segment->file_size) {
-                uint64_t offset = segment->offset + (vaddr - segment->vaddr);
-                uint64_t end = segment->offset + segment->file_size;
-                if (end > entry->object.image_size) end = entry->object.image_size;
-                if (offset >= end) return false;
-                r->p = entry->object.image + offset;
-                r->end = entry->object.image + end;
-                r->address = address;
-                r->ok = true;
-                return true;
-            }
-        }
-    }
-    return false;
-}
-
-// Runs call frame instructions until the location passes `target`.
-static bool execute(reader *r, cfi_state *state, const cfi_state *initial, uint64_t location, uint64_t target,
-                    uint64_t code_align, int64_t data_align) {
-    cfi_state remembered[8];
-    int depth = 0;
-    while (r->p < r->end && r->ok) {
-        uint8_t op = read_u8(r);
-        uint8_t high = op & 0xc0, low = op & 0x3f;
-        uint64_t reg;
-        int64_t offset;
-        if (high == 0x40) {  // advance_loc
-            location += low * code_align;
-            if (location > target) return true;
-            continue;
-        }
-        if (high == 0x80) {  // offset
-            offset = (int64_t)read_uleb(r) * data_align;
-            if (low < CFI_REGS) { state->kind[low] = RULE_OFFSET; state->offset[low] = offset; }
-            continue;
-        }
-        if (high == 0xc0) {  // restore
-            if (low < CFI_REGS) { state->kind[low] = initial->kind[low]; state->offset[low] = initial->offset[low]; }
-            continue;
-        }
-        switch (op) {
-        case 0x00: break;  // nop
-        case 0x02: location += read_fixed(r, 1) * code_align; if (location > target) return true; break;
-        case 0x03: location += read_fixed(r, 2) * code_align; if (location > target) return true; break;
-        case 0x04: location += read_fixed(r, 4) * code_align; if (location > target) return true; break;
-        case 0x05:  // offset_extended
-            reg = read_uleb(r);
-            offset = (int64_t)read_uleb(r) * data_align;
-            if (reg < CFI_REGS) { state->kind[reg] = RULE_OFFSET; state->offset[reg] = offset; }
-            break;
-        case 0x06:  // restore_extended
-            reg = read_uleb(r);
-            if (reg < CFI_REGS) { state->kind[reg] = initial->kind[reg]; state->offset[reg] = initial->offset[reg]; }
-            break;
-        case 0x07: reg = read_uleb(r); if (reg < CFI_REGS) state->kind[reg] = RULE_UNDEFINED; break;
-        case 0x08: reg = read_uleb(r); if (reg < CFI_REGS) state->kind[reg] = RULE_SAME; break;
-        case 0x09:  // register
-            reg = read_uleb(r);
-            (void)read_uleb(r);
-            if (reg < CFI_REGS) state->kind[reg] = RULE_OTHER;
-            break;
-        case 0x0a:
-            if (depth == 8) return false;
-            remembered[depth++] = *state;
-            break;
-        case 0x0b:
-            if (depth == 0) return false;
-            *state = remembered[--depth];
-            break;
-        case 0x0c:  // def_cfa
-            state->cfa_reg = (int)read_uleb(r);
-            state->cfa_offset = (int64_t)read_uleb(r);
-            state->cfa_expression = false;
-            break;
-        case 0x0d: state->cfa_reg = (int)read_uleb(r); state->cfa_expression = false; break;
-        case 0x0e: state->cfa_offset = (int64_t)read_uleb(r); break;
-        case 0x0f: {  // def_cfa_expression
-            uint64_t length = read_uleb(r);
-            if ((uint64_t)(r->end - r->p) < length) return false;
-            r->p += length;
-            r->address += length;
-            state->cfa_expression = true;
-            break;
-        }
-        case 0x10: case 0x16: {  // expression, val_expression
-            reg = read_uleb(r);
-            uint64_t length = read_uleb(r);
-            if ((uint64_t)(r->end - r->p) < length) return false;
-            r->p += length;
-            r->address += length;
-            if (reg < CFI_REGS) state->kind[reg] = RULE_OTHER;
-            break;
-        }
-        case 0x11:  // offset_extended_sf
-            reg = read_uleb(r);
-            offset = read_sleb(r) * data_align;
-            if (reg < CFI_REGS) { state->kind[reg] = RULE_OFFSET; state->offset[reg] = offset; }
-            break;
-        case 0x12:  // def_cfa_sf
-            state->cfa_reg = (int)read_uleb(r);
-            state->cfa_offset = read_sleb(r) * data_align;
-            state->cfa_expression = false;
-            break;
-        case 0x13: state->cfa_offset = read_sleb(r) * data_align; break;
-        case 0x14: case 0x15:  // val_offset, val_offset_sf
-            reg = read_uleb(r);
-            if (op == 0x14) (void)read_uleb(r); else (void)read_sleb(r);
-            if (reg < CFI_REGS) state->kind[reg] = RULE_OTHER;
-            break;
-        case 0x2e: (void)read_uleb(r); break;  // GNU_args_size
-        case 0x2f:  // GNU_negative_offset_extended
-            reg = read_uleb(r);
-            offset = -(int64_t)read_uleb(r) * data_align;
-            if (reg < CFI_REGS) { state->kind[reg] = RULE_OFFSET; state->offset[reg] = offset; }
-            break;
-        default:
-            return false;
-        }
-    }
-    return r->ok;
-}
-
-// The rule for `ip` from the object's .eh_frame (found through .eh_frame_hdr's table).
-static bool compute_rule(lp_unwinder *u, uint64_t ip, cfi_rule *rule) {
-    object_entry *entry = object_containing_text(u, ip);
-    if (!entry || !entry->has_table) return false;
-    uint64_t header = entry->object.bias + entry->object.eh_frame_hdr;
-    uint64_t count = entry->table_words;
-    const uint8_t *table = file_bytes(u, entry->table_address, (size_t)count * 8);
-    if (!table || count == 0) return false;
-    uint64_t low = 0, high = count;
-    while (low < high) {
-        uint64_t middle = (low + high) / 2;
-        int32_t start;
-        memcpy(&start, table + middle * 8, 4);
-        if (header + (uint64_t)(int64_t)start <= ip) low = middle + 1; else high = middle;
-    }
-    if (low == 0) return false;
-    int32_t fde_offset;
-    memcpy(&fde_offset, table + (low - 1) * 8 + 4, 4);
-    uint64_t fde = header + (uint64_t)(int64_t)fde_offset;
-
-    reader r;
-    if (!open_reader(u, fde, &r)) return false;
-    uint32_t fde_length = (uint32_t)read_fixed(&r, 4);
-    if (fde_length == 0 || fde_length == 0xffffffffu || (uint64_t)(r.end - r.p) < fde_length) return false;
-    const uint8_t *fde_end = r.p + fde_length;
-    uint64_t cie_pointer_address = r.address;
-    uint32_t cie_offset = (uint32_t)read_fixed(&r, 4);
-    uint64_t cie = cie_pointer_address - cie_offset;
-
-    reader c;
-    if (!open_reader(u, cie, &c)) return false;
-    uint32_t cie_length = (uint32_t)read_fixed(&c, 4);
-    if (cie_length == 0 || cie_length == 0xffffffffu || (uint64_t)(c.end - c.p) < cie_length) return false;
-    c.end = c.p + cie_length;
-    if (read_fixed(&c, 4) != 0) return false;
-    uint8_t version = read_u8(&c);
-    char augmentation[8];
-    int length = 0;
-    for (uint8_t ch; (ch = read_u8(&c)) != 0 && c.ok;) {
-        if (length == 7) return false;
-        augmentation[length++] = (char)ch;
-    }
-    augmentation[length] = 0;
-    uint64_t code_align = read_uleb(&c);
-    int64_t data_align = read_sleb(&c);
-    uint64_t ra = version == 1 ? read_u8(&c) : read_uleb(&c);
-    if (ra != CFI_RA) return false;
-    uint8_t fde_encoding = 0;
-    if (augmentation[0] == 'z') {
-        uint64_t data_length = read_uleb(&c);
-        const uint8_t *data_end = c.p + data_length;
-        for (int i = 1; augmentation[i]; i++) {
-            switch (augmentation[i]) {
-            case 'R': fde_encoding = read_u8(&c); break;
-            case 'L': (void)read_u8(&c); break;
-            case 'P': {
-                uint8_t encoding = read_u8(&c);
-                (void)read_encoded(&c, encoding & 0x7f);
-                break;
-            }
-            default: return false;  // 'S' (a signal frame) and anything newer: libunwind's
-            }
-        }
-        if (!c.ok || c.p > data_end) return false;
-        c.address += (uint64_t)(data_end - c.p);
-        c.p = data_end;
-    } else if (length != 0) {
-        return false;
-    }
-    if (!c.ok) return false;
-
-    uint64_t begin = read_encoded(&r, fde_encoding);
-    uint64_t range = read_encoded(&r, fde_encoding & 0x0f);
-    if (!r.ok || ip < begin || ip >= begin + range) return false;
-    if (augmentation[0] == 'z') {
-        uint64_t skip = read_uleb(&r);
-        if ((uint64_t)(fde_end - r.p) < skip) return false;
-        r.p += skip;
-        r.address += skip;
-    }
-    r.end = fde_end;
-
-    cfi_state initial;
-    memset(&initial, 0, sizeof(initial));
-    initial.cfa_reg = -1;
-    if (!execute(&c, &initial, &initial, begin, UINT64_MAX, code_align, data_align)) return false;
-    cfi_state state = initial;
-    if (!execute(&r, &state, &initial, begin, ip, code_align, data_align)) return false;
-    if (state.cfa_expression || state.cfa_reg < 0 || state.cfa_reg >= CFI_REGS) return false;
-
-    rule->ip = ip;
-    rule->cfa_reg = (uint8_t)state.cfa_reg;
-    rule->cfa_offset = (int32_t)state.cfa_offset;
-    for (int i = 0; i < CFI_REGS; i++) {
-        rule->kind[i] = state.kind[i];
-        rule->offset[i] = (int32_t)state.offset[i];
-    }
-    rule->valid = 1;
-    return true;
-}
-
-static const cfi_rule *rule_for(lp_unwinder *u, uint64_t ip) {
-    cfi_rule *slot = &u->rules[(ip ^ (ip >> 12)) % CFI_RULES];
-    if (slot->ip == ip && slot->valid) return slot;
-    cfi_rule rule;
-    memset(&rule, 0, sizeof(rule));
-    if (!compute_rule(u, ip, &rule)) return NULL;
-    *slot = rule;
-    return slot;
-}
-
-static bool stack_word(lp_unwinder *u, uint64_t address, uint64_t *value) {
-    if (!u->stack || address < u->stack_start || address + 8 > u->stack_start + u->stack_size) return false;
-    memcpy(value, u->stack + (address - u->stack_start), 8);
-    return true;
-}
-
-// Unwinds with the cached rules while they apply. Returns true when the stack ended (its
-// outermost frame has an undefined return address); false with `regs` (DWARF numbering, the
-// frame at ips[*count - 1]) when libunwind must go on from there.
-static bool cfi_unwind(lp_unwinder *u, uint64_t regs[CFI_REGS], uint64_t *ips, int capacity, int *count) {
-    // Which registers hold the frame's values: all at the sample, the callee-saved ones after.
-    uint32_t known = (1u << CFI_REGS) - 1;
-    while (*count < capacity) {
-        uint64_t ip = regs[CFI_RA];
-        if (ip == 0) return true;
-        ips[(*count)++] = ip;
-        const cfi_rule *rule = rule_for(u, *count == 1 ? ip : ip - 1);
-        if (!rule || !(known & (1u << rule->cfa_reg))) return false;
-        uint64_t cfa = regs[rule->cfa_reg] + (uint64_t)(int64_t)rule->cfa_offset;
-        if (rule->kind[CFI_RA] == RULE_UNDEFINED) return true;
-        if (rule->kind[CFI_RA] != RULE_OFFSET) return false;
-        uint64_t next[CFI_REGS];
-        memcpy(next, regs, sizeof(next));
-        for (int reg = 0; reg < CFI_REGS; reg++) {
-            switch (rule->kind[reg]) {
-            case RULE_OFFSET:
-                if (!stack_word(u, cfa + (uint64_t)(int64_t)rule->offset[reg], &next[reg])) return false;
-                break;
-            case RULE_OTHER:
-                return false;
-            default:
-                break;
-            }
-        }
-        next[UNW_X86_64_RSP] = cfa;
-        // Caller-saved registers are not the caller's any more.
-        known = (1u << UNW_X86_64_RBX) | (1u << UNW_X86_64_RBP) | (1u << UNW_X86_64_RSP)
-            | (1u << UNW_X86_64_R12) | (1u << UNW_X86_64_R13) | (1u << UNW_X86_64_R14) | (1u << UNW_X86_64_R15)
-            | (1u << CFI_RA);
-        if (next[UNW_X86_64_RSP] <= regs[UNW_X86_64_RSP] && *count > 1) return false;  // not going up
-        memcpy(regs, next, sizeof(next));
-    }
-    return true;
-}
 
 static int find_proc_info(unw_addr_space_t space, unw_word_t ip, unw_proc_info_t *info, int need, void *arg) {
     (void)space;
@@ -721,10 +336,7 @@ lp_unwinder *lp_unwinder_create(void) {
     lp_unwinder *u = calloc(1, sizeof(*u));
     if (!u) return NULL;
     u->space = unw_create_addr_space(&accessors, 0);
-    u->rules = calloc(CFI_RULES, sizeof(cfi_rule));
-    if (!u->space || !u->rules) {
-        if (u->space) unw_destroy_addr_space(u->space);
-        free(u->rules);
+    if (!u->space) {
         free(u);
         return NULL;
     }
@@ -739,16 +351,12 @@ void lp_unwinder_reset(lp_unwinder *u) {
     for (int i = 0; i < u->count; i++) free(u->objects[i].segments);
     u->count = 0;
     u->last = 0;
-    memset(u->rules, 0, CFI_RULES * sizeof(cfi_rule));
     unw_flush_cache(u->space, 0, 0);
 }
-
-void lp_unwinder_use_libunwind_only(lp_unwinder *u, bool only) { u->cfi_only_libunwind = only; }
 
 void lp_unwinder_destroy(lp_unwinder *u) {
     if (!u) return;
     lp_unwinder_reset(u);
-    free(u->rules);
     free(u->objects);
     unw_destroy_addr_space(u->space);
     free(u);
@@ -785,32 +393,16 @@ int lp_unwinder_add_object(lp_unwinder *u, const lp_unwind_object *object) {
     }
     // A new object can sit where an unloaded one was: drop rules cached for its addresses.
     unw_flush_cache(u->space, object->text_start, object->text_end);
-    for (int i = 0; i < CFI_RULES; i++) {
-        if (u->rules[i].ip >= object->text_start && u->rules[i].ip < object->text_end) u->rules[i].valid = 0;
-    }
     return 0;
 }
 
-int lp_unwinder_unwind(lp_unwinder *u, const uint64_t *registers, const uint8_t *stack, size_t stack_size,
-                       uint64_t *ips, int capacity, int *count) {
+int lp_unwinder_unwind(lp_unwinder *u, const uint64_t *registers, const uint8_t *stack, uint64_t stack_address,
+                       size_t stack_size, uint64_t *ips, int capacity, int *count) {
     *count = 0;
     u->registers = registers;
     u->stack = stack;
-    u->stack_start = registers[LP_SAMPLE_REGISTER_SP];
+    u->stack_start = stack_address;
     u->stack_size = stack_size;
-    uint64_t resumed[LP_SAMPLE_REGISTER_COUNT];
-    if (!u->cfi_only_libunwind) {
-        uint64_t regs[CFI_REGS];
-        for (int reg = 0; reg < CFI_REGS; reg++) regs[reg] = registers[perf_index(reg)];
-        if (cfi_unwind(u, regs, ips, capacity, count) || *count == 0 || *count >= capacity) {
-            u->stack = NULL;
-            return 0;
-        }
-        // libunwind goes on from the frame the rules could not take, with its registers.
-        for (int reg = 0; reg < CFI_REGS; reg++) resumed[perf_index(reg)] = regs[reg];
-        u->registers = resumed;
-        (*count)--;
-    }
     unw_cursor_t cursor;
     int status = unw_init_remote(&cursor, u->space, u);
     while (status >= 0 && *count < capacity) {

@@ -13,11 +13,19 @@ import LaunchprofReport
 public final class SampleTimelineBuilder {
     private let symbolizer: StackSymbolizer
     private let syscallNames: KernelSyscallNames
+    /// libunwind, for the frames the call frame rules cannot take.
     private let unwinder: OpaquePointer
+    private let frameUnwinder = CallFrameUnwinder()
+    /// The registers of the frame being unwound, DWARF numbering.
+    private let dwarfRegisters = UnsafeMutablePointer<UInt64>.allocate(capacity: CallFrameUnwinder.registerCount)
+    private let libunwindOnly: Bool
+    /// Each object's call frame table, read once per builder (nil: none or unreadable), and its
+    /// number for the unwinder's rules.
+    private var tables: [String: (table: CallFrameTable?, id: Int)] = [:]
     private var mappings: [StackSymbolizer.LoadedMapping] = []
     private var lastMapping = 0
     private var addresses = [UInt64](repeating: 0, count: CallStackTree.maximumDepth)
-    /// Samples unwound in the last `spans` call, their frames, and libunwind's time for them.
+    /// Samples unwound in the last `spans` call, their frames, and the time unwinding them took.
     public private(set) var unwoundSamples = 0
     public private(set) var unwoundFrames = 0
     public private(set) var unwindNs: UInt64 = 0
@@ -25,13 +33,16 @@ public final class SampleTimelineBuilder {
     /// `libunwindOnly`: without launchprof's cached call-frame rules (to compare the two).
     public init?(symbolizer: StackSymbolizer, syscallNames: KernelSyscallNames = .shared, libunwindOnly: Bool = false) {
         guard let unwinder = lp_unwinder_create() else { return nil }
-        lp_unwinder_use_libunwind_only(unwinder, libunwindOnly)
+        self.libunwindOnly = libunwindOnly
         self.symbolizer = symbolizer
         self.syscallNames = syscallNames
         self.unwinder = unwinder
     }
 
-    deinit { lp_unwinder_destroy(unwinder) }
+    deinit {
+        lp_unwinder_destroy(unwinder)
+        dwarfRegisters.deallocate()
+    }
 
     private struct ThreadState {
         var cursor: UInt64?
@@ -130,6 +141,7 @@ public final class SampleTimelineBuilder {
         unwoundFrames = 0
         unwindNs = 0
         lp_unwinder_reset(unwinder)
+        frameUnwinder.reset()
         mappings = []
         lastMapping = 0
     }
@@ -140,6 +152,11 @@ public final class SampleTimelineBuilder {
         mappings.removeAll { $0.mapping.start < mapping.end && mapping.start < $0.mapping.end }
         mappings.append(loaded)
         lastMapping = 0
+        let path = loaded.symbols?.path ?? mapping.path
+        let entry = tables[path] ?? (loaded.symbols.flatMap { (try? CallFrameTable(object: $0)) ?? nil }, tables.count)
+        tables[path] = entry
+        frameUnwinder.add(
+            textStart: mapping.start, textEnd: mapping.end, bias: loaded.bias, table: entry.table, objectID: entry.id)
         guard let symbols = loaded.symbols else { return }
         let segments = symbols.segments.map { lp_segment(vaddr: $0.vaddr, offset: $0.offset, file_size: $0.fileSize) }
         segments.withUnsafeBufferPointer { segmentPointer in
@@ -165,21 +182,49 @@ public final class SampleTimelineBuilder {
         return mappings[index]
     }
 
-    /// The sample's frames, named.
-    private func symbolize(_ sample: StackSample) -> [SampledFrame] {
-        guard sample.registers.count == Int(LP_SAMPLE_REGISTER_COUNT) else { return [] }
-        var count: Int32 = 0
-        let capacity = Int32(addresses.count)
-        let started = lp_now_ns()
-        sample.registers.withUnsafeBufferPointer { registers in
-            sample.stack.withUnsafeBufferPointer { stack in
+    /// The sample's return addresses into `addresses`, innermost first: by the cached call frame
+    /// rules while they apply, then by libunwind from the frame they could not take.
+    private func unwind(_ sample: StackSample) -> Int {
+        let stackAddress = sample.registers[Int(LP_SAMPLE_REGISTER_SP)]
+        return sample.registers.withUnsafeBufferPointer { registers in
+            sample.stack.withUnsafeBytes { stack in
                 addresses.withUnsafeMutableBufferPointer { output in
+                    var count = 0
+                    if !libunwindOnly {
+                        for dwarf in 0..<Self.perfIndex.count { dwarfRegisters[dwarf] = registers[Self.perfIndex[dwarf]] }
+                        let complete = frameUnwinder.unwind(
+                            registers: dwarfRegisters, stackAddress: stackAddress, stack: stack, output: output, count: &count)
+                        guard !complete, count > 0 else { return count }
+                        // libunwind takes the frame again, from the registers recovered so far.
+                        count -= 1
+                        var more: Int32 = 0
+                        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Self.perfIndex.count) { perf in
+                            for dwarf in 0..<Self.perfIndex.count { perf[Self.perfIndex[dwarf]] = dwarfRegisters[dwarf] }
+                            _ = lp_unwinder_unwind(
+                                unwinder, perf.baseAddress!, stack.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                stackAddress, stack.count, output.baseAddress! + count, Int32(output.count - count), &more)
+                        }
+                        return count + Int(more)
+                    }
+                    var more: Int32 = 0
                     _ = lp_unwinder_unwind(
-                        unwinder, registers.baseAddress!, stack.baseAddress, stack.count, output.baseAddress!,
-                        capacity, &count)
+                        unwinder, registers.baseAddress!, stack.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                        stackAddress, stack.count, output.baseAddress!, Int32(output.count), &more)
+                    return Int(more)
                 }
             }
         }
+    }
+
+    /// perf's register order (AX BX CX DX SI DI BP SP IP R8–R15) by DWARF number (RAX RDX RCX
+    /// RBX RSI RDI RBP RSP R8–R15, the return address = IP).
+    private static let perfIndex: InlineArray<17, Int> = [0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8]
+
+    /// The sample's frames, named.
+    private func symbolize(_ sample: StackSample) -> [SampledFrame] {
+        guard sample.registers.count == Int(LP_SAMPLE_REGISTER_COUNT) else { return [] }
+        let started = lp_now_ns()
+        var count = Int32(unwind(sample))
         unwindNs += lp_now_ns() - started
         if count == 0 {
             count = 1

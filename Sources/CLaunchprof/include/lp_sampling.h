@@ -1,4 +1,5 @@
-// Sampling a launch with perf events, and unwinding the samples offline with libunwind.
+// Sampling a launch with perf events, and libunwind for the frames of the samples that
+// launchprof's own call frame rules (LaunchprofELF) cannot take.
 #ifndef LP_SAMPLING_H
 #define LP_SAMPLING_H
 
@@ -100,15 +101,14 @@ void lp_unwinder_destroy(lp_unwinder *_Nullable unwinder);
 int lp_unwinder_add_object(lp_unwinder *_Nonnull unwinder, const lp_unwind_object *_Nonnull object);
 /// Forgets every object and flushes libunwind's caches (the mappings changed).
 void lp_unwinder_reset(lp_unwinder *_Nonnull unwinder);
-/// Unwinds with libunwind alone, without launchprof's cached call-frame rules (for tests that
-/// compare the two).
-void lp_unwinder_use_libunwind_only(lp_unwinder *_Nonnull unwinder, bool only);
-/// Unwinds one sample: `registers` in perf's order (LP_SAMPLE_REGISTER_COUNT), `stack` the bytes
-/// copied from the stack pointer up. Stores up to `capacity` instruction pointers, innermost
-/// first, in `ips`. Returns 0 or a negative libunwind error (the frames before it are kept).
+/// Unwinds one sample with libunwind, or goes on with one from the frame launchprof's call frame
+/// rules could not take (a CFA expression, a signal frame): `registers` in perf's order
+/// (LP_SAMPLE_REGISTER_COUNT), `stack` the bytes copied from the sample's stack pointer
+/// (`stack_address`) up. Stores up to `capacity` instruction pointers, innermost first, in `ips`.
+/// Returns 0 or a negative libunwind error (the frames before it are kept).
 int lp_unwinder_unwind(lp_unwinder *_Nonnull unwinder, const uint64_t *_Nonnull registers,
-                       const uint8_t *_Nullable stack, size_t stack_size, uint64_t *_Nonnull ips,
-                       int capacity, int *_Nonnull count);
+                       const uint8_t *_Nullable stack, uint64_t stack_address, size_t stack_size,
+                       uint64_t *_Nonnull ips, int capacity, int *_Nonnull count);
 
 // MARK: Demangling
 
