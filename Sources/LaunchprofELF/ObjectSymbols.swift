@@ -182,29 +182,12 @@ public final class ObjectSymbols: @unchecked Sendable {
         return vaddr < candidate.start &+ candidate.size ? candidate : nil
     }
 
-    /// Where the function holding `vaddr` starts according to the call frame information
-    /// (.eh_frame_hdr's table): names a frame of a stripped object as `object+0xstart`, the
-    /// same for every sample in the function.
+    /// Where the function holding `vaddr` starts according to the call frame information (its
+    /// FDE, read by the sampler's `CallFrameTable`): names a frame of a stripped object as
+    /// `object+0xstart`, the same for every sample in the function.
     public func cfiFunctionStart(containing vaddr: UInt64) -> UInt64? {
-        guard let header = ehFrameHeader else { return nil }
-        let bytes = bytes(atVirtualAddress: header, count: 12)
-        // Version 1, udata4 count, datarel sdata4 table: what every linker writes.
-        guard bytes.count == 12, bytes[0] == 1, bytes[2] == 0x03, bytes[3] == 0x3b else { return nil }
-        let count = Int(UInt32(bytes[8]) | UInt32(bytes[9]) << 8 | UInt32(bytes[10]) << 16 | UInt32(bytes[11]) << 24)
-        guard count > 0, let tableOffset = fileOffset(ofVirtualAddress: header + 12),
-            tableOffset + count * 8 <= backing.bytes.count
-        else { return nil }
-        func start(_ index: Int) -> UInt64 {
-            let raw = backing.bytes.loadUnaligned(fromByteOffset: tableOffset + index * 8, as: Int32.self)
-            return UInt64(bitPattern: Int64(bitPattern: header) &+ Int64(raw))
-        }
-        var low = 0
-        var high = count
-        while low < high {
-            let middle = (low + high) / 2
-            if start(middle) <= vaddr { low = middle + 1 } else { high = middle }
-        }
-        return low > 0 ? start(low - 1) : nil
+        guard let table = (try? CallFrameTable(object: self)) ?? nil else { return nil }
+        return (try? table.function(containing: vaddr))??.lowerBound
     }
 
     private func fileOffset(ofVirtualAddress vaddr: UInt64) -> Int? {
