@@ -217,6 +217,30 @@ static int emit(lp_x11_event *events, int *count, int max, int kind, tracked_win
     return 1;
 }
 
+// A tracked window was mapped (seen now): its owner checked when it was not known at its
+// creation, then windowMapped, and a fence after which the server's own painting of the map is
+// over. A window of another program is forgotten.
+static void mapped(lp_x11_observer *self, tracked_window *window, lp_x11_event *events, int *count, int max,
+                   uint64_t *now) {
+    if (!window->verified) {
+        int32_t root = atomic_load(&self->root_pid);
+        if (window->pid == 0) {
+            window->pid = net_wm_pid(self, window->id);
+            *now = monotonic_ns();  // after a round trip: events read since are no earlier
+        }
+        if (window->pid == 0 || root <= 0 || !descends_from(window->pid, root)) {
+            forget(self, window);
+            return;
+        }
+    }
+    window->mapped = 1;
+    emit(events, count, max, LP_X11_WINDOW_MAPPED, window, *now);
+    window->map_paint_left = 2;
+    window->fence = xcb_get_input_focus(self->connection).sequence;
+    xcb_discard_reply(self->connection, window->fence);
+    xcb_flush(self->connection);
+}
+
 int lp_x11_dispatch(lp_x11_observer *self, lp_x11_event *events, int max) {
     int count = 0;
     int32_t root = atomic_load(&self->root_pid);
@@ -226,39 +250,33 @@ int lp_x11_dispatch(lp_x11_observer *self, lp_x11_event *events, int max) {
         uint8_t type = event->response_type & 0x7f;
         if (type == XCB_CREATE_NOTIFY) {
             xcb_create_notify_event_t *create = (xcb_create_notify_event_t *)event;
+            // Watched before asking who owns it (a round trip): meanwhile a window manager may
+            // reparent the window into its frame and map it, and that map reaches only the
+            // window itself. Its state, asked after the watch, says whether it came first.
+            track(self, create->window, create->border_width, 0);
+            xcb_get_window_attributes_cookie_t state = xcb_get_window_attributes(self->connection, create->window);
             int32_t pid = client_pid(self, create->window);
-            now = monotonic_ns();  // after a round trip: events read since are no earlier
-            // Before the launched pid is known (a window made as the child is spawned), the
-            // window is kept and its owner checked at its map.
-            int verified = pid != 0 && root > 0;
-            if (pid == 0 ? !self->has_xres : (root <= 0 || descends_from(pid, root))) {
-                track(self, create->window, create->border_width, pid);
-                if (self->count && self->windows[self->count - 1].id == create->window) {
-                    self->windows[self->count - 1].verified = verified;
-                }
+            xcb_get_window_attributes_reply_t *attributes =
+                xcb_get_window_attributes_reply(self->connection, state, NULL);
+            int already_mapped = attributes && attributes->map_state != XCB_MAP_STATE_UNMAPPED;
+            free(attributes);
+            now = monotonic_ns();  // after the round trips: events read since are no earlier
+            tracked_window *window = find(self, create->window);
+            if (!window) {
+                // track() found no room: nothing to watch.
+            } else if (pid == 0 ? self->has_xres : (root > 0 && !descends_from(pid, root))) {
+                forget(self, window);
+            } else {
+                // Before the launched pid is known (a window made as the child is spawned), the
+                // window is kept and its owner checked at its map.
+                window->pid = pid;
+                window->verified = pid != 0 && root > 0;
+                if (already_mapped) mapped(self, window, events, &count, max, &now);
             }
         } else if (type == XCB_MAP_NOTIFY) {
             xcb_map_notify_event_t *map = (xcb_map_notify_event_t *)event;
             tracked_window *window = find(self, map->window);
-            if (window && !window->mapped) {
-                if (!window->verified) {
-                    if (window->pid == 0) {
-                        window->pid = net_wm_pid(self, window->id);
-                        now = monotonic_ns();
-                    }
-                    if (window->pid == 0 || root <= 0 || !descends_from(window->pid, root)) {
-                        forget(self, window);
-                        free(event);
-                        continue;
-                    }
-                }
-                window->mapped = 1;
-                emit(events, &count, max, LP_X11_WINDOW_MAPPED, window, now);
-                window->map_paint_left = 2;
-                window->fence = xcb_get_input_focus(self->connection).sequence;
-                xcb_discard_reply(self->connection, window->fence);
-                xcb_flush(self->connection);
-            }
+            if (window && !window->mapped) mapped(self, window, events, &count, max, &now);
         } else if (type == self->damage_event) {
             xcb_damage_notify_event_t *damage = (xcb_damage_notify_event_t *)event;
             tracked_window *window = find(self, damage->drawable);

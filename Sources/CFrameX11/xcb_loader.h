@@ -14,7 +14,8 @@
     X(xcb_connection_has_error) X(xcb_discard_reply) X(xcb_disconnect) X(xcb_flush)              \
     X(xcb_generate_id) X(xcb_get_extension_data) X(xcb_get_file_descriptor) X(xcb_get_input_focus) \
     X(xcb_get_property) X(xcb_get_property_reply) X(xcb_get_property_value)                      \
-    X(xcb_get_property_value_length) X(xcb_get_setup) X(xcb_intern_atom) X(xcb_intern_atom_reply) \
+    X(xcb_get_property_value_length) X(xcb_get_setup) X(xcb_get_window_attributes)                \
+    X(xcb_get_window_attributes_reply) X(xcb_intern_atom) X(xcb_intern_atom_reply)                \
     X(xcb_poll_for_event) X(xcb_request_check) X(xcb_screen_next) X(xcb_setup_roots_iterator)
 #define LP_XCB_DAMAGE(X)                                                                          \
     X(xcb_damage_create) X(xcb_damage_destroy) X(xcb_damage_query_version)                       \
@@ -71,6 +72,8 @@ static const char *lp_xcb_load(void) {
 #define xcb_get_property_value (*lp_xcb_get_property_value)
 #define xcb_get_property_value_length (*lp_xcb_get_property_value_length)
 #define xcb_get_setup (*lp_xcb_get_setup)
+#define xcb_get_window_attributes (*lp_xcb_get_window_attributes)
+#define xcb_get_window_attributes_reply (*lp_xcb_get_window_attributes_reply)
 #define xcb_intern_atom (*lp_xcb_intern_atom)
 #define xcb_intern_atom_reply (*lp_xcb_intern_atom_reply)
 #define xcb_poll_for_event (*lp_xcb_poll_for_event)
