@@ -21,12 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-10}
 RUNS=${2:-20}
-if [[ -z "${LAUNCHPROF:-}" ]]; then
-    swift build -c release --product launchprof >&2
-    swift build -c release --product launchprof-demo >&2
-fi
-LP=${LAUNCHPROF:-.build/release/launchprof}
-DEMO=${DEMO:-.build/release/launchprof-demo}
+. Benchmarks/lib/launchprof-binary.sh
+release_launchprof_and_demo
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cc -O1 -I Sources/LaunchprofHooks/include -o "$work/sample-depth" Benchmarks/Programs/sample-depth.c

@@ -23,3 +23,14 @@ require_tools() {
         command -v "$tool" >/dev/null || { echo "$name: $tool is not installed (apt-get install $tool)" >&2; exit 2; }
     done
 }
+
+# Sets LP and DEMO for the sampler's benchmarks: LAUNCHPROF and DEMO when given, else the
+# package's release builds, built first (run from the package root).
+release_launchprof_and_demo() {
+    if [[ -z "${LAUNCHPROF:-}" ]]; then
+        swift build -c release --product launchprof >&2
+        swift build -c release --product launchprof-demo >&2
+    fi
+    LP=${LAUNCHPROF:-.build/release/launchprof}
+    DEMO=${DEMO:-.build/release/launchprof-demo}
+}
