@@ -9,16 +9,20 @@ import Glibc
 /// What one uprobe hit costs the probed process on this host, measured: a function is called in
 /// a loop with and without a probe on it, and the difference divided by the calls. Two functions:
 /// one whose probed instruction the kernel emulates, one it must single-step (see
-/// `ProbePlacement`). Measured once per launchprof process, in launchprof's own process.
+/// `ProbePlacement`). Measured once per launchprof process, in launchprof's own process. Beside
+/// them, what a ptrace stop costs a child here: `--observer auto` chooses by the two.
 public struct UprobeCalibration: Sendable, Equatable {
     /// ns per hit on an emulated instruction (push, nop, call, jmp).
     public var emulatedHitNs: UInt64
     /// ns per hit on a single-stepped one.
     public var steppedHitNs: UInt64
+    /// ns a child loses per ptrace stop (`lp_ptrace_stop_ns`), nil when it could not be measured.
+    public var ptraceStopNs: UInt64?
 
-    public init(emulatedHitNs: UInt64, steppedHitNs: UInt64) {
+    public init(emulatedHitNs: UInt64, steppedHitNs: UInt64, ptraceStopNs: UInt64? = nil) {
         self.emulatedHitNs = emulatedHitNs
         self.steppedHitNs = steppedHitNs
+        self.ptraceStopNs = ptraceStopNs
     }
 
     public func hitNs(emulated: Bool) -> UInt64 { emulated ? emulatedHitNs : steppedHitNs }
@@ -36,7 +40,8 @@ public struct UprobeCalibration: Sendable, Equatable {
         }
         let emulated = try perHit(stepped: false, calls: 200, pmuType: pmuType, holder: holder)
         let stepped = try perHit(stepped: true, calls: 50, pmuType: pmuType, holder: holder)
-        let result = UprobeCalibration(emulatedHitNs: emulated, steppedHitNs: stepped)
+        let stop = lp_ptrace_stop_ns(40)
+        let result = UprobeCalibration(emulatedHitNs: emulated, steppedHitNs: stepped, ptraceStopNs: stop == 0 ? nil : stop)
         holder?.store(result)
         cached.withLock { $0 = result }
         return result

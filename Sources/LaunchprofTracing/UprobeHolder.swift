@@ -146,12 +146,13 @@ public final class UprobeHolder: Sendable {
     public var calibration: UprobeCalibration? {
         guard let reply = request("C\n") else { return nil }
         let numbers = reply.split(separator: " ").compactMap { UInt64($0) }
-        guard numbers.count == 2 else { return nil }
-        return UprobeCalibration(emulatedHitNs: numbers[0], steppedHitNs: numbers[1])
+        guard numbers.count == 2 || numbers.count == 3 else { return nil }
+        return UprobeCalibration(
+            emulatedHitNs: numbers[0], steppedHitNs: numbers[1], ptraceStopNs: numbers.count == 3 ? numbers[2] : nil)
     }
 
     public func store(_ calibration: UprobeCalibration) {
-        _ = request("K \(calibration.emulatedHitNs) \(calibration.steppedHitNs)\n")
+        _ = request("K \(calibration.emulatedHitNs) \(calibration.steppedHitNs)" + (calibration.ptraceStopNs.map { " \($0)" } ?? "") + "\n")
     }
 
     private func request(_ line: String) -> String? {

@@ -251,6 +251,9 @@ uint64_t lp_uprobe_calibration_emulated(uint64_t x);
 uint64_t lp_uprobe_calibration_stepped(uint64_t x);
 /// Calls one of them `count` times; returns the elapsed CLOCK_MONOTONIC ns.
 uint64_t lp_uprobe_calibration_loop(int stepped, int count);
+/// What one ptrace stop costs a traced child here (ns, the lower quartile of `stops` int3 stops
+/// of a forked child), 0 when it cannot be measured.
+uint64_t lp_ptrace_stop_ns(int stops);
 // Sampling (perf events) and offline unwinding: lp_sampling.h.
 #include "lp_sampling.h"
 
