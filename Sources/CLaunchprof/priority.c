@@ -36,7 +36,14 @@ int lp_rerun_at_high_priority(char *const *argv, const char *marker, int *wait_s
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGHUP, &action, NULL);
     pid_t pid = fork();
-    if (pid < 0) return -1;
+    if (pid < 0) {
+        action.sa_handler = SIG_DFL;
+        sigaction(SIGINT, &action, NULL);
+        sigaction(SIGTERM, &action, NULL);
+        sigaction(SIGHUP, &action, NULL);
+        unsetenv(marker);
+        return -1;
+    }
     if (pid == 0) {
         setsid();
         int fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
