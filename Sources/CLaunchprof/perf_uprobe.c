@@ -23,20 +23,14 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-int lp_uprobe_open(pid_t pid, int cpu, uint32_t pmu_type, const char *path, uint64_t offset,
-                   int output_fd, int *fd, uint64_t *id) {
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = pmu_type;
-    attr.config = 0;  // entry probe (bit 0 would make it a return probe)
-    attr.config1 = (uint64_t)(uintptr_t)path;
-    attr.config2 = offset;
-    attr.sample_period = 1;
-    attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-    attr.use_clockid = 1;
-    attr.clockid = CLOCK_MONOTONIC;
-    int result = (int)syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+// Opens a probe's event (a uprobe of the PMU or a tracefs uprobe event): every hit a sample with
+// its time in CLOCK_MONOTONIC, written into `output_fd`'s ring when given; its fd and id out.
+static int open_probe_event(struct perf_event_attr *attr, pid_t pid, int cpu, int output_fd, int *fd, uint64_t *id) {
+    attr->sample_period = 1;
+    attr->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    attr->use_clockid = 1;
+    attr->clockid = CLOCK_MONOTONIC;
+    int result = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     if (result < 0) return errno;
     if (output_fd >= 0 && ioctl(result, PERF_EVENT_IOC_SET_OUTPUT, output_fd) < 0) {
         int error = errno;
@@ -50,6 +44,18 @@ int lp_uprobe_open(pid_t pid, int cpu, uint32_t pmu_type, const char *path, uint
     }
     *fd = result;
     return 0;
+}
+
+int lp_uprobe_open(pid_t pid, int cpu, uint32_t pmu_type, const char *path, uint64_t offset,
+                   int output_fd, int *fd, uint64_t *id) {
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = pmu_type;
+    attr.config = 0;  // entry probe (bit 0 would make it a return probe)
+    attr.config1 = (uint64_t)(uintptr_t)path;
+    attr.config2 = offset;
+    return open_probe_event(&attr, pid, cpu, output_fd, fd, id);
 }
 
 int lp_perf_ring_map(int fd, int data_pages, void **base, size_t *length) {
@@ -155,24 +161,7 @@ int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int out
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_TRACEPOINT;
     attr.config = tracepoint_id;
-    attr.sample_period = 1;
-    attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-    attr.use_clockid = 1;
-    attr.clockid = CLOCK_MONOTONIC;
-    int result = (int)syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-    if (result < 0) return errno;
-    if (output_fd >= 0 && ioctl(result, PERF_EVENT_IOC_SET_OUTPUT, output_fd) < 0) {
-        int error = errno;
-        close(result);
-        return error;
-    }
-    if (ioctl(result, PERF_EVENT_IOC_ID, id) < 0) {
-        int error = errno;
-        close(result);
-        return error;
-    }
-    *fd = result;
-    return 0;
+    return open_probe_event(&attr, pid, cpu, output_fd, fd, id);
 }
 
 // MARK: The probe holder
