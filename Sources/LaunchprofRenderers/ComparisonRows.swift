@@ -12,6 +12,15 @@ enum ComparisonRows {
         return "\(entry.name) (\(mode), \(runs)\(failed)): \(entry.verdict.text(hasBaseline: entry.base != nil))"
     }
 
+    /// A quantity with nothing to compare against is not "unchanged": within its limit when the
+    /// suite sets one, else no baseline.
+    private static func rowVerdict(_ change: ReportComparison.QuantityChange, _ entry: ReportComparison) -> String {
+        guard entry.base == nil, change.verdict == .unchanged else {
+            return change.verdict == .noVerdict ? "no verdict" : change.verdict.rawValue
+        }
+        return entry.settings.thresholds[change.key] == nil ? "no baseline" : "within limit"
+    }
+
     static func rows(_ entry: ReportComparison, allPhases: Bool) -> [[String]] {
         entry.changes.filter {
             allPhases || !$0.key.hasPrefix("phase:") || ($0.verdict != .unchanged && $0.verdict != .noVerdict)
@@ -26,7 +35,7 @@ enum ComparisonRows {
                     "\(DurationText.signed($0.shiftNs)) [\(DurationText.signed($0.lowerNs)), \(DurationText.signed($0.upperNs))]"
                         + ($0.confidence < entry.settings.confidence ? " at \(DurationText.percent($0.confidence * 100))" : "")
                 } ?? "-",
-                change.verdict == .noVerdict ? "no verdict" : change.verdict.rawValue,
+                rowVerdict(change, entry),
             ]
         }
     }

@@ -138,6 +138,9 @@ struct ReportComparisonTests {
         let text = try ComparisonTextRenderer().render(suite)
         #expect(text.contains("app (warm, 20 runs, no baseline): within thresholds (no baseline)"), "\(text)")
         #expect(text.hasSuffix("verdict: within thresholds (no baseline)\n"), "\(text)")
+        // Each quantity too: nothing was compared, so no row reads "unchanged".
+        #expect(!text.contains("unchanged"), "\(text)")
+        #expect(text.contains("no baseline\n"), "\(text)")
         #expect(try ComparisonMarkdownRenderer().render(suite).hasPrefix("## launchprof: No baseline: every launch within its thresholds"))
     }
 }
