@@ -1,3 +1,4 @@
+import CLaunchprof
 import LaunchprofTracing
 import Glibc
 import LaunchprofReport
@@ -30,8 +31,13 @@ public enum HostInfo {
         }
     }
 
-    /// The first `model name` in /proc/cpuinfo (x86); other architectures name it differently.
+    /// The CPU's brand string: from CPUID on x86 (what the kernel prints), else the first
+    /// `model name` in /proc/cpuinfo; other architectures name it differently.
     static func cpuModel() -> String {
+        var brand = [CChar](repeating: 0, count: 64)
+        if lp_cpu_brand(&brand, brand.count) == 0 {
+            return String(decoding: brand.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
         guard let text = SmallFile.read("/proc/cpuinfo") else { return "unknown" }
         for line in text.split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 1)

@@ -96,7 +96,7 @@ struct InspectCommand: ParsableCommand {
         // No store, no calibration: the host's facts (/proc/cpuinfo) that name its file are not read.
         guard access(store.directory, F_OK) == 0 else { return .standard }
         do {
-            return try store.load(host: HostInfo.current())?.model ?? .standard
+            return try store.loadModel(host: HostInfo.current()) ?? .standard
         } catch {
             Terminal.write(2, "launchprof: \(error.description); using the built-in cost model\n")
             return .standard

@@ -177,6 +177,9 @@ void lp_kill_tracked_children(void);
 
 // MARK: Stack unwinding of a stopped tracee (libunwind-ptrace)
 
+/// The CPU's brand string (/proc/cpuinfo's "model name") into `out`; -1 where CPUID has none.
+int lp_cpu_brand(char *_Nonnull out, size_t capacity);
+
 /// Unwinds the stopped thread `tid`, storing up to `capacity` instruction pointers, innermost
 /// first. Returns 0 or a negative libunwind error; `*count` frames were stored.
 int lp_unwind(pid_t tid, uint64_t *_Nonnull ips, int capacity, int *_Nonnull count);

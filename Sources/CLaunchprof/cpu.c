@@ -1,0 +1,33 @@
+// The processor's brand string from CPUID, the text the kernel prints as /proc/cpuinfo's
+// "model name": generating /proc/cpuinfo asks every CPU for its current frequency, which costs
+// more than a small `inspect` (which names its stored calibration by the CPU model).
+#include "CLaunchprof.h"
+
+#include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+int lp_cpu_brand(char *out, size_t capacity) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned int words[12];
+    if (capacity < sizeof words + 1 || __get_cpuid_max(0x80000000, 0) < 0x80000004) return -1;
+    for (unsigned int leaf = 0; leaf < 3; leaf++) {
+        unsigned int *w = words + 4 * leaf;
+        __get_cpuid(0x80000002 + leaf, &w[0], &w[1], &w[2], &w[3]);
+    }
+    // The kernel strips the padding on both sides.
+    const char *start = (const char *)words, *end = start + sizeof words;
+    while (start < end && (*start == ' ' || *start == '\0')) start++;
+    while (end > start && (end[-1] == ' ' || end[-1] == '\0')) end--;
+    size_t length = (size_t)(end - start);
+    if (length == 0 || memchr(start, '\0', length)) return -1;
+    memcpy(out, start, length);
+    out[length] = '\0';
+    return 0;
+#else
+    (void)out;
+    (void)capacity;
+    return -1;
+#endif
+}
