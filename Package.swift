@@ -32,25 +32,18 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
-        // System libraries (Debian: libelf-dev, libunwind-dev).
+        // libelf (Debian: libelf-dev). libunwind (libunwind-dev) is not linked: CLaunchprof
+        // loads it with dlopen when a stack is first unwound, and uses only its headers.
         .systemLibrary(
             name: "CElf", pkgConfig: "libelf",
             providers: [.apt(["libelf-dev"])]),
-        .systemLibrary(
-            name: "CUnwind", pkgConfig: "libunwind-ptrace",
-            providers: [.apt(["libunwind-dev"])]),
 
         // The only hand-written C in launchprof itself: fork/exec, variadic ptrace, libunwind's
         // macro-named API. Exported symbols are prefixed `lp_`.
         .target(
-            name: "CLaunchprof", dependencies: ["CUnwind"],
-            // Debian's libunwind-ptrace uses liblzma without declaring it; the linker's
-            // --as-needed would drop an -llzma placed before it.
-            linkerSettings: [
-                .unsafeFlags(["-Xlinker", "--no-as-needed", "-llzma", "-Xlinker", "--as-needed"]),
-                // __cxa_demangle, for C++ frames of sampled stacks.
-                .linkedLibrary("stdc++"),
-            ]),
+            name: "CLaunchprof",
+            // __cxa_demangle, for C++ frames of sampled stacks.
+            linkerSettings: [.linkedLibrary("stdc++")]),
 
         // The X11 frame observer's client: libxcb and its DAMAGE and X-Resource bindings, whose
         // headers it is built with (Debian: libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev) and

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <libunwind.h>
+#include "unwind_library.h"
 
 // MARK: perf events
 
@@ -178,11 +178,6 @@ void lp_perf_close(lp_perf_session *session) {
 
 // MARK: Offline unwinding
 
-// The remote variant of libunwind's table search; libunwind exports it but declares it only in
-// its private headers.
-extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t, unw_word_t, unw_dyn_info_t *,
-                                              unw_proc_info_t *, int, void *);
-
 typedef struct object_entry {
     lp_unwind_object object;
     lp_segment *segments;
@@ -192,6 +187,7 @@ typedef struct object_entry {
 } object_entry;
 
 struct lp_unwinder {
+    const lp_unwind_library *unwind;
     unw_addr_space_t space;
     object_entry *objects;
     int count, capacity;
@@ -252,7 +248,7 @@ static int find_proc_info(unw_addr_space_t space, unw_word_t ip, unw_proc_info_t
     table.u.rti.segbase = entry->object.bias + entry->object.eh_frame_hdr;
     table.u.rti.table_data = entry->table_address;
     table.u.rti.table_len = entry->table_words;
-    return _Ux86_64_dwarf_search_unwind_table(u->space, ip, &table, info, need, arg);
+    return u->unwind->search_unwind_table(u->space, ip, &table, info, need, arg);
 }
 
 static void put_unwind_info(unw_addr_space_t space, unw_proc_info_t *info, void *arg) {
@@ -333,9 +329,12 @@ static unw_accessors_t accessors = {
 };
 
 lp_unwinder *lp_unwinder_create(void) {
+    const lp_unwind_library *unwind = lp_unwind_library_get();
+    if (!unwind) return NULL;
     lp_unwinder *u = calloc(1, sizeof(*u));
     if (!u) return NULL;
-    u->space = unw_create_addr_space(&accessors, 0);
+    u->unwind = unwind;
+    u->space = unwind->create_addr_space(&accessors, 0);
     if (!u->space) {
         free(u);
         return NULL;
@@ -343,7 +342,7 @@ lp_unwinder *lp_unwinder_create(void) {
     // Frames repeat from sample to sample: keep the parsed unwind rules by address (130 µs per
     // 30-frame stack without, 22 µs with, in a debug build). Per thread: no lock per frame; an
     // unwinder is used by one thread (the tracer's), and a reset bumps the cache's generation.
-    unw_set_caching_policy(u->space, UNW_CACHE_PER_THREAD);
+    u->unwind->set_caching_policy(u->space, UNW_CACHE_PER_THREAD);
     return u;
 }
 
@@ -351,14 +350,14 @@ void lp_unwinder_reset(lp_unwinder *u) {
     for (int i = 0; i < u->count; i++) free(u->objects[i].segments);
     u->count = 0;
     u->last = 0;
-    unw_flush_cache(u->space, 0, 0);
+    u->unwind->flush_cache(u->space, 0, 0);
 }
 
 void lp_unwinder_destroy(lp_unwinder *u) {
     if (!u) return;
     lp_unwinder_reset(u);
     free(u->objects);
-    unw_destroy_addr_space(u->space);
+    u->unwind->destroy_addr_space(u->space);
     free(u);
 }
 
@@ -392,7 +391,7 @@ int lp_unwinder_add_object(lp_unwinder *u, const lp_unwind_object *object) {
         }
     }
     // A new object can sit where an unloaded one was: drop rules cached for its addresses.
-    unw_flush_cache(u->space, object->text_start, object->text_end);
+    u->unwind->flush_cache(u->space, object->text_start, object->text_end);
     return 0;
 }
 
@@ -404,12 +403,12 @@ int lp_unwinder_unwind(lp_unwinder *u, const uint64_t *registers, const uint8_t 
     u->stack_start = stack_address;
     u->stack_size = stack_size;
     unw_cursor_t cursor;
-    int status = unw_init_remote(&cursor, u->space, u);
+    int status = u->unwind->init_remote(&cursor, u->space, u);
     while (status >= 0 && *count < capacity) {
         unw_word_t ip = 0;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+        if (u->unwind->get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
         ips[(*count)++] = ip;
-        status = unw_step(&cursor);
+        status = u->unwind->step(&cursor);
         if (status <= 0) break;
     }
     u->stack = NULL;

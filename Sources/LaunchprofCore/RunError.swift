@@ -18,6 +18,8 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
     case observer(UprobeError)
     /// `--ready frame`: no display to watch, or the display lacks what the observer needs.
     case display(FrameObserverError)
+    /// `--sample`: libunwind's remote unwinder (loaded on first use) is not installed.
+    case unwinderMissing(missing: String)
 
     public var description: String {
         switch self {
@@ -36,6 +38,8 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
             "Interrupted by signal \(signal): the child was killed and no report was written."
         case .observer(let error): error.description
         case .display(let error): error.description
+        case .unwinderMissing(let missing):
+            "--sample needs libunwind's remote unwinder, and \(missing) cannot be loaded (Debian: apt-get install libunwind8)"
         }
     }
 }

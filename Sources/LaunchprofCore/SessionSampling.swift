@@ -1,3 +1,4 @@
+import CLaunchprof
 import LaunchprofAnalysis
 import LaunchprofReport
 import LaunchprofSampling
@@ -75,6 +76,8 @@ final class SessionSampling: @unchecked Sendable {
     }
 
     func launch() throws(RunError) -> Launch {
+        // Before the first launch, not at its first stack: a run without its samples is no run.
+        if let missing = lp_unwind_library_missing() { throw .unwinderMissing(missing: String(cString: missing)) }
         let options = LaunchSampler.Options(
             rateHz: configuration.rateHz, allThreads: configuration.allThreads,
             stackBytes: configuration.stackBytes)

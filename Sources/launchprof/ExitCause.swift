@@ -94,7 +94,7 @@ enum ExitCause: Int32, CaseIterable {
         case .programNotFound, .interpreterMissing: .noInput
         // A path that is not there, or a directory, is no input, as inspect says.
         case .notExecutable(let path, _): access(path, F_OK) != 0 || ReportFiles.isDirectory(path) ? .noInput : .unavailable
-        case .tracer, .observer, .display: .unavailable
+        case .tracer, .observer, .display, .unwinderMissing: .unavailable
         case .cannotReadProgram(let error): of(error)
         case .report(let error): of(error) == .badInput ? .software : of(error)
         case .system: .software

@@ -180,6 +180,10 @@ void lp_kill_tracked_children(void);
 /// The CPU's brand string (/proc/cpuinfo's "model name") into `out`; -1 where CPUID has none.
 int lp_cpu_brand(char *_Nonnull out, size_t capacity);
 
+/// NULL when libunwind's remote unwinder loads (on first use), else the soname or symbol that
+/// is missing: `--sample` refuses to start without it.
+const char *_Nullable lp_unwind_library_missing(void);
+
 /// Unwinds the stopped thread `tid`, storing up to `capacity` instruction pointers, innermost
 /// first. Returns 0 or a negative libunwind error; `*count` frames were stored.
 int lp_unwind(pid_t tid, uint64_t *_Nonnull ips, int capacity, int *_Nonnull count);

@@ -94,7 +94,8 @@ typedef struct lp_unwind_object {
 
 typedef struct lp_unwinder lp_unwinder;
 
-/// An unwinder with libunwind's global cache on. Returns NULL when out of memory.
+/// An unwinder with libunwind's global cache on. Returns NULL when out of memory or when
+/// libunwind cannot be loaded (lp_unwind_library_missing).
 lp_unwinder *_Nullable lp_unwinder_create(void);
 void lp_unwinder_destroy(lp_unwinder *_Nullable unwinder);
 /// Adds an object (its segments are copied; `image` must outlive the unwinder). Returns 0 or errno.

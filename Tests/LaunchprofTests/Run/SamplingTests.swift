@@ -312,6 +312,27 @@ struct SamplingCommandTests {
         #expect(outcome.stdout.contains("sampling: too short to sample"), "\(outcome.stdout)")
     }
 
+    /// libunwind is loaded when a stack is first unwound, not at start-up: with its remote
+    /// unwinder hidden (a mount namespace binds /dev/null over the file), a run without
+    /// `--sample` still measures, and `--sample` refuses before launching, naming the library.
+    @Test func missingLibunwindIsNamedOnlyWhereSamplingNeedsIt() throws {
+        let cache = try LaunchprofCLI.capture("/sbin/ldconfig", ["-p"])
+        let line = try #require(cache.split(separator: "\n").first { $0.contains("libunwind-x86_64.so.8 ") }, "ldconfig -p knows no libunwind-x86_64.so.8")
+        let linked = try #require(line.components(separatedBy: "=> ").last).trimmingCharacters(in: .whitespaces)
+        let library = try #require(realpath(linked, nil).map { path in defer { free(path) }; return String(cString: path) })
+        let binary = try LaunchprofBinary.url().path
+        let hidden = #"mount --bind /dev/null "$1" && shift && exec "$@""#
+        let plain = try LaunchprofCLI.run(
+            executable: "/usr/bin/unshare", ["-m", "/bin/sh", "-c", hidden, "sh", library, binary, "run", "-r", "1", "/bin/true"])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        let sampled = try LaunchprofCLI.run(
+            executable: "/usr/bin/unshare", ["-m", "/bin/sh", "-c", hidden, "sh", library, binary, "run", "-r", "1", "--sample", "/bin/true"])
+        #expect(sampled.status == 69, "\(sampled.stderr)")
+        #expect(sampled.stderr.contains("--sample needs libunwind's remote unwinder, and libunwind-x86_64.so.8 cannot be loaded"), "\(sampled.stderr)")
+        #expect(sampled.stderr.contains("apt-get install libunwind8"), "\(sampled.stderr)")
+        #expect(sampled.stdout.isEmpty, "no report: \(sampled.stdout)")
+    }
+
     @Test func samplingOptionsNeedSample() throws {
         for (arguments, message) in [
             (["run", "--all-threads", "/bin/true"], "--all-threads needs --sample"),

@@ -1,1 +1,0 @@
-#include <libunwind-ptrace.h>
