@@ -50,26 +50,45 @@ public struct CalibrationStore: Sendable {
     /// The calibration stored for `host`; nil when there is none. A file that cannot be read
     /// or decoded throws (the caller says so and falls back to the defaults).
     public func load(host: LaunchReport.Host) throws(CalibrationError) -> HostCalibration? {
-        try decodeStored(HostCalibration.self, host: host) { $0.schemaVersion }
-    }
-
-    /// Only the fitted model stored for `host`: what `inspect` prices a closure with. Decoding
-    /// the measured points too costs more than inspecting a small program (`inspect` is
-    /// benchmarked against `ldd`), so the rest of the document is skipped, not decoded.
-    public func loadModel(host: LaunchReport.Host) throws(CalibrationError) -> LaunchCostModel? {
-        try decodeStored(StoredModel.self, host: host) { $0.schemaVersion }?.model
-    }
-
-    /// The part of a stored calibration `loadModel` decodes.
-    private struct StoredModel: Decodable {
-        var schemaVersion: Int
-        var model: LaunchCostModel
-    }
-
-    private func decodeStored<Stored: Decodable>(
-        _ type: Stored.Type, host: LaunchReport.Host, schemaVersion: (Stored) -> Int
-    ) throws(CalibrationError) -> Stored? {
         let file = path(for: host)
+        guard let bytes = try contents(file) else { return nil }
+        do {
+            let calibration = try JSONDecoder().decode(HostCalibration.self, from: Data(bytes))
+            guard calibration.schemaVersion == HostCalibration.currentSchemaVersion else {
+                throw CalibrationError.unreadable(
+                    path: file, reason: "schema version \(calibration.schemaVersion), expected \(HostCalibration.currentSchemaVersion)")
+            }
+            return calibration
+        } catch let error as CalibrationError {
+            throw error
+        } catch {
+            throw .unreadable(path: file, reason: "\(error)")
+        }
+    }
+
+    /// Only the fitted model stored for `host`: what `inspect` prices a closure with, read
+    /// without JSONDecoder, whose first use costs more than inspecting a small program (see
+    /// JSONScalars); the measured points are checked as JSON but not decoded.
+    public func loadModel(host: LaunchReport.Host) throws(CalibrationError) -> LaunchCostModel? {
+        let file = path(for: host)
+        guard let bytes = try contents(file) else { return nil }
+        do {
+            let scalars = try JSONScalars(bytes)
+            let version = scalars.integer("schemaVersion") ?? 0
+            guard version == HostCalibration.currentSchemaVersion else {
+                throw CalibrationError.unreadable(
+                    path: file, reason: "schema version \(version), expected \(HostCalibration.currentSchemaVersion)")
+            }
+            return try LaunchCostModel(scalars, at: "model")
+        } catch let error as CalibrationError {
+            throw error
+        } catch {
+            throw .unreadable(path: file, reason: "\(error)")
+        }
+    }
+
+    /// The file's bytes; nil when it does not exist.
+    private func contents(_ file: String) throws(CalibrationError) -> [UInt8]? {
         let fd = open(file, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -84,17 +103,7 @@ public struct CalibrationStore: Sendable {
             guard count > 0 else { break }
             bytes += chunk[..<count]
         }
-        let stored: Stored
-        do {
-            stored = try JSONDecoder().decode(Stored.self, from: Data(bytes))
-        } catch {
-            throw .unreadable(path: file, reason: "\(error)")
-        }
-        let version = schemaVersion(stored)
-        guard version == HostCalibration.currentSchemaVersion else {
-            throw .unreadable(path: file, reason: "schema version \(version), expected \(HostCalibration.currentSchemaVersion)")
-        }
-        return stored
+        return bytes
     }
 
     /// Writes `calibration` atomically (whole or absent) and returns its path.

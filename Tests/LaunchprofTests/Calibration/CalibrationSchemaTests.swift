@@ -97,6 +97,17 @@ struct CalibrationSchemaTests {
         let path = try store.save(calibration)
         try SchemaValidator.expectValid(file: path, against: .calibration)
         #expect(try store.load(host: calibration.host) == calibration)
+        // inspect's reader of the model alone (no JSONDecoder) reads the same model, each term
+        // a different value so a term it missed or swapped shows.
+        let terms = LaunchCostModel.termNames.indices.map { 1_000 + $0 }
+        var distinct = calibration
+        distinct.model = calibration.model.with(coefficientsPs: terms, source: "distinct \u{e9}\"quoted\"", calibration: calibration.model.calibration)
+        distinct.model.perInitializerPs = 999
+        _ = try store.save(distinct)
+        #expect(try store.loadModel(host: calibration.host) == distinct.model)
+        distinct.model.calibration = nil
+        _ = try store.save(distinct)
+        #expect(try store.loadModel(host: calibration.host) == distinct.model)
         // A host whose name could not be read is written without one.
         var nameless = calibration
         nameless.host.name = nil
