@@ -3,8 +3,8 @@
 # with apt-get; otherwise it prints the exact command and stops.
 #
 #   libelf-dev        ELF reading (launchprof links libelf)
-#   libunwind-dev     stack unwinding of stopped children (libunwind-ptrace)
-#   liblzma-dev       libunwind-ptrace needs liblzma at link time
+#   libunwind-dev     stack unwinding of stopped children: its headers (launchprof loads
+#                     libunwind-ptrace with dlopen when it first unwinds a stack)
 #   libc6-dbg         ld.so's symbol table, so the loader's map/relocate split can be observed
 #   gcc               the tests and benchmarks build their C fixtures from source
 #   gdb, git          system programs the tests inspect and run
@@ -34,7 +34,7 @@
 #                     reparented into a frame still counts
 set -euo pipefail
 
-packages=(libelf-dev libunwind-dev liblzma-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
+packages=(libelf-dev libunwind-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
   libxcb1-dev libxcb-damage0-dev libxcb-res0-dev libxcb-composite0-dev libxcb-xfixes0-dev
   libwayland-dev wayland-protocols xvfb weston x11-apps xterm mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox "$@")
 missing=()
