@@ -26,6 +26,8 @@ final class PrewarmPool: @unchecked Sendable {
         var refills: [UInt64] = []
         var expired = 0
         var stopping = false
+        /// Whether "pool ready" was said (once, the first time every slot held a frozen process).
+        var announcedReady = false
     }
 
     private let shared = Mutex(Shared())
@@ -192,9 +194,16 @@ final class PrewarmPool: @unchecked Sendable {
                 result = .success(try session.prewarmedLaunch(
                     index: 0, pinnedCPU: nil, monitorThread: monitorThread,
                     gate: .pipe(read: gate, onFrozen: { [self] record in
-                        shared.withLock { state in
+                        let ready = shared.withLock { state -> [Int32]? in
                             state.refills.append(record.stoppedAt &- record.spawnedAt)
                             if !state.stopping { state.frozen[slot] = record }
+                            guard !state.announcedReady, state.frozen.count == configuration.pool else { return nil }
+                            state.announcedReady = true
+                            return state.frozen.keys.sorted().compactMap { state.frozen[$0]?.pid }
+                        }
+                        if let ready {
+                            PrewarmSession.announce(
+                                "pool ready: \(ready.count) process(es) frozen at \(configuration.freezeAt.rawValue) (\(ready.map(String.init).joined(separator: ", ")))")
                         }
                         var byte = UInt8(ascii: "f")
                         _ = write(wake, &byte, 1)

@@ -151,6 +151,16 @@ public final class PrewarmSession: @unchecked Sendable {
         return thread.join()
     }
 
+    /// Holds this long or longer are said on stderr as they start: a terminal that shows
+    /// nothing for seconds looks hung, and a script can wait for the line instead of polling.
+    static let announcedHoldNs: UInt64 = 1_000_000_000
+
+    /// A status line on stderr ("launchprof: …"), for what a user would otherwise wait on blind.
+    static func announce(_ text: String) {
+        let line = "launchprof: " + text + "\n"
+        _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    }
+
     /// How a frozen launch waits for its resume.
     enum Gate {
         /// A fixed hold, then resume.
@@ -172,6 +182,7 @@ public final class PrewarmSession: @unchecked Sendable {
         case .pipe: extra = configuration.ttlNs ?? 3_600_000_000_000
         }
         nonisolated(unsafe) let gate = gate
+        let freezeAt = configuration.freezeAt
         let freeze = TraceFreeze(point: point) { pid, spawnedAt, stoppedAt in
             record.pid = pid
             record.spawnedAt = spawnedAt
@@ -181,6 +192,9 @@ public final class PrewarmSession: @unchecked Sendable {
             record.pss = ProcessProbe.pssBytes(pid)
             switch gate {
             case .hold(let ns):
+                if ns >= Self.announcedHoldNs {
+                    Self.announce("process \(pid) frozen at \(freezeAt.rawValue), held \(DurationText.text(ns))")
+                }
                 Self.wait(until: stoppedAt &+ ns, pipe: nil)
             case .pipe(let fd, let onFrozen):
                 onFrozen(record)
@@ -192,7 +206,6 @@ public final class PrewarmSession: @unchecked Sendable {
             record.cpuAfter = ProcessProbe.cpuNs(pid) ?? record.cpuBefore
             record.resumedAt = lp_now_ns()
         }
-        let freezeAt = configuration.freezeAt
         let run = try runSession.launchOnce(
             index: index, pinnedCPU: pinnedCPU, monitorThread: monitorThread,
             customize: { request in
