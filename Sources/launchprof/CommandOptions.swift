@@ -78,6 +78,9 @@ enum CommandOptions {
     /// Refuses `--runs -3` (an option's value that is a negative number) as what it is: the
     /// parser would take `-3` for an option and say the value is missing.
     static func refuseNegativeValues(_ arguments: [String], of command: ParsableCommand.Type, takesProgram: Bool) throws {
+        // Most command lines hold no negative number: then the options need not be read at all
+        // (reading them dumps the whole help as JSON, a millisecond of every `run`).
+        guard arguments.contains(where: OptionValue.isNegativeNumber) else { return }
         let options = Set(names(of: command, valuesOnly: true))
         guard let (option, value) = OptionValue.negativeValue(in: arguments, valueOptions: options, stopsAtPositional: takesProgram)
         else { return }
@@ -88,6 +91,7 @@ enum CommandOptions {
     /// becomes `--sample=DEFAULT`, so the parser never takes the next word (the program in
     /// `run --sample ./app`) for a rate.
     static func attachingSampleRate(_ arguments: [String], of command: ParsableCommand.Type) -> [String] {
+        guard arguments.contains("--sample") else { return arguments }
         let options = Set(names(of: command, valuesOnly: true))
         var result = arguments
         var index = 0
@@ -108,6 +112,7 @@ enum CommandOptions {
     /// when a word is no rate (`--sample PROGRAM` must keep working); a rate written with `=` is
     /// meant as one and is read strictly here.
     static func refuseBadSampleRate(_ arguments: [String], of command: ParsableCommand.Type, takesProgram: Bool) throws {
+        guard arguments.contains(where: { $0.hasPrefix("--sample=") }) else { return }
         let options = Set(names(of: command, valuesOnly: true)).subtracting(["--sample"])
         guard let value = OptionValue.inlineValue(of: "--sample", in: arguments, valueOptions: options, stopsAtPositional: takesProgram)
         else { return }
