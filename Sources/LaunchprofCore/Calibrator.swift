@@ -76,7 +76,9 @@ public struct Calibrator: Sendable {
             // Larger closures (30-70 objects) where the desktop stack is installed.
             ("/usr/bin/perf", ["--version"]), ("/usr/bin/systemd-analyze", ["--version"]),
             ("/usr/bin/appstreamcli", ["--version"]), ("/usr/bin/memusagestat", ["--version"]),
-            ("/usr/bin/gtk-launch", ["--version"]),
+            ("/usr/bin/gtk-launch", ["--version"]), ("/usr/bin/gtk4-demo", ["--version"]),
+            // A large C++ closure (libLLVM: 100k+ relocations, a big symbol table).
+            ("/usr/lib/llvm-14/bin/llvm-symbolizer", ["--version"]),
         ]
         return candidates.filter { access($0.0, X_OK) == 0 }.map { path, arguments in
             Probe(name: path.split(separator: "/").last.map(String.init) ?? path, path: path, arguments: arguments)
