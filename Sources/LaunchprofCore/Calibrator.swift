@@ -215,7 +215,7 @@ public struct Calibrator: Sendable {
     /// ones alike: measured after the fit, a check compared a quiet fit with a busy moment (or
     /// the reverse) and missed by 20-50%.
     public func calibrate(
-        _ probes: [Probe], checks: [Probe] = [], checkRuns: Int = 10, passes: Int = 3,
+        _ probes: [Probe], checks: [Probe] = [], checkRuns: Int = 20, passes: Int = 3,
         progress: (CostModelFit.Point) -> Void = { _ in }
     ) throws(CalibrationError) -> CalibrationCheck {
         let started = Self.monotonicNs()

@@ -36,7 +36,7 @@ struct CalibrateCommand: ParsableCommand {
     var check: [String] = []
 
     @Option(name: .long, help: "Launches per --check program, in the calibration's interleaved rounds (their median, as `launchprof run` reports it; 3 to 10000).", transform: { try OptionValue.count($0, 3...10_000, unit: "the number of runs") })
-    var checkRuns = 10
+    var checkRuns = 20
 
     @Option(name: .long, help: ArgumentHelp("Write DIR/calibration.md and DIR/calibration.svg (needs --check).", valueName: "DIR"))
     var report: String?
