@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Calibrates launchprof on this host, then compares inspect's loader estimate (built-in defaults
-# and calibrated) with run's measured loader.map + loader.relocate (median of 10 launches) for
-# gdb, git, node and a small SwiftPM program using Foundation. Writes Reports/calibration.md and
+# and calibrated) with run's measured loader.map + loader.relocate (median of 20 launches, in the
+# calibration's own rounds) for gdb, git, node, a small SwiftPM program using Foundation, and
+# cc1plus, chromium and swift-frontend where installed. Writes Reports/calibration.md and
 # Reports/calibration.svg; the calibration itself goes to $XDG_CACHE_HOME/launchprof.
 #
 #   bash Scripts/calibration-report.sh [REPORT_DIR]
@@ -28,10 +29,18 @@ echo 'import Foundation; print(Date())' > "$work/DateApp/Sources/DateApp/main.sw
 swift build -c release --package-path "$work/DateApp" >&2
 dateapp="$(swift build -c release --package-path "$work/DateApp" --show-bin-path)/DateApp"
 
+# A C++ compiler, a browser's ~100-object closure and a Swift toolchain binary, where installed.
+wider=()
+for candidate in "$(gcc -print-prog-name=cc1plus 2>/dev/null)" /usr/lib/chromium/chromium \
+  "$(dirname "$(readlink -f "$(command -v swift)")")/swift-frontend"; do
+  if [ -x "$candidate" ]; then wider+=(--check "$candidate --version"); fi
+done
+
 mkdir -p "$reports"
-"$launchprof" calibrate --check-runs 10 \
+"$launchprof" calibrate \
   --check "$(command -v gdb) --version" \
   --check "$(command -v git) --version" \
   --check "$(command -v node) --version" \
   --check "$dateapp" \
+  "${wider[@]}" \
   --report "$reports"

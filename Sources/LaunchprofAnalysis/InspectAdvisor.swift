@@ -122,6 +122,7 @@ public struct InspectAdvisor: Sendable {
     private func lookupNs(_ work: LoaderWork) -> Int {
         LaunchCostModel.ns(work.lookups, costModel.perLookupPs) + LaunchCostModel.ns(work.scopeSteps, costModel.perScopeStepPs)
             + LaunchCostModel.ns(work.symbolTablePages, costModel.perSymbolTablePagePs)
+            + LaunchCostModel.ns(work.symbolTableFaults, costModel.perSymbolTableFaultPs)
     }
 
     /// Symbol lookups: imported symbols × scope depth, and the link options that shorten them.

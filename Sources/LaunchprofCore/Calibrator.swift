@@ -39,7 +39,9 @@ public struct Calibrator: Sendable {
     }
 
     /// Synthetic closures, each varying one kind of work: libraries (objects, segments),
-    /// relative relocations packed and spread over pages, lookups shallow and deep. (The linker
+    /// relative relocations packed and spread over pages (up to a million, as a browser's),
+    /// lookups shallow and deep, lookups reading large symbol tables densely and sparsely (pages
+    /// and read faults apart from objects), version requirements apart from objects. (The linker
     /// sorts symbolic relocations by symbol, so 12k relocations against 1,024 symbols cost 1,024
     /// lookups and 11k answers from glibc's cache.)
     public static func syntheticProbes(_ generator: ProgramGenerator) throws(CalibrationError) -> [Probe] {
@@ -51,6 +53,14 @@ public struct Calibrator: Sendable {
             Probe(name: "synthetic: 2k relocated pages", path: try generator.spreadPages(2_000)),
             Probe(name: "synthetic: 1k symbols, shallow", path: try generator.scopeWalk(lookups: 12_000, fillers: 0)),
             Probe(name: "synthetic: 1k symbols, 40 deeper", path: try generator.scopeWalk(lookups: 6_000, fillers: 40)),
+            Probe(name: "synthetic: 1M packed relative relocations", path: try generator.packedRelocations(1_000_000)),
+            Probe(
+                name: "synthetic: 2k lookups in a 40k-symbol table",
+                path: try generator.largeSymbolTable(symbols: 40_000, lookups: 2_000)),
+            Probe(
+                name: "synthetic: 300 lookups in a 200k-symbol table",
+                path: try generator.largeSymbolTable(symbols: 200_000, lookups: 300)),
+            Probe(name: "synthetic: 400 version requirements", path: try generator.versionRequirements(400)),
         ]
     }
 
@@ -66,7 +76,9 @@ public struct Calibrator: Sendable {
             // Larger closures (30-70 objects) where the desktop stack is installed.
             ("/usr/bin/perf", ["--version"]), ("/usr/bin/systemd-analyze", ["--version"]),
             ("/usr/bin/appstreamcli", ["--version"]), ("/usr/bin/memusagestat", ["--version"]),
-            ("/usr/bin/gtk-launch", ["--version"]),
+            ("/usr/bin/gtk-launch", ["--version"]), ("/usr/bin/gtk4-demo", ["--version"]),
+            // A large C++ closure (libLLVM: 100k+ relocations, a big symbol table).
+            ("/usr/lib/llvm-14/bin/llvm-symbolizer", ["--version"]),
         ]
         return candidates.filter { access($0.0, X_OK) == 0 }.map { path, arguments in
             Probe(name: path.split(separator: "/").last.map(String.init) ?? path, path: path, arguments: arguments)
@@ -165,19 +177,18 @@ public struct Calibrator: Sendable {
         return points
     }
 
-    /// The median of `loader.map` + `loader.relocate` of each probe over `runs` launches, measured
-    /// in interleaved rounds (as `points`), in ns.
-    public func medians(_ probes: [Probe]) throws(CalibrationError) -> [Int] {
-        try interleavedSamples(probes).map { Self.quantile($0, 0.5) }
-    }
-
     /// `runs` samples per probe, taken a round at a time over all probes.
     private func interleavedSamples(_ probes: [Probe]) throws(CalibrationError) -> [[Int]] {
+        try interleavedSamples(probes, runs: probes.map { _ in runs })
+    }
+
+    /// `runs[i]` samples of `probes[i]`, taken a round at a time over all probes.
+    private func interleavedSamples(_ probes: [Probe], runs: [Int]) throws(CalibrationError) -> [[Int]] {
         var pooled = [[Int]](repeating: [], count: probes.count)
-        let perRound = max(1, (runs + rounds - 1) / max(rounds, 1))
-        for _ in 0..<max(rounds, 1) {
+        let rounds = max(self.rounds, 1)
+        for _ in 0..<rounds {
             for (index, probe) in probes.enumerated() {
-                pooled[index] += try samples(probe, runs: perRound)
+                pooled[index] += try samples(probe, runs: max(1, (runs[index] + rounds - 1) / rounds))
             }
         }
         return pooled
@@ -198,16 +209,25 @@ public struct Calibrator: Sendable {
     /// it (`CalibrationCheck.disagreement`: a busy spell slowed some) is not returned: every
     /// program is measured again in as many more interleaved rounds, the samples pooled, and the
     /// model refitted — up to `passes` passes, then `.fitDisagrees`.
+    ///
+    /// `checks` (not fitted on) are launched `checkRuns` times in the same rounds as the
+    /// probes, so that a busy spell of a shared machine slows the fit's programs and the checked
+    /// ones alike: measured after the fit, a check compared a quiet fit with a busy moment (or
+    /// the reverse) and missed by 20-50%.
     public func calibrate(
-        _ probes: [Probe], passes: Int = 3, progress: (CostModelFit.Point) -> Void = { _ in }
-    ) throws(CalibrationError) -> HostCalibration {
+        _ probes: [Probe], checks: [Probe] = [], checkRuns: Int = 20, passes: Int = 3,
+        progress: (CostModelFit.Point) -> Void = { _ in }
+    ) throws(CalibrationError) -> CalibrationCheck {
         let started = Self.monotonicNs()
         let works = try probes.map { (probe) throws(CalibrationError) in try work(of: probe) }
-        var pooled = try interleavedSamples(probes)
+        let checkWorks = try checks.map { (probe) throws(CalibrationError) in try work(of: probe) }
+        let everyProgram = probes + checks
+        let runCounts = probes.map { _ in runs } + checks.map { _ in checkRuns }
+        var pooled = try interleavedSamples(everyProgram, runs: runCounts)
         var why = ""
         for pass in 1...max(passes, 1) {
             if pass > 1 {
-                let more = try interleavedSamples(probes)
+                let more = try interleavedSamples(everyProgram, runs: runCounts)
                 for index in pooled.indices { pooled[index] += more[index] }
             }
             let measured = probes.indices.map { index in
@@ -221,7 +241,16 @@ public struct Calibrator: Sendable {
                     measured, host: HostInfo.current(), measuredAt: Self.utcTimestamp(), runsPerPoint: runs * pass,
                     durationNs: Self.monotonicNs() - started)
             else { throw .fitFailed(points: measured.count) }
-            guard let disagreement = CalibrationCheck.disagreement(calibration.points) else { return calibration }
+            guard let disagreement = CalibrationCheck.disagreement(calibration.points) else {
+                let rows = checks.indices.map { index in
+                    let samples = pooled[probes.count + index]
+                    return CalibrationCheck.Row(
+                        name: checks[index].name, work: checkWorks[index], measuredNs: Self.quantile(samples, 0.5),
+                        runs: samples.count, uncalibratedNs: LaunchCostModel.standard.estimateNs(checkWorks[index]),
+                        calibratedNs: calibration.model.estimateNs(checkWorks[index]))
+                }
+                return CalibrationCheck(calibration: calibration, rows: rows)
+            }
             why = disagreement
         }
         throw .fitDisagrees(why: why, passes: max(passes, 1))

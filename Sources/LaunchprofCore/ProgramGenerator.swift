@@ -123,6 +123,103 @@ public struct ProgramGenerator: Sendable {
         return output
     }
 
+    // MARK: A million relative relocations, as in a browser's or a compiler's closure.
+
+    /// A program whose library holds `count` relative relocations packed on consecutive pages
+    /// (24 bytes of RELA each, read as the loader goes). The table is written in assembly
+    /// (`.rept`): a million initialisers in C would cost the compiler minutes.
+    public func packedRelocations(_ count: Int) throws(CalibrationError) -> String {
+        let name = "packed-\(count)"
+        let folder = try subfolder(name)
+        let output = "\(folder)/\(name)"
+        guard !exists(output) else { return output }
+        // A hidden target: the linker turns each `.quad` into R_X86_64_RELATIVE.
+        try write(
+            """
+            __attribute__((visibility("hidden"))) int lp_targets[16] = {1};
+            extern void *lp_table[];
+            int lp_table_check(void) { return lp_table[0] == lp_targets && lp_table[\(count - 1)] == lp_targets; }
+
+            """, to: "\(folder)/lptable.c")
+        try write(
+            """
+                .section .data.rel,"aw"
+                .globl lp_table
+                .type lp_table, @object
+                .p2align 3
+            lp_table:
+                .rept \(count)
+                .quad lp_targets
+                .endr
+                .size lp_table, \(count * 8)
+                .section .note.GNU-stack,"",@progbits
+
+            """, to: "\(folder)/lptable.s")
+        try build(
+            [compiler, "-shared", "-fPIC", "-O1", "-o", "\(folder)/liblptable.so", "\(folder)/lptable.c", "\(folder)/lptable.s"],
+            output: "\(folder)/liblptable.so")
+        try write("int lp_table_check(void);\nint main(void) { return lp_table_check() ? 0 : 1; }\n", to: output + ".c")
+        try build([compiler, "-O1", "-o", output, output + ".c", "-L", folder, "-llptable", "-Wl,-rpath,\(folder)"],
+                  output: output)
+        return output
+    }
+
+    // MARK: A large symbol table, read densely, as node's or Foundation's.
+
+    /// A program whose library looks up `lookups` of the `symbols` another library exports,
+    /// evenly spread: the lookups read most pages of a table of megabytes (a few per 64 KiB
+    /// fault-around window), where the system programs' lookups read a page or two of each of
+    /// many small tables.
+    public func largeSymbolTable(symbols: Int, lookups: Int) throws(CalibrationError) -> String {
+        let name = "symtab-\(symbols)-\(lookups)"
+        let folder = try subfolder(name)
+        let output = "\(folder)/\(name)"
+        guard !exists(output) else { return output }
+        try write((0..<symbols).map { "int lp_big_\($0) = \($0);\n" }.joined(), to: "\(folder)/lpbig.c")
+        try build([compiler, "-shared", "-fPIC", "-O1", "-o", "\(folder)/liblpbig.so", "\(folder)/lpbig.c"],
+                  output: "\(folder)/liblpbig.so")
+        let step = max(1, symbols / max(lookups, 1))
+        let used = Array(stride(from: 0, to: symbols, by: step).prefix(lookups))
+        var user = used.map { "extern int lp_big_\($0);\n" }.joined()
+        user += "void *lp_refs[] = {\n" + used.map { "&lp_big_\($0)" }.joined(separator: ",\n") + "\n};\n"
+        let last = used.last ?? 0
+        user += "int lp_refs_check(void) { return lp_refs[0] != 0 && *(int *)lp_refs[\(used.count - 1)] == \(last); }\n"
+        try write(user, to: "\(folder)/lpuse.c")
+        try build(
+            [compiler, "-shared", "-fPIC", "-O1", "-o", "\(folder)/liblpuse.so", "\(folder)/lpuse.c", "-L", folder, "-llpbig",
+             "-Wl,-rpath,\(folder)"], output: "\(folder)/liblpuse.so")
+        try write("int lp_refs_check(void);\nint main(void) { return lp_refs_check() ? 0 : 1; }\n", to: output + ".c")
+        try build(
+            [compiler, "-O1", "-o", output, output + ".c", "-L", folder, "-llpuse", "-Wl,-rpath,\(folder)"], output: output)
+        return output
+    }
+
+    // MARK: Version requirements: one version node per function of a library.
+
+    /// A program calling `count` functions of one library, each defined under a version of its
+    /// own: `count` version requirements (Vernaux entries) for two objects, where system
+    /// programs have about ten per library.
+    public func versionRequirements(_ count: Int) throws(CalibrationError) -> String {
+        let name = "versions-\(count)"
+        let folder = try subfolder(name)
+        let output = "\(folder)/\(name)"
+        guard !exists(output) else { return output }
+        try write((0..<count).map { "int lp_ver_\($0)(void) { return \($0 % 7); }\n" }.joined(), to: "\(folder)/lpver.c")
+        var script = "LPV_0 { global: lp_ver_0; local: *; };\n"
+        script += (1..<max(count, 1)).map { "LPV_\($0) { global: lp_ver_\($0); };\n" }.joined()
+        try write(script, to: "\(folder)/lpver.map")
+        try build(
+            [compiler, "-shared", "-fPIC", "-O1", "-o", "\(folder)/liblpver.so", "\(folder)/lpver.c",
+             "-Wl,--version-script,\(folder)/lpver.map"], output: "\(folder)/liblpver.so")
+        var text = (0..<count).map { "int lp_ver_\($0)(void);\n" }.joined()
+        text += "int main(void) {\n    int sum = 0;\n" + (0..<count).map { "    sum += lp_ver_\($0)();\n" }.joined()
+        text += "    return sum == \((0..<count).reduce(0) { $0 + $1 % 7 }) ? 0 : 1;\n}\n"
+        try write(text, to: output + ".c")
+        try build([compiler, "-O1", "-o", output, output + ".c", "-L", folder, "-llpver", "-Wl,-rpath,\(folder)"],
+                  output: output)
+        return output
+    }
+
     // MARK: Initializers: `count` constructors in one library, each adding to a counter main checks.
 
     /// A program whose library runs `count` trivial constructors.

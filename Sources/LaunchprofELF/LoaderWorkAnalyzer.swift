@@ -42,6 +42,14 @@ public enum LoaderWorkAnalyzer {
                 work.mappedObjects = 1
                 work.segments = entries[index].image.segments.segments.count
             }
+            if source == .interpreter {
+                // ld.so relocates itself again once libc is in, its jump slots bound now (the
+                // scan counted them lazy), and makes lookups of its own (`loaderOwnLookups`):
+                // glibc 2.36 counts them all in LD_DEBUG=statistics.
+                let slots = entries[index].image.relocations.jumpSlot
+                work.relative = max(0, work.relative - slots)
+                work.lookups += slots + Self.loaderOwnLookups
+            }
             work.versionChecks = versionRequirements(entries[index].image)
             return work
         }
@@ -52,6 +60,7 @@ public enum LoaderWorkAnalyzer {
         // Pages are the searched object's: counted once, however many lookups read them.
         for index in result.indices {
             result[index].symbolTablePages = touched[index].reduce(0) { $0 + ($1 ? 1 : 0) }
+            result[index].symbolTableFaults = faultWindows(touched[index])
         }
         return result
     }
@@ -94,6 +103,28 @@ public enum LoaderWorkAnalyzer {
             }
         }
         return steps
+    }
+
+    /// Lookups glibc 2.36 makes at every start-up besides the objects' relocations: calloc,
+    /// free, malloc and realloc in the scope (`__rtld_malloc_init_real`), the vDSO's
+    /// clock_gettime, gettimeofday, time, getcpu and clock_getres (`setup_vdso_pointers`), and
+    /// libc's lazy jump slot of `__tunable_get_val`, bound when `__libc_early_init` calls it.
+    static let loaderOwnLookups = 10
+
+    /// Pages per fault-around window: a read fault maps 64 KiB of cached pages (the kernel's
+    /// default `fault_around_bytes`).
+    static let pagesPerFault = 16
+
+    /// Distinct fault-around windows among the pages `touched` marks.
+    static func faultWindows(_ touched: UnsafeMutableBufferPointer<Bool>) -> Int {
+        var windows = 0
+        var start = 0
+        while start < touched.count {
+            let end = min(start + pagesPerFault, touched.count)
+            if touched[start..<end].contains(true) { windows += 1 }
+            start = end
+        }
+        return windows
     }
 
     /// Number of Vernaux entries under DT_VERNEED (each is checked against its definer).
@@ -261,8 +292,13 @@ public enum LoaderWorkAnalyzer {
             guard symbol != cachedSymbol || lookupClass != cachedClass else { return }
             cachedSymbol = symbol
             cachedClass = lookupClass
-            guard let (name, hash) = member.nameAndGNUHash(at: Int(member.symbols.load32(entry))) else { return }
+            let nameOffset = Int(member.symbols.load32(entry))
+            guard let (name, hash) = member.nameAndGNUHash(at: nameOffset) else { return }
             work.lookups += 1
+            // The importer's own symbol and name are read too (the name to hash it): node's
+            // imports, named all over 5 MB of strings, fault in 58 windows of their own.
+            member.mark(member.symbols, entry, touched[index])
+            member.mark(member.strings, nameOffset, touched[index])
             let plt = lookupClass == 1
             // DT_SYMBOLIC: the object's own definitions first.
             if member.isSymbolic, member.defines(name, gnuHash: hash, plt: plt, touched: touched[index]) {

@@ -149,7 +149,7 @@ struct ScopeMember {
     }
 
     @inline(__always)
-    private func mark(_ table: UnsafeRawBufferPointer, _ offset: Int, _ touched: UnsafeMutableBufferPointer<Bool>) {
+    func mark(_ table: UnsafeRawBufferPointer, _ offset: Int, _ touched: UnsafeMutableBufferPointer<Bool>) {
         guard let fileBase, let base = table.baseAddress else { return }
         let page = (base - fileBase + offset) >> Self.pageShift
         if page >= 0, page < touched.count { touched[page] = true }

@@ -69,7 +69,8 @@ public struct InspectTextRenderer: Sendable {
             lines.append(
                 "               \(work.mappedObjects) objects mapped (\(work.segments) segments), \(work.relative) address adjustments, "
                     + "\(work.lookups) lookups searching \(work.scopeSteps) objects, \(work.pagesTouched) pages written, "
-                    + "\(work.versionChecks) version checks, \(work.symbolTablePages) symbol-table pages read")
+                    + "\(work.versionChecks) version checks, \(work.symbolTablePages) symbol-table pages read "
+                    + "(\(work.symbolTableFaults) faults)")
         } else {
             lines.append("  loader work  none: statically linked, no dynamic loader runs")
         }

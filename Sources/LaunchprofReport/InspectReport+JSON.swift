@@ -60,6 +60,7 @@ extension LaunchCostModel {
             json.member("perRelativeRelocationPs", perRelativeRelocationPs)
             json.member("perScopeStepPs", perScopeStepPs)
             json.member("perSegmentPs", perSegmentPs)
+            json.member("perSymbolTableFaultPs", perSymbolTableFaultPs)
             json.member("perSymbolTablePagePs", perSymbolTablePagePs)
             json.member("perVersionCheckPs", perVersionCheckPs)
             json.member("source", source)
@@ -88,6 +89,7 @@ extension LoaderWork {
             json.member("relative", relative)
             json.member("scopeSteps", scopeSteps)
             json.member("segments", segments)
+            json.member("symbolTableFaults", symbolTableFaults)
             json.member("symbolTablePages", symbolTablePages)
             json.member("versionChecks", versionChecks)
         }

@@ -24,6 +24,8 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     public var perVersionCheckPs: Int
     /// A page of hash or symbol tables first read by a lookup.
     public var perSymbolTablePagePs: Int
+    /// A read fault of those tables (it maps a 64 KiB window of cached pages).
+    public var perSymbolTableFaultPs: Int
     /// Calling one initializer, excluding its own work. Not part of the estimate (initializers
     /// run after `loader.relocate`); it prices the initializer advice.
     public var perInitializerPs: Int
@@ -55,9 +57,11 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     public init(
         perLaunchPs: Int, perObjectPs: Int, perSegmentPs: Int, perRelativeRelocationPs: Int, perLookupPs: Int,
         perScopeStepPs: Int, perPageTouchedPs: Int, perVersionCheckPs: Int,
-        perSymbolTablePagePs: Int, perInitializerPs: Int, source: String, calibration: Calibration? = nil
+        perSymbolTablePagePs: Int, perSymbolTableFaultPs: Int = 0, perInitializerPs: Int, source: String,
+        calibration: Calibration? = nil
     ) {
         self.perSymbolTablePagePs = perSymbolTablePagePs
+        self.perSymbolTableFaultPs = perSymbolTableFaultPs
         self.perLaunchPs = perLaunchPs
         self.perObjectPs = perObjectPs
         self.perSegmentPs = perSegmentPs
@@ -77,7 +81,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     /// loader.relocate 12.0), 8.6 ns per relative relocation, 33.1 ns per symbolic relocation
     /// (each a lookup: consecutive entries named different symbols), 27.6 ns per trivial
     /// initializer. The study varied one count at a time on tiny libraries, so it has no
-    /// figure for segments, scope depth, pages, versions or symbol-table pages: those terms are 0 here, and real
+    /// figure for segments, scope depth, pages, versions or symbol-table pages and faults: those terms are 0 here, and real
     /// closures cost several times this estimate. `launchprof calibrate` measures them all.
     public static let standard = LaunchCostModel(
         perLaunchPs: 0, perObjectPs: 38_500_000, perSegmentPs: 0, perRelativeRelocationPs: 8_600,
@@ -90,14 +94,14 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     /// The terms of the model, in the order of `coefficientsPs` and `features(_:)`.
     public static let termNames = [
         "launch", "mappedObjects", "segments", "relative", "lookups", "scopeSteps", "pagesTouched", "versionChecks",
-        "symbolTablePages",
+        "symbolTablePages", "symbolTableFaults",
     ]
 
     /// The coefficients in `termNames` order.
     public var coefficientsPs: [Int] {
         [
             perLaunchPs, perObjectPs, perSegmentPs, perRelativeRelocationPs, perLookupPs, perScopeStepPs,
-            perPageTouchedPs, perVersionCheckPs, perSymbolTablePagePs,
+            perPageTouchedPs, perVersionCheckPs, perSymbolTablePagePs, perSymbolTableFaultPs,
         ]
     }
 
@@ -108,7 +112,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
             perLaunchPs: coefficients[0], perObjectPs: coefficients[1], perSegmentPs: coefficients[2],
             perRelativeRelocationPs: coefficients[3], perLookupPs: coefficients[4], perScopeStepPs: coefficients[5],
             perPageTouchedPs: coefficients[6], perVersionCheckPs: coefficients[7],
-            perSymbolTablePagePs: coefficients[8], perInitializerPs: perInitializerPs,
+            perSymbolTablePagePs: coefficients[8], perSymbolTableFaultPs: coefficients[9], perInitializerPs: perInitializerPs,
             source: source, calibration: calibration)
     }
 
@@ -117,6 +121,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
         [
             1, Double(work.mappedObjects), Double(work.segments), Double(work.relative), Double(work.lookups),
             Double(work.scopeSteps), Double(work.pagesTouched), Double(work.versionChecks), Double(work.symbolTablePages),
+            Double(work.symbolTableFaults),
         ]
     }
 

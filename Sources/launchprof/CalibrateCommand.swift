@@ -35,8 +35,8 @@ struct CalibrateCommand: ParsableCommand {
         help: ArgumentHelp("A program to check the fitted model on, with its arguments (repeatable).", valueName: "'PROGRAM ARGS'"))
     var check: [String] = []
 
-    @Option(name: .long, help: "Launches per --check program, in 2 interleaved rounds (their median, as `launchprof run` reports it; 3 to 10000).", transform: { try OptionValue.count($0, 3...10_000, unit: "the number of runs") })
-    var checkRuns = 10
+    @Option(name: .long, help: "Launches per --check program, in the calibration's interleaved rounds (their median, as `launchprof run` reports it; 3 to 10000).", transform: { try OptionValue.count($0, 3...10_000, unit: "the number of runs") })
+    var checkRuns = 20
 
     @Option(name: .long, help: ArgumentHelp("Write DIR/calibration.md and DIR/calibration.svg (needs --check).", valueName: "DIR"))
     var report: String?
@@ -71,7 +71,14 @@ struct CalibrateCommand: ParsableCommand {
         }
         var calibrator = Calibrator(environment: environment)
         calibrator.runs = runs
-        let calibration: HostCalibration
+        let checks: [Calibrator.Probe] = check.compactMap { text in
+            let words = text.split(separator: " ").map(String.init)
+            guard let program = words.first else { return nil }
+            let name = ([program.split(separator: "/").last.map(String.init) ?? program] + words.dropFirst())
+                .joined(separator: " ")
+            return Calibrator.Probe(name: name, path: program, arguments: Array(words.dropFirst()))
+        }
+        let comparison: CalibrationCheck
         let path: String
         do {
             let generator = try ProgramGenerator(directory: store.directory + "/programs")
@@ -79,36 +86,15 @@ struct CalibrateCommand: ParsableCommand {
             // A system program whose closure cannot be loaded here (a missing library) is left out.
             let system = Calibrator.systemProbes().filter { (try? calibrator.work(of: $0)) != nil }
             let probes = try Calibrator.syntheticProbes(generator) + system
-            calibration = try calibrator.calibrate(probes) { point in
+            // The --check programs are launched in the same interleaved rounds as the fit's.
+            comparison = try calibrator.calibrate(probes, checks: checks, checkRuns: checkRuns) { point in
                 Terminal.write(2, "launchprof: measured \(point.name): \(Self.duration(point.measuredNs))\n")
             }
-            path = try store.save(calibration)
+            path = try store.save(comparison.calibration)
         } catch {
             throw ExitCause.of(error).fail(error.description)
         }
-        var checker = calibrator
-        checker.runs = checkRuns
-        checker.rounds = 2
-        let probes: [Calibrator.Probe] = check.compactMap { text in
-            let words = text.split(separator: " ").map(String.init)
-            guard let program = words.first else { return nil }
-            let name = ([program.split(separator: "/").last.map(String.init) ?? program] + words.dropFirst())
-                .joined(separator: " ")
-            return Calibrator.Probe(name: name, path: program, arguments: Array(words.dropFirst()))
-        }
-        var checks: [CalibrationCheck.Row] = []
-        do {
-            let works = try probes.map { (probe) throws(CalibrationError) in try checker.work(of: probe) }
-            for (probe, (work, measured)) in zip(probes, zip(works, try checker.medians(probes))) {
-                checks.append(.init(
-                    name: probe.name, work: work, measuredNs: measured, runs: checkRuns,
-                    uncalibratedNs: LaunchCostModel.standard.estimateNs(work),
-                    calibratedNs: calibration.model.estimateNs(work)))
-            }
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
-        let comparison = CalibrationCheck(calibration: calibration, rows: checks)
+        let calibration = comparison.calibration
         if let report {
             do throws(LaunchReportError) {
                 try ReportFiles.makeDirectory(report)

@@ -18,14 +18,16 @@ struct CostModelFitTests {
         mutating func work(segmentsPerObject: Int? = nil) -> LoaderWork {
             let objects = next(0...60)
             let lookups = next(0...20_000)
+            let tablePages = next(0...900)
             return LoaderWork(
                 mappedObjects: objects, segments: segmentsPerObject.map { $0 * objects } ?? next(0...240),
                 relative: next(0...150_000), lookups: lookups, scopeSteps: lookups * next(1...40),
-                pagesTouched: next(0...3_000), versionChecks: next(0...600), symbolTablePages: next(0...900))
+                pagesTouched: next(0...3_000), versionChecks: next(0...600), symbolTablePages: tablePages,
+                symbolTableFaults: tablePages / next(1...16))
         }
     }
 
-    static let truth = [300_000_000, 30_000_000, 2_000_000, 6_000, 150_000, 10_000, 2_000_000, 1_000_000, 5_000_000]
+    static let truth = [300_000_000, 30_000_000, 2_000_000, 6_000, 150_000, 10_000, 2_000_000, 1_000_000, 200_000, 2_500_000]
 
     static func points(_ count: Int, coefficients: [Int], segmentsPerObject: Int? = nil) -> [CostModelFit.Point] {
         var counts = Counts()
