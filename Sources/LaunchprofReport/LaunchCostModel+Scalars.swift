@@ -30,7 +30,8 @@ extension LaunchCostModel {
             perSegmentPs: try integer("perSegmentPs"), perRelativeRelocationPs: try integer("perRelativeRelocationPs"),
             perLookupPs: try integer("perLookupPs"), perScopeStepPs: try integer("perScopeStepPs"),
             perPageTouchedPs: try integer("perPageTouchedPs"), perVersionCheckPs: try integer("perVersionCheckPs"),
-            perSymbolTablePagePs: try integer("perSymbolTablePagePs"), perInitializerPs: try integer("perInitializerPs"),
+            perSymbolTablePagePs: try integer("perSymbolTablePagePs"),
+            perSymbolTableFaultPs: try integer("perSymbolTableFaultPs"), perInitializerPs: try integer("perInitializerPs"),
             source: try string("source"), calibration: calibration)
     }
 }
