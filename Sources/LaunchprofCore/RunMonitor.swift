@@ -7,9 +7,11 @@ import Synchronization
 import Glibc
 #endif
 
-/// Watches one launch from outside ptrace, on its own thread: the hook channel, the child's
-/// output (for `--ready stdout:`/`stderr:`), the timeout. It decides when the launch is complete
-/// and then ends the child through `TraceControl` (SIGTERM, then SIGKILL after a grace period).
+/// Watches one launch from outside ptrace, on the session's `MonitorThread`: the hook channel,
+/// the child's output (for `--ready stdout:`/`stderr:`), the timeout. It decides when the launch
+/// is complete and then ends the child through `TraceControl` (SIGTERM, then SIGKILL after a
+/// grace period). The thread runs the watch only once something arrives or the timeout passes;
+/// a launch nothing arrived for is drained once, on the tracer's thread, when it has ended.
 final class RunMonitor: @unchecked Sendable {
     /// What the monitor saw, handed over when it stops.
     struct Outcome: Sendable {
@@ -47,7 +49,9 @@ final class RunMonitor: @unchecked Sendable {
     private let wake: (read: Int32, write: Int32)
     // Owned by the monitor's job until `finish()` has waited for it.
     private var outcome = Outcome()
-    private var worker: JobThread?
+    private var worker: MonitorThread?
+    /// When `start` armed the watch: the timeout counts from here.
+    private var startedAt: UInt64 = 0
     /// `--resume-cycles`: drives background/foreground cycles once the app is active.
     private var cycler: ResumeCycler?
     /// `--resume-cycles`: the app's own cgroup, frozen while it is suspended (nil: no freezer).
@@ -96,16 +100,28 @@ final class RunMonitor: @unchecked Sendable {
     }
 
     /// Starts watching on `worker`, the session's monitor thread.
-    func start(on worker: JobThread) {
+    func start(on worker: MonitorThread) {
         self.worker = worker
-        worker.start { [self] in watch() }
+        startedAt = lp_now_ns()
+        var descriptors = [wake.read, streams.hookSocket]
+        if let fd = streams.standardOutput { descriptors.append(fd) }
+        if let fd = streams.standardError { descriptors.append(fd) }
+        worker.arm(descriptors, deadlineNs: timeoutNs.map { startedAt &+ $0 }) { [self] in watch() }
     }
 
     /// Called once the child has ended: drain what is left and return the outcome.
     func finish() -> Outcome {
-        var byte = UInt8(ascii: "e")
-        _ = write(wake.write, &byte, 1)
-        worker?.waitForJob()
+        let wakeWrite = wake.write
+        let endWatch = {
+            var byte = UInt8(ascii: "e")
+            _ = write(wakeWrite, &byte, 1)
+        }
+        // Nothing woke the thread: one pass here reads what is left (the "e" ends it). Written
+        // only once the thread no longer watches the pipe, so it wakes nobody.
+        if worker?.finishJob(endRunningJob: endWatch) == true {
+            endWatch()
+            watch()
+        }
         worker = nil
         freezer?.remove()
         freezer = nil
@@ -131,7 +147,6 @@ final class RunMonitor: @unchecked Sendable {
     }
 
     private func watch() {
-        let startedAt = lp_now_ns()
         var state = LaunchState()
         var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: streams.hookSocket, events: Int16(POLLIN), revents: 0)]

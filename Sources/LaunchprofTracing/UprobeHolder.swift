@@ -59,9 +59,9 @@ public final class UprobeHolder: Sendable {
     }
 
     /// One holder per user and protocol version; `LAUNCHPROF_UPROBE_HOLDER` names another (tests
-    /// use their own).
+    /// use their own). Version 3 answers a batch of requests with one send.
     private static var socketName: String {
-        getenv("LAUNCHPROF_UPROBE_HOLDER").map { String(cString: $0) } ?? "launchprof-uprobe-hold-2-\(geteuid())"
+        getenv("LAUNCHPROF_UPROBE_HOLDER").map { String(cString: $0) } ?? "launchprof-uprobe-hold-3-\(geteuid())"
     }
 
     private static func connect() -> UprobeHolder? {
@@ -128,18 +128,28 @@ public final class UprobeHolder: Sendable {
         return nil
     }
 
-    /// Every hit of `pid` since `sinceNs` (CLOCK_MONOTONIC) on the events the holder holds
-    /// system-wide, oldest first, as
-    /// (tracepoint id, CLOCK_MONOTONIC ns); and how many hits its buffers had no room for.
-    func drain(pid: Int32, sinceNs: UInt64) -> (hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)? {
+    /// Every hit of each process since its time (CLOCK_MONOTONIC) on the events the holder holds
+    /// system-wide, oldest first, as (tracepoint id, CLOCK_MONOTONIC ns); and how many hits its
+    /// buffers had no room for. All the requests go out before the first reply is read: one
+    /// exchange, one wake-up of the holder, for any number of launches. nil where the exchange
+    /// failed.
+    func drain(_ requests: [(pid: Int32, sinceNs: UInt64)]) -> [(hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)]? {
         var buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
-        var count: Int32 = 0
-        var lost: UInt64 = 0
-        let error = exchange.withLock { _ in
-            lp_uprobe_holder_drain(connection, pid, sinceNs, &buffer, Int32(buffer.count), &count, &lost)
+        return exchange.withLock { _ in
+            guard !requests.isEmpty else { return [] }
+            guard lp_uprobe_holder_drain_send(connection, requests.map(\.pid), requests.map(\.sinceNs), Int32(requests.count)) == 0
+            else { return nil }
+            var replies: [(hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)] = []
+            for _ in requests {
+                var count: Int32 = 0
+                var lost: UInt64 = 0
+                guard lp_uprobe_holder_drain_receive(connection, &buffer, Int32(buffer.count), &count, &lost) == 0 else {
+                    return nil
+                }
+                replies.append((buffer[..<Int(count)].map { ($0.id, $0.time_ns) }, lost))
+            }
+            return replies
         }
-        guard error == 0 else { return nil }
-        return (buffer[..<Int(count)].map { ($0.id, $0.time_ns) }, lost)
     }
 
     /// The hit costs an earlier launchprof measured on this host while this holder ran.
