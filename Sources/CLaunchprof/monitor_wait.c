@@ -55,8 +55,6 @@ int lp_timer_set(int fd, uint64_t deadline_ns) {
         when.it_value.tv_sec = (time_t)(deadline_ns / 1000000000u);
         when.it_value.tv_nsec = (long)(deadline_ns % 1000000000u);
     }
-    if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &when, NULL) != 0) return errno;
-    uint64_t expirations;
-    while (read(fd, &expirations, sizeof expirations) > 0) {}  // an earlier expiry, not this one
-    return 0;
+    // Setting the timer also clears an expiry not read yet (the kernel resets its count).
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &when, NULL) == 0 ? 0 : errno;
 }

@@ -559,13 +559,18 @@ int lp_uprobe_holder_request(int fd, const char *line, char *reply, int capacity
         cursor += written;
         length -= (size_t)written;
     }
+    // The reply is one line and nothing follows it until the next request: read it in chunks.
     int have = 0;
     while (have < capacity - 1) {
-        ssize_t got = recv(fd, reply + have, 1, 0);
+        ssize_t got = recv(fd, reply + have, (size_t)(capacity - 1 - have), 0);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) return got < 0 ? errno : EPIPE;
-        if (reply[have] == '\n') break;
-        have++;
+        char *newline = memchr(reply + have, '\n', (size_t)got);
+        have += (int)got;
+        if (newline) {
+            *newline = 0;
+            return 0;
+        }
     }
     reply[have] = 0;
     return 0;

@@ -99,7 +99,7 @@ final class MonitorThread: @unchecked Sendable {
         let phase = state.withLock { state -> Phase in
             let phase = state.phase
             if phase == .armed {
-                disarm(&state)
+                disarm(&state, timer: false)
                 state.phase = .idle
             }
             return phase
@@ -126,12 +126,14 @@ final class MonitorThread: @unchecked Sendable {
         _ = write(kick.write, &byte, 1)
     }
 
-    /// Forgets the launch's descriptors and deadline (under the lock).
-    private func disarm(_ state: inout State) {
+    /// Forgets the launch's descriptors (under the lock); `timer`: its deadline too. A launch
+    /// finished by its caller leaves the timer to the next `arm`, which resets it (a session
+    /// idle past a timeout would wake the thread once, for nothing).
+    private func disarm(_ state: inout State, timer disarmsTimer: Bool) {
         for fd in state.descriptors { _ = lp_epoll_remove(epoll, fd) }
         state.descriptors = []
         state.job = nil
-        _ = lp_timer_set(timer, 0)
+        if disarmsTimer { _ = lp_timer_set(timer, 0) }
     }
 
     private func serve() {
@@ -146,7 +148,7 @@ final class MonitorThread: @unchecked Sendable {
             let job = state.withLock { state -> (@Sendable () -> Void)?? in
                 if state.stopping { return .none }
                 guard state.phase == .armed, let job = state.job else { return .some(nil) }
-                disarm(&state)
+                disarm(&state, timer: true)
                 state.phase = .running
                 return .some(job)
             }

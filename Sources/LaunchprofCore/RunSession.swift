@@ -36,6 +36,8 @@ public final class RunSession: @unchecked Sendable {
     let sampling: SessionSampling?
     /// The display watched for the program's first frame (`--ready frame`, or automatic).
     let frameWatch: FrameWatch?
+    /// /dev/null for the children's standard streams (read, write), opened once.
+    private let devNull: (read: Int32, write: Int32)?
 
     /// Progress after each run: (runs done including warm-ups, total).
     public typealias Progress = @Sendable (Int, Int) -> Void
@@ -86,6 +88,22 @@ public final class RunSession: @unchecked Sendable {
             pattern = nil
         }
         self.tracer = tracer ?? LaunchTracer(learned: learned)
+        let nullRead = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let nullWrite = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        if nullRead >= 0, nullWrite >= 0 {
+            devNull = (nullRead, nullWrite)
+        } else {
+            // ChildIO opens it per launch, and says what failed.
+            for fd in [nullRead, nullWrite] where fd >= 0 { close(fd) }
+            devNull = nil
+        }
+    }
+
+    deinit {
+        if let devNull {
+            close(devNull.read)
+            close(devNull.write)
+        }
     }
 
     /// The tracer's plan for the first image (prewarm's hazard scan uses it too).
@@ -223,7 +241,7 @@ public final class RunSession: @unchecked Sendable {
         }
         let channel = try HookChannel()
         defer { channel.close() }
-        let io = try ChildIO(configuration: configuration)
+        let io = try ChildIO(configuration: configuration, devNull: devNull)
         defer { io.close() }
 
         var request = TraceRequest(

@@ -157,7 +157,8 @@ public final class UprobeObserver: Sendable {
     public func drain(pids: [Int32]) -> [Int32: (samples: [Sample], lost: UInt64)] {
         state.withLock { state in
             var lost: UInt64 = 0
-            var buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
+            // Only the PMU's own probes have rings here (with a holder there are none).
+            var buffer = state.rings.isEmpty ? [] : [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
             for ring in state.rings.values {
                 var count: Int32 = 0
                 _ = lp_perf_ring_read(ring.base, ring.length, &buffer, Int32(buffer.count), &count, &lost)

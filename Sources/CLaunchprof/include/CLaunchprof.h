@@ -130,8 +130,8 @@ int lp_epoll_remove(int epoll_fd, int fd);
 int lp_epoll_wait(int epoll_fd, int *_Nonnull ready, int capacity);
 /// A non-blocking CLOCK_MONOTONIC timerfd. Returns 0 or errno.
 int lp_timer_create(int *_Nonnull fd);
-/// Arms the timer to expire at `deadline_ns` (CLOCK_MONOTONIC, absolute), or disarms it for 0,
-/// and drops an expiry not read yet. Returns 0 or errno.
+/// Arms the timer to expire at `deadline_ns` (CLOCK_MONOTONIC, absolute), or disarms it for 0;
+/// either drops an expiry not read yet. Returns 0 or errno.
 int lp_timer_set(int fd, uint64_t deadline_ns);
 
 /// Reads `length` bytes at `address` in `pid` (process_vm_readv). Returns 0 or errno (EFAULT,
