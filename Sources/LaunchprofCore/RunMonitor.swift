@@ -45,7 +45,7 @@ final class RunMonitor: @unchecked Sendable {
     private let lingerNs: UInt64
     private let graceNs: UInt64
     private let control: TraceControl
-    /// Written by the tracer's thread when the child has ended.
+    /// Written by the tracer's thread when the child has ended; the session's (`MonitorThread`).
     private let wake: (read: Int32, write: Int32)
     // Owned by the monitor's job until `finish()` has waited for it.
     private var outcome = Outcome()
@@ -61,16 +61,14 @@ final class RunMonitor: @unchecked Sendable {
     var watchedDisplay: String?
     private let displayEvents = Mutex<[DisplayEvent]>([])
 
+    /// - Parameter wake: the session's wake pipe (`MonitorThread.wake`), one launch at a time.
     init(
         streams: Streams, readiness: LaunchReadiness, pattern: Regex<AnyRegexOutput>?,
         timeoutNs: UInt64?, lingerNs: UInt64, graceNs: UInt64, control: TraceControl,
-        resumeCycles: Int = 0
-    ) throws(RunError) {
+        wake: (read: Int32, write: Int32), resumeCycles: Int = 0
+    ) {
         if resumeCycles > 0 { cycler = ResumeCycler(cycles: resumeCycles) }
-        var fds: [Int32] = [0, 0]
-        let error = lp_pipe(&fds, true)
-        guard error == 0 else { throw .system(operation: "pipe2", errno: error) }
-        self.wake = (fds[0], fds[1])
+        self.wake = wake
         self.streams = streams
         self.readiness = readiness
         self.pattern = pattern
@@ -80,16 +78,11 @@ final class RunMonitor: @unchecked Sendable {
         self.control = control
         // The tracer sees a listening socket itself (seccomp); it wakes the monitor through the
         // same pipe the child's end uses, with another byte.
-        let wakeWrite = fds[1]
+        let wakeWrite = wake.write
         control.onReady { _ in
             var byte = UInt8(ascii: "r")
             _ = write(wakeWrite, &byte, 1)
         }
-    }
-
-    deinit {
-        close(wake.read)
-        close(wake.write)
     }
 
     /// A display server saw a window of the child (called on the frame observer's thread).
@@ -102,6 +95,9 @@ final class RunMonitor: @unchecked Sendable {
     /// Starts watching on `worker`, the session's monitor thread.
     func start(on worker: MonitorThread) {
         self.worker = worker
+        // Whatever an earlier launch left in the shared pipe (a late display event) is not ours.
+        var stale = [UInt8](repeating: 0, count: 64)
+        while read(wake.read, &stale, stale.count) > 0 {}
         startedAt = lp_now_ns()
         var descriptors = [wake.read, streams.hookSocket]
         if let fd = streams.standardOutput { descriptors.append(fd) }

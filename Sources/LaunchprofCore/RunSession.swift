@@ -270,7 +270,7 @@ public final class RunSession: @unchecked Sendable {
         customize?(&request)
 
         let control = TraceControl()
-        let monitor = try RunMonitor(
+        let monitor = RunMonitor(
             streams: .init(
                 hookSocket: channel.launchprofEnd, standardOutput: io.watchedOutput,
                 standardError: io.watchedError, outputDestination: io.outputDestination,
@@ -278,7 +278,7 @@ public final class RunSession: @unchecked Sendable {
             readiness: configuration.readiness, pattern: pattern,
             timeoutNs: configuration.timeoutNs.map { $0 &+ extraTimeoutNs }, lingerNs: configuration.lingerNs,
             graceNs: configuration.terminationGraceNs,
-            control: control, resumeCycles: configuration.resumeCycles)
+            control: control, wake: monitorThread.wake, resumeCycles: configuration.resumeCycles)
         // Before the monitor's thread reads the display's name, and before the spawn.
         frameWatch?.begin(control: control, monitor: monitor)
         defer { frameWatch?.end() }
