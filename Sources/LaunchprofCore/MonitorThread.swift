@@ -43,6 +43,10 @@ final class MonitorThread: @unchecked Sendable {
     /// The launches' wake pipe (`RunMonitor`), one launch at a time: a pipe made and closed per
     /// launch cost ~15 µs of kernel time (an inode each).
     let wake: (read: Int32, write: Int32)
+    /// The launches' hook channel, one launch at a time, for the same reason (two sockets). Every
+    /// process that could write to it is killed and reaped when its launch ends, and what an
+    /// earlier launch left unread is dropped before the next one starts (`RunMonitor.start`).
+    let hookChannel: HookChannel
     /// Posted when a job the thread ran is done.
     private let finished = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
     private var thread: DedicatedThread<Int>?
@@ -62,6 +66,12 @@ final class MonitorThread: @unchecked Sendable {
             for fd in [epoll, timer, kick[0], kick[1], wake[0], wake[1]] where fd >= 0 { close(fd) }
             throw .system(operation: "set up the run monitor's epoll", errno: error)
         }
+        do throws(RunError) {
+            hookChannel = try HookChannel()
+        } catch {
+            for fd in [epoll, timer, kick[0], kick[1], wake[0], wake[1]] { close(fd) }
+            throw error
+        }
         self.epoll = epoll
         self.timer = timer
         self.kick = (kick[0], kick[1])
@@ -75,6 +85,7 @@ final class MonitorThread: @unchecked Sendable {
 
     deinit {
         for fd in [epoll, timer, kick.read, kick.write, wake.read, wake.write] { close(fd) }
+        hookChannel.close()
         sem_destroy(finished)
         finished.deallocate()
     }

@@ -95,9 +95,11 @@ final class RunMonitor: @unchecked Sendable {
     /// Starts watching on `worker`, the session's monitor thread.
     func start(on worker: MonitorThread) {
         self.worker = worker
-        // Whatever an earlier launch left in the shared pipe (a late display event) is not ours.
-        var stale = [UInt8](repeating: 0, count: 64)
+        // Whatever an earlier launch left in the shared pipe (a late display event) or hook
+        // channel is not ours.
+        var stale = [UInt8](repeating: 0, count: 4096)
         while read(wake.read, &stale, stale.count) > 0 {}
+        while recv(streams.hookSocket, &stale, stale.count, Int32(MSG_DONTWAIT)) > 0 {}
         startedAt = lp_now_ns()
         var descriptors = [wake.read, streams.hookSocket]
         if let fd = streams.standardOutput { descriptors.append(fd) }

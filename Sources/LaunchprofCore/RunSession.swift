@@ -239,8 +239,8 @@ public final class RunSession: @unchecked Sendable {
         if configuration.cold {
             residency = PageCache.evict(closurePaths + program.extraFiles)
         }
-        let channel = try HookChannel()
-        defer { channel.close() }
+        // The monitor thread's channel, one launch at a time (`MonitorThread.hookChannel`).
+        let channel = monitorThread.hookChannel
         let io = try ChildIO(configuration: configuration, devNull: devNull)
         defer { io.close() }
 
