@@ -5,7 +5,9 @@
 #     `--observer ptrace` and a bare `/bin/true` spawn from the same Python loop, as baselines
 #     taken in the same run;
 #  2. the wall time of `launchprof run -r 200 /bin/true` over `hyperfine -N -r 200 /bin/true`,
-#     TRIALS (default 3) alternating trials, median ratio (goal ≤ 1.2).
+#     TRIALS (default 3) alternating trials, median ratio (goal ≤ 1.2);
+#  3. where perf is installed, the context switches per launch of both (`perf stat -e
+#     context-switches`, 200 runs): the thread hand-offs launchprof adds around each launch.
 # Says whether the uprobe holder (lp-uprobe-hold) was already running: the first invocation
 # after it expired registers the probes and measures a hit's cost (a cold start).
 # Wall-clock figures on a shared machine are noisy: this reports and warns, it fails only on a
@@ -91,4 +93,24 @@ with tempfile.TemporaryDirectory() as work:
               + (" (overlapped another process's uprobe release)" if releases else ""))
 ratio = statistics.median(ratios)
 print(f"\n2. run -r 200 ÷ hyperfine -N -r 200 wall, median of {trials}: {ratio:.3f} (goal ≤ 1.2: {'ok' if ratio <= 1.2 else 'MISSED'})")
+
+def switches(argv):
+    """Context switches of argv's process tree, from perf stat's CSV line; None without perf."""
+    try:
+        result = subprocess.run(["perf", "stat", "-x", ",", "-e", "context-switches", "--"] + argv,
+                                stdout=null, stderr=subprocess.PIPE, text=True)
+    except FileNotFoundError:
+        return None
+    for line in result.stderr.splitlines():
+        fields = line.split(",")
+        if len(fields) > 2 and "context-switches" in fields[2] and fields[0].isdigit():
+            return int(fields[0])
+    return None
+
+ours = switches([launchprof, "run", "-r", "200", "/bin/true"])
+theirs = switches(["hyperfine", "-N", "-r", "200", "/bin/true"])
+if ours is None or theirs is None:
+    print("\n3. context switches: perf stat is not available here (apt-get install linux-perf)")
+else:
+    print(f"\n3. context switches per launch (perf stat, 200 runs): launchprof {ours / 200:.1f}, hyperfine -N {theirs / 200:.1f}")
 EOF

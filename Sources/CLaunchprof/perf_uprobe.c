@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -174,7 +175,8 @@ static socklen_t holder_address(const char *name, struct sockaddr_un *address) {
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + length);
 }
 
-enum { HOLDER_MAX_EVENTS = 2048, HOLDER_MAX_CLIENTS = 64, HOLDER_LINE = 256 };
+// A line buffer takes a client's whole batch of drain requests ("D pid since", ~30 bytes each).
+enum { HOLDER_MAX_EVENTS = 2048, HOLDER_MAX_CLIENTS = 64, HOLDER_LINE = 4096 };
 
 // The holder's state lives in static memory: it runs in a child forked from a multithreaded
 // process, where only async-signal-safe calls (no malloc) are safe.
@@ -250,6 +252,37 @@ static int holder_open_sampling(uint64_t tracepoint, int *first_fd) {
     return *first_fd >= 0 ? 0 : ENODEV;
 }
 
+// Replies to the requests of one read from a client go out in one send, after the last of them:
+// a client that sends a batch of requests is woken once for all the replies, not once per reply.
+enum { HOLDER_OUT = 1 << 20 };
+static char holder_out[HOLDER_OUT];
+static size_t holder_out_length;
+
+static void holder_send_all(int fd, const char *bytes, size_t length) {
+    while (length > 0) {
+        ssize_t written = send(fd, bytes, length, MSG_NOSIGNAL);
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) return;
+        bytes += written;
+        length -= (size_t)written;
+    }
+}
+
+static void holder_flush(int fd) {
+    holder_send_all(fd, holder_out, holder_out_length);
+    holder_out_length = 0;
+}
+
+static void holder_append(int fd, const void *bytes, size_t length) {
+    if (holder_out_length + length > HOLDER_OUT) holder_flush(fd);
+    if (length > HOLDER_OUT) {
+        holder_send_all(fd, bytes, length);
+        return;
+    }
+    memcpy(holder_out + holder_out_length, bytes, length);
+    holder_out_length += length;
+}
+
 // "D <pid>": every kept hit of `pid`, oldest first, as a binary reply: uint32 count, uint64 lost,
 // then `count` lp_perf_sample (id = the tracepoint id).
 // `since`: hits before it are not wanted. The buffer is scanned from the newest back, and stops
@@ -272,41 +305,12 @@ static void holder_drain(int client, int32_t pid, uint64_t since) {
     memcpy(header, &count, 4);
     memcpy(header + 4, &holder_lost, 8);
     holder_lost = 0;
-    struct iovec parts[2] = {{header, 12}, {holder_reply_buffer, count * sizeof(lp_perf_sample)}};
-    size_t total = 12 + count * sizeof(lp_perf_sample);
-    size_t sent = 0;
-    while (sent < total) {
-        struct msghdr message;
-        memset(&message, 0, sizeof message);
-        struct iovec rest[2];
-        int parts_left = 0;
-        size_t skip = sent;
-        for (int i = 0; i < 2; i++) {
-            if (skip >= parts[i].iov_len) { skip -= parts[i].iov_len; continue; }
-            rest[parts_left].iov_base = (char *)parts[i].iov_base + skip;
-            rest[parts_left++].iov_len = parts[i].iov_len - skip;
-            skip = 0;
-        }
-        message.msg_iov = rest;
-        message.msg_iovlen = (size_t)parts_left;
-        ssize_t written = sendmsg(client, &message, MSG_NOSIGNAL);
-        if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) return;
-        sent += (size_t)written;
-    }
+    holder_append(client, header, sizeof header);
+    holder_append(client, holder_reply_buffer, count * sizeof(lp_perf_sample));
 }
 static char holder_uprobe_events[512];
 
-static void holder_reply(int fd, const char *text) {
-    size_t length = strlen(text);
-    while (length > 0) {
-        ssize_t written = send(fd, text, length, MSG_NOSIGNAL);
-        if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) return;
-        text += written;
-        length -= (size_t)written;
-    }
-}
+static void holder_reply(int fd, const char *text) { holder_append(fd, text, strlen(text)); }
 
 static void holder_format_number(char *out, int value) {
     char digits[16];
@@ -454,6 +458,7 @@ static void holder_serve(int listener, int linger_ms) {
                 holder_handle(holder_clients[slot].fd, line);
                 memmove(line, end + 1, strlen(end + 1) + 1);
             }
+            holder_flush(holder_clients[slot].fd);
             if (strlen(line) == HOLDER_LINE - 1) line[0] = 0;  // an over-long line: dropped
         }
     }
@@ -554,38 +559,63 @@ int lp_uprobe_holder_request(int fd, const char *line, char *reply, int capacity
         cursor += written;
         length -= (size_t)written;
     }
+    // The reply is one line and nothing follows it until the next request: read it in chunks.
     int have = 0;
     while (have < capacity - 1) {
-        ssize_t got = recv(fd, reply + have, 1, 0);
+        ssize_t got = recv(fd, reply + have, (size_t)(capacity - 1 - have), 0);
         if (got < 0 && errno == EINTR) continue;
         if (got <= 0) return got < 0 ? errno : EPIPE;
-        if (reply[have] == '\n') break;
-        have++;
+        char *newline = memchr(reply + have, '\n', (size_t)got);
+        have += (int)got;
+        if (newline) {
+            *newline = 0;
+            return 0;
+        }
     }
     reply[have] = 0;
     return 0;
 }
 
-int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sample *samples, int capacity, int *count,
-                           uint64_t *lost) {
-    char line[64] = "D ";
-    int at = 2;
-    char digits[24];
-    int length = 0;
-    uint64_t value = (uint32_t)pid;
-    do { digits[length++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
-    while (length > 0) line[at++] = digits[--length];
-    line[at++] = ' ';
-    value = since_ns;
-    do { digits[length++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
-    while (length > 0) line[at++] = digits[--length];
-    line[at++] = '\n';
+int lp_uprobe_holder_drain_send(int fd, const int32_t *pids, const uint64_t *since_ns, int count) {
+    char *lines = malloc((size_t)(count > 0 ? count : 1) * 48);
+    if (!lines) return ENOMEM;
+    int at = 0;
+    for (int i = 0; i < count; i++) {
+        char digits[24];
+        int length = 0;
+        lines[at++] = 'D';
+        lines[at++] = ' ';
+        uint64_t value = (uint32_t)pids[i];
+        do { digits[length++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
+        while (length > 0) lines[at++] = digits[--length];
+        lines[at++] = ' ';
+        value = since_ns[i];
+        do { digits[length++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
+        while (length > 0) lines[at++] = digits[--length];
+        lines[at++] = '\n';
+    }
+    // One send: the holder reads the batch at once and answers it with one send.
+    int error = 0;
     for (int sent = 0; sent < at;) {
-        ssize_t written = send(fd, line + sent, (size_t)(at - sent), MSG_NOSIGNAL);
+        ssize_t written = send(fd, lines + sent, (size_t)(at - sent), MSG_NOSIGNAL);
         if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) return written < 0 ? errno : EPIPE;
+        if (written <= 0) {
+            error = written < 0 ? errno : EPIPE;
+            break;
+        }
         sent += (int)written;
     }
+    free(lines);
+    return error;
+}
+
+int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sample *samples, int capacity, int *count,
+                           uint64_t *lost) {
+    int error = lp_uprobe_holder_drain_send(fd, &pid, &since_ns, 1);
+    return error != 0 ? error : lp_uprobe_holder_drain_receive(fd, samples, capacity, count, lost);
+}
+
+int lp_uprobe_holder_drain_receive(int fd, lp_perf_sample *samples, int capacity, int *count, uint64_t *lost) {
     char header[12];
     for (size_t have = 0; have < sizeof header;) {
         ssize_t got = recv(fd, header + have, sizeof header - have, 0);
@@ -597,16 +627,19 @@ int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sampl
     memcpy(&total, header, 4);
     memcpy(lost, header + 4, 8);
     *count = 0;
-    for (uint32_t i = 0; i < total; i++) {
-        lp_perf_sample sample;
-        for (size_t have = 0; have < sizeof sample;) {
-            ssize_t got = recv(fd, (char *)&sample + have, sizeof sample - have, 0);
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) return got < 0 ? errno : EPIPE;
-            have += (size_t)got;
-        }
-        if (*count < capacity) samples[(*count)++] = sample;
-        else *lost += 1;
+    // The samples in as few reads as the socket allows; those beyond `capacity` are counted lost.
+    size_t wanted = (size_t)total * sizeof(lp_perf_sample);
+    size_t kept = (size_t)(total < (uint32_t)capacity ? total : (uint32_t)capacity) * sizeof(lp_perf_sample);
+    for (size_t have = 0; have < wanted;) {
+        char overflow[4096];
+        char *into = have < kept ? (char *)samples + have : overflow;
+        size_t room = have < kept ? kept - have : (wanted - have < sizeof overflow ? wanted - have : sizeof overflow);
+        ssize_t got = recv(fd, into, room, 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return got < 0 ? errno : EPIPE;
+        have += (size_t)got;
     }
+    *count = (int)(kept / sizeof(lp_perf_sample));
+    *lost += total - (uint32_t)*count;
     return 0;
 }

@@ -21,6 +21,10 @@ public final class AtomicReportFile: ReportOutput {
     /// The path named in messages (a link to `path`, say).
     private let displayPath: String
     private var descriptor: Int32
+    /// Bytes not written yet: a report streams a line per run, written 64 KiB at a time rather
+    /// than a system call per run (the file is renamed into place whole anyway).
+    private var pending: [UInt8] = []
+    private static let flushBytes = 1 << 16
 
     /// Creates the temporary file next to `path`; the finished file gets `mode` (the permissions
     /// of the file it replaces), else 0644. Use `OutputDestination` to reach here from a path a
@@ -53,10 +57,15 @@ public final class AtomicReportFile: ReportOutput {
 
     public func write(_ bytes: [UInt8]) throws(LaunchReportError) {
         guard descriptor >= 0 else { throw .writerClosed(path: path) }
+        pending += bytes
+        if pending.count >= Self.flushBytes { try flush() }
+    }
+
+    private func flush() throws(LaunchReportError) {
         var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                writeToDescriptor(descriptor, raw.baseAddress.map { $0 + offset }, bytes.count - offset)
+        while offset < pending.count {
+            let written = pending.withUnsafeBytes { raw in
+                writeToDescriptor(descriptor, raw.baseAddress.map { $0 + offset }, pending.count - offset)
             }
             if written < 0 {
                 if errno == EINTR { continue }
@@ -64,10 +73,17 @@ public final class AtomicReportFile: ReportOutput {
             }
             offset += written
         }
+        pending.removeAll(keepingCapacity: true)
     }
 
     public func commit() throws(LaunchReportError) {
         guard descriptor >= 0 else { throw .writerClosed(path: path) }
+        do throws(LaunchReportError) {
+            try flush()
+        } catch {
+            discard()
+            throw error
+        }
         let fd = descriptor
         descriptor = -1
         if close(fd) != 0 {
@@ -84,6 +100,7 @@ public final class AtomicReportFile: ReportOutput {
 
     public func discard() {
         guard descriptor >= 0 else { return }
+        pending = []
         close(descriptor)
         descriptor = -1
         unlink(temporaryPath)

@@ -18,10 +18,16 @@ final class ChildIO {
     private(set) var errorDestination: Int32 = -1
     private var owned: [Int32] = []
     private var childEnds: [Int32] = []
+    /// The session's /dev/null, opened once (read, write), not owned.
+    private let devNull: (read: Int32, write: Int32)?
 
-    init(configuration: RunConfiguration) throws(RunError) {
+    /// - Parameter devNull: /dev/null open for reading and for writing, kept by the session, so
+    ///   a launch does not open and close it three times; nil: opened per launch.
+    init(configuration: RunConfiguration, devNull: (read: Int32, write: Int32)? = nil) throws(RunError) {
+        self.devNull = devNull
         switch configuration.input {
-        case .null: childInput = try open("/dev/null", O_RDONLY)
+        case .null:
+            if let devNull { childInput = devNull.read } else { childInput = try open("/dev/null", O_RDONLY) }
         case .file(let path): childInput = try open(path, O_RDONLY)
         }
         childEnds.append(childInput)
@@ -62,7 +68,8 @@ final class ChildIO {
         }
         if destination == -2 { return (-1, nil, -1) }  // inherit launchprof's stream
         if destination >= 0 { return (destination, nil, -1) }
-        let null = try open("/dev/null", O_WRONLY)
+        let null: Int32
+        if let devNull { null = devNull.write } else { null = try open("/dev/null", O_WRONLY) }
         childEnds.append(null)
         return (null, nil, -1)
     }

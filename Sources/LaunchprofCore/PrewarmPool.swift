@@ -70,7 +70,12 @@ final class PrewarmPool: @unchecked Sendable {
         nonisolated(unsafe) let writer = writer
         let freezeAt = configuration.freezeAt
         let coordinator = DedicatedThread { [self] () -> Result<(LaunchRun?, [UInt64], Int), RunError> in
-            let monitorThread = JobThread()
+            let monitorThread: MonitorThread
+            do throws(RunError) {
+                monitorThread = try MonitorThread()
+            } catch {
+                return .failure(error)
+            }
             defer { monitorThread.stop() }
             var generator = SplitMix64(seed: configuration.seed)
             var last: LaunchRun?
@@ -185,7 +190,12 @@ final class PrewarmPool: @unchecked Sendable {
 
     /// One slot: prewarm, freeze, wait for the coordinator; after the launch (or the TTL), refill.
     private func slotLoop(_ slot: Int, gate: Int32) {
-        let monitorThread = JobThread()
+        let monitorThread: MonitorThread
+        do throws(RunError) {
+            monitorThread = try MonitorThread()
+        } catch {
+            return  // no prewarmed process from this slot: the coordinator's launches miss
+        }
         defer { monitorThread.stop() }
         let wake = events.write
         while lp_interrupted() == 0, !shared.withLock({ $0.stopping }) {

@@ -86,7 +86,7 @@ public final class PrewarmSession: @unchecked Sendable {
         let warmup = warmup ?? configuration.run.warmup
         let total = warmup + (runs ?? configuration.run.runs)
         nonisolated(unsafe) let writer = writer
-        let monitorThread = JobThread()
+        let monitorThread = try MonitorThread()
         defer { monitorThread.stop() }
         let freezeAt = configuration.freezeAt
         let tracerThread = DedicatedThread(pinnedCPU: cpu) { [self] () -> Result<LaunchRun?, RunError> in
@@ -172,7 +172,7 @@ public final class PrewarmSession: @unchecked Sendable {
     /// One prewarmed launch: spawned with `ActivePrewarm=1`, frozen, held, resumed, traced to its
     /// end. Throws when the program never reached the freeze point.
     func prewarmedLaunch(
-        index: Int, pinnedCPU: Int32?, monitorThread: JobThread, gate: Gate
+        index: Int, pinnedCPU: Int32?, monitorThread: MonitorThread, gate: Gate
     ) throws(RunError) -> (LaunchRun, FreezeRecord) {
         let record = FreezeRecord()
         let point: TraceFreeze.Point = configuration.freezeAt == .main ? .main : .selfStop

@@ -7,9 +7,11 @@ import Synchronization
 import Glibc
 #endif
 
-/// Watches one launch from outside ptrace, on its own thread: the hook channel, the child's
-/// output (for `--ready stdout:`/`stderr:`), the timeout. It decides when the launch is complete
-/// and then ends the child through `TraceControl` (SIGTERM, then SIGKILL after a grace period).
+/// Watches one launch from outside ptrace, on the session's `MonitorThread`: the hook channel,
+/// the child's output (for `--ready stdout:`/`stderr:`), the timeout. It decides when the launch
+/// is complete and then ends the child through `TraceControl` (SIGTERM, then SIGKILL after a
+/// grace period). The thread runs the watch only once something arrives or the timeout passes;
+/// a launch nothing arrived for is drained once, on the tracer's thread, when it has ended.
 final class RunMonitor: @unchecked Sendable {
     /// What the monitor saw, handed over when it stops.
     struct Outcome: Sendable {
@@ -43,11 +45,13 @@ final class RunMonitor: @unchecked Sendable {
     private let lingerNs: UInt64
     private let graceNs: UInt64
     private let control: TraceControl
-    /// Written by the tracer's thread when the child has ended.
+    /// Written by the tracer's thread when the child has ended; the session's (`MonitorThread`).
     private let wake: (read: Int32, write: Int32)
     // Owned by the monitor's job until `finish()` has waited for it.
     private var outcome = Outcome()
-    private var worker: JobThread?
+    private var worker: MonitorThread?
+    /// When `start` armed the watch: the timeout counts from here.
+    private var startedAt: UInt64 = 0
     /// `--resume-cycles`: drives background/foreground cycles once the app is active.
     private var cycler: ResumeCycler?
     /// `--resume-cycles`: the app's own cgroup, frozen while it is suspended (nil: no freezer).
@@ -57,16 +61,14 @@ final class RunMonitor: @unchecked Sendable {
     var watchedDisplay: String?
     private let displayEvents = Mutex<[DisplayEvent]>([])
 
+    /// - Parameter wake: the session's wake pipe (`MonitorThread.wake`), one launch at a time.
     init(
         streams: Streams, readiness: LaunchReadiness, pattern: Regex<AnyRegexOutput>?,
         timeoutNs: UInt64?, lingerNs: UInt64, graceNs: UInt64, control: TraceControl,
-        resumeCycles: Int = 0
-    ) throws(RunError) {
+        wake: (read: Int32, write: Int32), resumeCycles: Int = 0
+    ) {
         if resumeCycles > 0 { cycler = ResumeCycler(cycles: resumeCycles) }
-        var fds: [Int32] = [0, 0]
-        let error = lp_pipe(&fds, true)
-        guard error == 0 else { throw .system(operation: "pipe2", errno: error) }
-        self.wake = (fds[0], fds[1])
+        self.wake = wake
         self.streams = streams
         self.readiness = readiness
         self.pattern = pattern
@@ -76,16 +78,11 @@ final class RunMonitor: @unchecked Sendable {
         self.control = control
         // The tracer sees a listening socket itself (seccomp); it wakes the monitor through the
         // same pipe the child's end uses, with another byte.
-        let wakeWrite = fds[1]
+        let wakeWrite = wake.write
         control.onReady { _ in
             var byte = UInt8(ascii: "r")
             _ = write(wakeWrite, &byte, 1)
         }
-    }
-
-    deinit {
-        close(wake.read)
-        close(wake.write)
     }
 
     /// A display server saw a window of the child (called on the frame observer's thread).
@@ -96,16 +93,33 @@ final class RunMonitor: @unchecked Sendable {
     }
 
     /// Starts watching on `worker`, the session's monitor thread.
-    func start(on worker: JobThread) {
+    func start(on worker: MonitorThread) {
         self.worker = worker
-        worker.start { [self] in watch() }
+        // Whatever an earlier launch left in the shared pipe (a late display event) or hook
+        // channel is not ours.
+        var stale = [UInt8](repeating: 0, count: 4096)
+        while read(wake.read, &stale, stale.count) > 0 {}
+        while recv(streams.hookSocket, &stale, stale.count, Int32(MSG_DONTWAIT)) > 0 {}
+        startedAt = lp_now_ns()
+        var descriptors = [wake.read, streams.hookSocket]
+        if let fd = streams.standardOutput { descriptors.append(fd) }
+        if let fd = streams.standardError { descriptors.append(fd) }
+        worker.arm(descriptors, deadlineNs: timeoutNs.map { startedAt &+ $0 }) { [self] in watch() }
     }
 
     /// Called once the child has ended: drain what is left and return the outcome.
     func finish() -> Outcome {
-        var byte = UInt8(ascii: "e")
-        _ = write(wake.write, &byte, 1)
-        worker?.waitForJob()
+        let wakeWrite = wake.write
+        let endWatch = {
+            var byte = UInt8(ascii: "e")
+            _ = write(wakeWrite, &byte, 1)
+        }
+        // Nothing woke the thread: one pass here reads what is left (the "e" ends it). Written
+        // only once the thread no longer watches the pipe, so it wakes nobody.
+        if worker?.finishJob(endRunningJob: endWatch) == true {
+            endWatch()
+            watch()
+        }
         worker = nil
         freezer?.remove()
         freezer = nil
@@ -131,7 +145,6 @@ final class RunMonitor: @unchecked Sendable {
     }
 
     private func watch() {
-        let startedAt = lp_now_ns()
         var state = LaunchState()
         var descriptors = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: streams.hookSocket, events: Int16(POLLIN), revents: 0)]

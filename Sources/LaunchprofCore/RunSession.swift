@@ -36,6 +36,8 @@ public final class RunSession: @unchecked Sendable {
     let sampling: SessionSampling?
     /// The display watched for the program's first frame (`--ready frame`, or automatic).
     let frameWatch: FrameWatch?
+    /// /dev/null for the children's standard streams (read, write), opened once.
+    private let devNull: (read: Int32, write: Int32)?
 
     /// Progress after each run: (runs done including warm-ups, total).
     public typealias Progress = @Sendable (Int, Int) -> Void
@@ -86,6 +88,22 @@ public final class RunSession: @unchecked Sendable {
             pattern = nil
         }
         self.tracer = tracer ?? LaunchTracer(learned: learned)
+        let nullRead = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let nullWrite = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        if nullRead >= 0, nullWrite >= 0 {
+            devNull = (nullRead, nullWrite)
+        } else {
+            // ChildIO opens it per launch, and says what failed.
+            for fd in [nullRead, nullWrite] where fd >= 0 { close(fd) }
+            devNull = nil
+        }
+    }
+
+    deinit {
+        if let devNull {
+            close(devNull.read)
+            close(devNull.write)
+        }
     }
 
     /// The tracer's plan for the first image (prewarm's hazard scan uses it too).
@@ -126,35 +144,58 @@ public final class RunSession: @unchecked Sendable {
         // The writer is used only by the tracer's thread while this thread waits in join().
         nonisolated(unsafe) let writer = writer
         // The monitor watches each run from its own thread, made once for the session.
-        let monitorThread = JobThread()
+        let monitorThread = try MonitorThread()
         defer { monitorThread.stop() }
+        // Uprobe hits are read for several runs at once (`PendingUprobeHits`): one exchange with
+        // the probe holder instead of a round trip after every launch. Runs are completed and
+        // recorded in order, at most `batchRuns` runs or `batchNs` after the first waiting one.
+        let batches = observer.uprobes != nil && sampling == nil
+        let batchRuns = batches ? 32 : 1
+        let batchNs: UInt64 = 100_000_000
         let tracerThread = DedicatedThread(pinnedCPU: cpu) { [self] () -> Result<LaunchRun?, RunError> in
             var last: LaunchRun?
-            for index in 0..<total {
-                if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
-                let measured = index >= warmup
-                do throws(RunError) {
-                    var (run, metNewImages) = try launchOnce(
-                        index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread)
-                    // A run that exec'd an image launchprof had not analysed could not observe
-                    // that image's phases; now that it is analysed, the run is done again so
-                    // every measured run observes the same boundaries.
-                    var repeats = 0
-                    while metNewImages, repeats < 8, lp_interrupted() == 0 {
-                        (run, metNewImages) = try launchOnce(
-                            index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread)
-                        repeats += 1
-                    }
-                    if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
-                    if measured {
+            var waiting: [(traced: TracedRun, index: Int)] = []
+            var firstWaitingAt: UInt64 = 0
+            func recordWaiting() throws(RunError) {
+                let runs = try complete(waiting.map(\.traced))
+                for (run, index) in zip(runs, waiting.map(\.index)) {
+                    if index >= warmup {
                         try writer.record(run)
                         last = run
                         onRun?(run)
                     }
+                    progress?(index + 1, total)
+                }
+                waiting = []
+            }
+            for index in 0..<total {
+                if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
+                do throws(RunError) {
+                    var traced = try traceOnce(
+                        index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread, defersUprobeHits: batches)
+                    // A run that exec'd an image launchprof had not analysed could not observe
+                    // that image's phases; now that it is analysed, the run is done again so
+                    // every measured run observes the same boundaries.
+                    var repeats = 0
+                    var discarded: [TracedRun] = []
+                    while traced.metNewImages, repeats < 8, lp_interrupted() == 0 {
+                        discarded.append(traced)
+                        traced = try traceOnce(
+                            index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread, defersUprobeHits: batches)
+                        repeats += 1
+                    }
+                    // Their hits are read (and dropped) so the observer stops keeping them.
+                    var dropped = discarded.map(\.result)
+                    PendingUprobeHits.completeAll(&dropped)
+                    if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
+                    if waiting.isEmpty { firstWaitingAt = lp_now_ns() }
+                    waiting.append((traced, index))
+                    if waiting.count >= batchRuns || index == total - 1 || lp_now_ns() &- firstWaitingAt >= batchNs {
+                        try recordWaiting()
+                    }
                 } catch {
                     return .failure(error)
                 }
-                progress?(index + 1, total)
             }
             return .success(last)
         }
@@ -166,16 +207,41 @@ public final class RunSession: @unchecked Sendable {
     /// `customize` adjusts the request (prewarm: its environment and freeze point);
     /// `extraTimeoutNs` extends the timeout by time the launch is held frozen on purpose.
     func launchOnce(
-        index: Int, pinnedCPU: Int32?, monitorThread: JobThread,
+        index: Int, pinnedCPU: Int32?, monitorThread: MonitorThread,
         customize: ((inout TraceRequest) -> Void)? = nil, extraTimeoutNs: UInt64 = 0
     ) throws(RunError) -> (LaunchRun, Bool) {
+        let traced = try traceOnce(
+            index: index, pinnedCPU: pinnedCPU, monitorThread: monitorThread, customize: customize,
+            extraTimeoutNs: extraTimeoutNs)
+        return (try complete([traced])[0], traced.metNewImages)
+    }
+
+    /// What one launch left to turn into its run once its uprobe hits are read.
+    struct TracedRun {
+        var index: Int
+        var result: TraceResult
+        var observed: RunMonitor.Outcome
+        var residency: PageCache.Residency?
+        var frameWarnings: [TimelineWarning]
+        var capture: LaunchSampler.Capture?
+        var sampler: SessionSampling.Launch?
+        /// It met exec'd images that were analysed only after it.
+        var metNewImages: Bool
+    }
+
+    /// The launch up to its end: spawned, traced and watched; its run is built by `complete`.
+    /// `defersUprobeHits`: its probe hits are read by `complete`, with other launches' at once.
+    func traceOnce(
+        index: Int, pinnedCPU: Int32?, monitorThread: MonitorThread,
+        customize: ((inout TraceRequest) -> Void)? = nil, extraTimeoutNs: UInt64 = 0, defersUprobeHits: Bool = false
+    ) throws(RunError) -> TracedRun {
         var residency: PageCache.Residency?
         if configuration.cold {
             residency = PageCache.evict(closurePaths + program.extraFiles)
         }
-        let channel = try HookChannel()
-        defer { channel.close() }
-        let io = try ChildIO(configuration: configuration)
+        // The monitor thread's channel, one launch at a time (`MonitorThread.hookChannel`).
+        let channel = monitorThread.hookChannel
+        let io = try ChildIO(configuration: configuration, devNull: devNull)
         defer { io.close() }
 
         var request = TraceRequest(
@@ -198,12 +264,13 @@ public final class RunSession: @unchecked Sendable {
             request.pinnedCPU = pinnedCPU
         }
         request.detectListen = configuration.readiness == .listen
+        request.defersUprobeHits = defersUprobeHits
         let sampler = try sampling?.launch()
         sampler?.attach(to: &request)
         customize?(&request)
 
         let control = TraceControl()
-        let monitor = try RunMonitor(
+        let monitor = RunMonitor(
             streams: .init(
                 hookSocket: channel.launchprofEnd, standardOutput: io.watchedOutput,
                 standardError: io.watchedError, outputDestination: io.outputDestination,
@@ -211,7 +278,7 @@ public final class RunSession: @unchecked Sendable {
             readiness: configuration.readiness, pattern: pattern,
             timeoutNs: configuration.timeoutNs.map { $0 &+ extraTimeoutNs }, lingerNs: configuration.lingerNs,
             graceNs: configuration.terminationGraceNs,
-            control: control, resumeCycles: configuration.resumeCycles)
+            control: control, wake: monitorThread.wake, resumeCycles: configuration.resumeCycles)
         // Before the monitor's thread reads the display's name, and before the spawn.
         frameWatch?.begin(control: control, monitor: monitor)
         defer { frameWatch?.end() }
@@ -234,7 +301,25 @@ public final class RunSession: @unchecked Sendable {
             // Between runs, so no run pays the registration.
             if let plan = plans.plan(for: path) { try? observer.uprobes?.observer.arm(plan.uprobes) }
         }
+        return TracedRun(
+            index: index, result: result, observed: observed, residency: residency,
+            frameWarnings: frameWatch?.warnings ?? [], capture: capture, sampler: sampler, metNewImages: metNewImages)
+    }
 
+    /// The runs of traced launches, in order: their uprobe hits read in one exchange, then each
+    /// one's timeline, outcome and samples.
+    func complete(_ traced: [TracedRun]) throws(RunError) -> [LaunchRun] {
+        var results = traced.map(\.result)
+        PendingUprobeHits.completeAll(&results)
+        var runs: [LaunchRun] = []
+        for (launch, result) in zip(traced, results) {
+            runs.append(try complete(launch, result: result))
+        }
+        return runs
+    }
+
+    private func complete(_ launch: TracedRun, result: TraceResult) throws(RunError) -> LaunchRun {
+        let (index, observed, residency) = (launch.index, launch.observed, launch.residency)
         var timeline: PhaseTimeline
         do {
             timeline = try PhaseTimeline(
@@ -242,7 +327,7 @@ public final class RunSession: @unchecked Sendable {
         } catch {
             throw .report(error)
         }
-        timeline.warnings += observed.warnings + (frameWatch?.warnings ?? [])
+        timeline.warnings += observed.warnings + launch.frameWarnings
         if !result.leftoverProcesses.isEmpty {
             let pids = result.leftoverProcesses.map(String.init).joined(separator: ", ")
             timeline.warnings.append(TimelineWarning(
@@ -268,10 +353,11 @@ public final class RunSession: @unchecked Sendable {
             run.phases = ObserverAccounting.assign(result.observerCosts, spawnedAtNs: spawnedAt, to: run.phases)
             run.spawnedAt = PlatformFacts.spawnInstant(monotonicNs: spawnedAt)
         }
-        if let sampling, let sampler {
-            try sampling.annotate(&run, capture: capture, sampler: sampler.sampler, spawnNs: result.events.first?.timeNs ?? 0)
+        if let sampling, let sampler = launch.sampler {
+            try sampling.annotate(
+                &run, capture: launch.capture, sampler: sampler.sampler, spawnNs: result.events.first?.timeNs ?? 0)
         }
-        return (run, metNewImages)
+        return run
     }
 
     /// The child's environment as `KEY=VALUE` strings: the same in every run but for the hook

@@ -42,6 +42,9 @@ public struct TraceRequest: Sendable {
     /// Called at the exec stop, before the child runs its first instruction: returns when what
     /// `onSpawn` started is in place. The child is continued right after it returns.
     public var beforeFirstInstruction: (@Sendable () -> Void)?
+    /// With `uprobes`: leave the launch's probe hits unread. The result's `pendingUprobeHits`
+    /// reads them later (`PendingUprobeHits.completeAll`), with other launches' in one exchange.
+    public var defersUprobeHits = false
 
     public init(executable: String, arguments: [String], environment: [String], plan: ImagePlan?) {
         self.executable = executable
@@ -73,6 +76,9 @@ public struct TraceResult: Sendable {
     public var observerCosts: [ObserverCost] = []
     /// Probe hits the ring buffers had no room for (uprobe observer).
     public var lostSamples: UInt64 = 0
+    /// `TraceRequest.defersUprobeHits`: the hits not read yet; `events`, `observerCosts` and
+    /// `lostSamples` lack them until `PendingUprobeHits.completeAll`.
+    public var pendingUprobeHits: PendingUprobeHits?
 }
 
 /// The uprobe observer of a session and what one hit costs on this host.
@@ -378,7 +384,8 @@ private struct TracedLaunch {
     }
 
     func result() -> TraceResult {
-        let observation = observer.finish(events: events)
+        let deferred = request.defersUprobeHits ? (observer as? UprobeLaunchObserver)?.pending(events: events) : nil
+        let observation = deferred == nil ? observer.finish(events: events) : LaunchObservation(events: events)
         var result = TraceResult(
             pid: pid, events: observation.events,
             exitStatus: exitStatus ?? .killedByLaunchprof(signal: SIGKILL, reason: "tracer failed"),
@@ -386,6 +393,7 @@ private struct TracedLaunch {
             crashStack: crashStack, crashMappings: crashMappings, pauseNs: pauseNs &- min(pauseNs, heldNs))
         result.observerCosts = (observerCosts + observation.costs).sorted { $0.atNs < $1.atNs }
         result.lostSamples = observation.lostSamples
+        result.pendingUprobeHits = deferred
         return result
     }
 }

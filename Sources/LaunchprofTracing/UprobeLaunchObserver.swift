@@ -50,12 +50,14 @@ struct UprobeLaunchObserver: LaunchObserver {
 
     func finish(events: [LaunchEvent]) -> LaunchObservation {
         // The child is gone: every hit it made is in the buffers.
-        let drained = uprobes.observer.drain(pid: pid)
+        pending(events: events).observation(of: events, drained: uprobes.observer.drain(pid: pid))
+    }
+
+    /// What turns the hits into events once they are read (`TraceRequest.defersUprobeHits`).
+    func pending(events: [LaunchEvent]) -> PendingUprobeHits {
         var starts: [UInt64] = []
         for case .imageStarted(_, _, let time) in events { starts.append(time) }
-        let images = zip(starts, plans).map { UprobeLaunchEvents.Image(startNs: $0, plan: $1) }
-        let observed = UprobeLaunchEvents(samples: drained.samples, images: images, calibration: uprobes.calibration)
-        return LaunchObservation(
-            events: EventMerge.merge(events, observed.events), costs: observed.costs, lostSamples: drained.lost)
+        return PendingUprobeHits(
+            pid: pid, observer: uprobes.observer, calibration: uprobes.calibration, imageStarts: starts, plans: plans)
     }
 }

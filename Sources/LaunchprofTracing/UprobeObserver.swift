@@ -150,28 +150,44 @@ public final class UprobeObserver: Sendable {
     /// session watches are dropped), and how many hits the buffers had no room for. Stops
     /// watching `pid`.
     public func drain(pid: Int32) -> (samples: [Sample], lost: UInt64) {
+        drain(pids: [pid])[pid] ?? ([], 0)
+    }
+
+    /// `drain(pid:)` for several processes at once: one exchange with the holder for them all.
+    public func drain(pids: [Int32]) -> [Int32: (samples: [Sample], lost: UInt64)] {
         state.withLock { state in
             var lost: UInt64 = 0
-            var buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
+            // Only the PMU's own probes have rings here (with a holder there are none).
+            var buffer = state.rings.isEmpty ? [] : [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
             for ring in state.rings.values {
                 var count: Int32 = 0
                 _ = lp_perf_ring_read(ring.base, ring.length, &buffer, Int32(buffer.count), &count, &lost)
                 for sample in buffer[..<Int(count)] {
                     let owner = Int32(bitPattern: sample.pid)
-                    guard owner == pid || state.pending[owner] != nil, let key = state.keyByID[sample.id] else { continue }
+                    guard pids.contains(owner) || state.pending[owner] != nil, let key = state.keyByID[sample.id] else { continue }
                     state.pending[owner, default: []].append(Sample(key: key, pid: owner, timeNs: sample.time_ns))
                 }
             }
-            var samples = state.pending.removeValue(forKey: pid) ?? []
-            let since = state.watchedSince.removeValue(forKey: pid) ?? 0
-            if !state.keyByTracepoint.isEmpty, let held = UprobeHolder.shared()?.drain(pid: pid, sinceNs: since) {
-                lost += held.lost
-                for hit in held.hits {
-                    if let key = state.keyByTracepoint[hit.tracepoint] { samples.append(Sample(key: key, pid: pid, timeNs: hit.timeNs)) }
+            var drained: [Int32: (samples: [Sample], lost: UInt64)] = [:]
+            var requests: [(pid: Int32, sinceNs: UInt64)] = []
+            for pid in pids {
+                drained[pid] = (state.pending.removeValue(forKey: pid) ?? [], 0)
+                requests.append((pid, state.watchedSince.removeValue(forKey: pid) ?? 0))
+            }
+            // The rings' lost count covers every process: it goes to the first launch.
+            if let first = pids.first { drained[first]?.lost += lost }
+            if !state.keyByTracepoint.isEmpty, let replies = UprobeHolder.shared()?.drain(requests) {
+                for (request, reply) in zip(requests, replies) {
+                    drained[request.pid]?.lost += reply.lost
+                    for hit in reply.hits {
+                        if let key = state.keyByTracepoint[hit.tracepoint] {
+                            drained[request.pid]?.samples.append(Sample(key: key, pid: request.pid, timeNs: hit.timeNs))
+                        }
+                    }
                 }
             }
-            samples.sort { $0.timeNs < $1.timeNs }
-            return (samples, lost)
+            for pid in pids { drained[pid]?.samples.sort { $0.timeNs < $1.timeNs } }
+            return drained
         }
     }
 

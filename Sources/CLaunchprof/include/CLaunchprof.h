@@ -119,6 +119,21 @@ int lp_pidfd_open(pid_t pid, int *_Nonnull fd);
 /// CLOCK_MONOTONIC in nanoseconds.
 uint64_t lp_now_ns(void);
 
+/// epoll_create1(EPOLL_CLOEXEC). Returns 0 or errno.
+int lp_epoll_create(int *_Nonnull fd);
+/// Watches `fd` for input (level-triggered; `once`: EPOLLONESHOT). Returns 0 or errno.
+int lp_epoll_add(int epoll_fd, int fd, bool once);
+/// Stops watching `fd`. Returns 0 or errno.
+int lp_epoll_remove(int epoll_fd, int fd);
+/// Waits (EINTR retried) until a watched descriptor is ready; stores up to `capacity` (at most 16)
+/// ready descriptors in `ready`. Returns their count or -errno.
+int lp_epoll_wait(int epoll_fd, int *_Nonnull ready, int capacity);
+/// A non-blocking CLOCK_MONOTONIC timerfd. Returns 0 or errno.
+int lp_timer_create(int *_Nonnull fd);
+/// Arms the timer to expire at `deadline_ns` (CLOCK_MONOTONIC, absolute), or disarms it for 0;
+/// either drops an expiry not read yet. Returns 0 or errno.
+int lp_timer_set(int fd, uint64_t deadline_ns);
+
 /// Reads `length` bytes at `address` in `pid` (process_vm_readv). Returns 0 or errno (EFAULT,
 /// ESRCH, or EIO for a short read).
 int lp_read_memory(pid_t pid, uint64_t address, void *_Nonnull buffer, size_t length);
@@ -249,6 +264,12 @@ int lp_uprobe_holder_connect(const char *_Nonnull socket_name);
 /// room for. 0 or an errno.
 int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sample *_Nonnull samples, int capacity,
                            int *_Nonnull count, uint64_t *_Nonnull lost);
+/// The two halves of `lp_uprobe_holder_drain`: the requests for `count` processes go out in one
+/// send, then one `lp_uprobe_holder_drain_receive` per process reads its reply, in order. The
+/// holder answers a batch with one send: one wake-up each side for many launches.
+int lp_uprobe_holder_drain_send(int fd, const int32_t *_Nonnull pids, const uint64_t *_Nonnull since_ns, int count);
+int lp_uprobe_holder_drain_receive(int fd, lp_perf_sample *_Nonnull samples, int capacity, int *_Nonnull count,
+                                   uint64_t *_Nonnull lost);
 /// Sends one request line (ending in a newline) and reads the one-line reply into `reply`
 /// (NUL-terminated, newline stripped). Returns 0 or an errno.
 int lp_uprobe_holder_request(int fd, const char *_Nonnull line, char *_Nonnull reply, int capacity);
