@@ -5,53 +5,37 @@
 /// Members join one at a time, when the walk stops testing every name against them; a name is
 /// then tested only against the joined members it has a candidate in.
 struct CandidateIndex {
-    private let hashes: [UInt32]
-    /// One bit per value of a key's low 18 bits: set when some name has such a key. Most exports
-    /// are no looked-up name's; this 32 KiB filter rejects them from L1 cache.
+    private let names: LookupNameTable
+    /// One bit per value of a key's bits 1...18: set when some name has such a key. Most exports
+    /// are no looked-up name's; this 32 KiB filter rejects them from L1 cache, before a probe of
+    /// the name table.
     private var keyFilter: [UInt64] = []
-    /// Open addressing on `hash | 1`: the key in the high half, the number + 1 of the first name
-    /// with that key in the low half (0: empty).
-    private var keySlots: [UInt64] = []
-    /// The next name with the same key (-1: none).
-    private var sameKey: [Int32] = []
     /// Per name, its most recent candidate node (-1: none); nodes form lists through `next`.
     private var head: [Int32]
     private var nodePosition: [Int32] = []
     private var nodeNext: [Int32] = []
 
-    init(hashes: [UInt32]) {
-        self.hashes = hashes
-        head = [Int32](repeating: -1, count: hashes.count)
+    init(names: LookupNameTable) {
+        self.names = names
+        head = [Int32](repeating: -1, count: names.count)
     }
 
     /// Adds every name numbered above `name` that `member` (at scope `position`) may define.
     mutating func add(_ member: ScopeMember, at position: Int, after name: Int) {
-        if keySlots.isEmpty { buildKeys() }
-        let mask = keySlots.count - 1
-        // Local copies (not mutated here): no exclusivity checks on `self` per export.
+        if keyFilter.isEmpty { buildFilter() }
+        // A local copy (not mutated here): no exclusivity checks on `self` per export.
         let keyFilter = self.keyFilter
-        let keySlots = self.keySlots
         let position = Int32(truncatingIfNeeded: position)
         member.forEachExportHash { chainHash in
             let key = chainHash | 1
             let bit = Int(key >> 1) & Self.filterMask
             guard keyFilter[bit >> 6] & 1 << UInt64(bit & 63) != 0 else { return }
-            var slot = Self.start(key) & mask
-            while keySlots[slot] != 0 {
-                if UInt32(truncatingIfNeeded: keySlots[slot] >> 32) == key {
-                    var number = Int(UInt32(truncatingIfNeeded: keySlots[slot])) - 1
-                    while number >= 0 {
-                        // A name can have several exports of its key here (symbol versions).
-                        if number > name, head[number] < 0 || nodePosition[Int(head[number])] != position {
-                            nodePosition.append(position)
-                            nodeNext.append(head[number])
-                            head[number] = Int32(truncatingIfNeeded: nodePosition.count - 1)
-                        }
-                        number = Int(sameKey[number])
-                    }
-                    return
-                }
-                slot = (slot + 1) & mask
+            names.forEachName(withKey: key) { number in
+                // A name can have several exports of its key here (symbol versions): one node.
+                guard number > name, head[number] < 0 || nodePosition[Int(head[number])] != position else { return }
+                nodePosition.append(position)
+                nodeNext.append(head[number])
+                head[number] = Int32(truncatingIfNeeded: nodePosition.count - 1)
             }
         }
     }
@@ -68,34 +52,13 @@ struct CandidateIndex {
         if positions.count > 1 { positions.sort() }
     }
 
-    private mutating func buildKeys() {
-        var size = 64
-        while size * 3 < hashes.count * 4 { size <<= 1 }
-        keySlots = [UInt64](repeating: 0, count: size)
+    private mutating func buildFilter() {
         keyFilter = [UInt64](repeating: 0, count: (Self.filterMask + 1) / 64)
-        sameKey = [Int32](repeating: -1, count: hashes.count)
-        let mask = size - 1
-        for number in hashes.indices {
-            let key = hashes[number] | 1
-            let bit = Int(key >> 1) & Self.filterMask
+        for hash in names.hashes {
+            let bit = Int((hash | 1) >> 1) & Self.filterMask
             keyFilter[bit >> 6] |= 1 << UInt64(bit & 63)
-            var slot = Self.start(key) & mask
-            while keySlots[slot] != 0, UInt32(truncatingIfNeeded: keySlots[slot] >> 32) != key {
-                slot = (slot + 1) & mask
-            }
-            if keySlots[slot] == 0 {
-                keySlots[slot] = UInt64(key) << 32 | UInt64(number + 1)
-            } else {
-                let first = Int(UInt32(truncatingIfNeeded: keySlots[slot])) - 1
-                sameKey[number] = sameKey[first]
-                sameKey[first] = Int32(truncatingIfNeeded: number)
-            }
         }
     }
 
     private static let filterMask = (1 << 18) - 1
-
-    private static func start(_ key: UInt32) -> Int {
-        Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> 40)
-    }
 }

@@ -17,6 +17,12 @@ import Glibc
 public enum LoaderWorkAnalyzer {
     /// One `LoaderWork` per entry of `closure`, in the same order.
     public static func analyze(_ closure: Closure) -> [LoaderWork] {
+        analyze(closure, exhaustive: false)
+    }
+
+    /// `exhaustive`: walk every name through every member (no stepping over), the reference
+    /// the tests compare the stepping walk with.
+    static func analyze(_ closure: Closure, exhaustive: Bool) -> [LoaderWork] {
         let entries = closure.entries
         let scope = entries.enumerated().map { index, entry in ScopeMember(image: entry.image, isProgram: index == 0) }
         // One flat allocation of page flags, a slice per member: a lookup marks pages through a
@@ -47,7 +53,7 @@ public enum LoaderWorkAnalyzer {
             work.versionChecks = versionRequirements(entries[index].image)
             return work
         }
-        let steps = walk(names, scope: scope, touched: touched)
+        let steps = walk(names, scope: scope, touched: touched, exhaustive: exhaustive)
         for index in result.indices {
             result[index].scopeSteps += lookedUp[index].reduce(0) { $0 + Int(steps[Int($1)]) }
         }
@@ -68,13 +74,15 @@ public enum LoaderWorkAnalyzer {
     /// only pages already counted and find nothing. The counts are those of the full walk; most
     /// small members drop out after a few names, which cuts the Bloom filter tests (memory-bound,
     /// a cache miss each) several-fold on large closures.
-    static func walk(_ names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>]) -> [Int32] {
+    static func walk(
+        _ names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>], exhaustive: Bool
+    ) -> [Int32] {
         let memberCount = scope.count
         var steps = [Int32](repeating: Int32(truncatingIfNeeded: memberCount), count: names.count)
         let hashes = names.hashes
         let classes = names.classes
         let strings = names.names
-        var candidates = CandidateIndex(hashes: hashes)
+        var candidates = CandidateIndex(names: names)
         // The members every name is tested against: those with a table not yet fully marked.
         var open = scope.indices.filter { !scope[$0].isInert }
         var saturated = [Bool](repeating: false, count: memberCount)
@@ -109,7 +117,7 @@ public enum LoaderWorkAnalyzer {
                         steps[name] = Int32(truncatingIfNeeded: position + 1)
                         break
                     }
-                    guard unsaturated == position, let tablePages = member.hashTablePages else { continue }
+                    guard !exhaustive, unsaturated == position, let tablePages = member.hashTablePages else { continue }
                     sinceCheck[position] += 1
                     guard sinceCheck[position] >= 16 else { continue }
                     sinceCheck[position] = 0

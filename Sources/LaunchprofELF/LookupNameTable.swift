@@ -40,7 +40,7 @@ final class LookupNameTable {
 
     /// The name's number, given to it now if it is new. `lookupClass` is 0, 1 or 2.
     func number(_ name: UnsafeRawBufferPointer, hash: UInt32, lookupClass: Int) -> Int {
-        var index = Self.start(hash, lookupClass) & mask
+        var index = Self.start(hash | 1) & mask
         while true {
             let slot = slots[index]
             guard slot != 0 else { break }
@@ -61,6 +61,21 @@ final class LookupNameTable {
         return number
     }
 
+    /// Calls `body` with the number of each name whose hash is `key` but in bit 0 (`key` has
+    /// bit 0 set). Such names all start probing at the same slot and sit before the next empty
+    /// one (slots are never emptied).
+    func forEachName(withKey key: UInt32, _ body: (Int) -> Void) {
+        var index = Self.start(key) & mask
+        while true {
+            let slot = slots[index]
+            guard slot != 0 else { return }
+            if UInt32(truncatingIfNeeded: slot >> 32) | 1 == key {
+                body(Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: slot)) - 1)
+            }
+            index = (index + 1) & mask
+        }
+    }
+
     /// Whether the stored name (NUL-terminated in its string table) is `name`.
     private static func isName(_ stored: UnsafeRawBufferPointer, _ name: UnsafeRawBufferPointer) -> Bool {
         guard stored.count == name.count else { return false }
@@ -69,10 +84,10 @@ final class LookupNameTable {
     }
 
     /// Fibonacci hashing spreads the GNU hash's low bits, which differ little between names
-    /// that share a prefix.
-    private static func start(_ hash: UInt32, _ lookupClass: Int) -> Int {
-        let key = UInt64(hash) | UInt64(truncatingIfNeeded: lookupClass) << 32
-        return Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 32)
+    /// that share a prefix. The start ignores the lookup class and the hash's bit 0, so that
+    /// `forEachName(withKey:)` finds every name of a key in one run of slots.
+    private static func start(_ key: UInt32) -> Int {
+        Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> 32)
     }
 
     private func grow() {
@@ -81,8 +96,7 @@ final class LookupNameTable {
         slots.initialize(repeating: 0)
         mask = slots.count - 1
         for slot in old where slot != 0 {
-            let number = Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: slot)) - 1
-            var index = Self.start(UInt32(truncatingIfNeeded: slot >> 32), Int(classes[number])) & mask
+            var index = Self.start(UInt32(truncatingIfNeeded: slot >> 32) | 1) & mask
             while slots[index] != 0 { index = (index + 1) & mask }
             slots[index] = slot
         }
