@@ -54,7 +54,8 @@ struct CandidateIndex {
 
     private mutating func buildFilter() {
         keyFilter = [UInt64](repeating: 0, count: (Self.filterMask + 1) / 64)
-        for hash in names.hashes {
+        for number in 0..<names.count {
+            let hash = names.hash(number)
             let bit = Int((hash | 1) >> 1) & Self.filterMask
             keyFilter[bit >> 6] |= 1 << UInt64(bit & 63)
         }

@@ -79,9 +79,6 @@ public enum LoaderWorkAnalyzer {
     ) -> [Int32] {
         let memberCount = scope.count
         var steps = [Int32](repeating: Int32(truncatingIfNeeded: memberCount), count: names.count)
-        let hashes = names.hashes
-        let classes = names.classes
-        let strings = names.names
         var candidates = CandidateIndex(names: names)
         // The members every name is tested against: those with a table not yet fully marked.
         var open = scope.indices.filter { !scope[$0].isInert }
@@ -93,8 +90,8 @@ public enum LoaderWorkAnalyzer {
         var found: [Int32] = []
         scope.withUnsafeBufferPointer { members in
             for name in 0..<names.count {
-                let hash = hashes[name]
-                let lookupClass = classes[name]
+                let hash = names.hash(name)
+                let lookupClass = names.lookupClass(name)
                 let plt = lookupClass == 1
                 candidates.positions(of: name, into: &found)
                 var nextFound = 0
@@ -112,7 +109,7 @@ public enum LoaderWorkAnalyzer {
                     if lookupClass == 2 && member.isProgram { continue }
                     let pages = touched[position]
                     if member.mayDefine(gnuHash: hash, touched: pages),
-                        member.defines(strings[name], gnuHash: hash, plt: plt, touched: pages)
+                        member.defines(names.name(name), gnuHash: hash, plt: plt, touched: pages)
                     {
                         steps[name] = Int32(truncatingIfNeeded: position + 1)
                         break

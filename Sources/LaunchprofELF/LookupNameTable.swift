@@ -7,18 +7,28 @@ import Glibc
 /// per closure and all walks can be done together.
 ///
 /// An open-addressing table on the GNU hash the lookup has computed anyway. A Swift `Dictionary`
-/// keyed on the name seeded and ran SipHash for every lookup. Each slot is 8 bytes (hash and
-/// number): the table is freshly faulted-in memory, so its size is paid for in page faults.
+/// keyed on the name seeded and ran SipHash for every lookup. The memory is freshly faulted-in
+/// pages, paid for one by one: slots are 8 bytes (hash and number), names are 16 (where, how
+/// long, hash) and grow with `realloc`, which moves a large block's pages instead of copying
+/// them into new ones as an array's growth does.
 final class LookupNameTable {
+    /// One name: in one of the closure's mapped string tables (alive while the closure is),
+    /// its length and its GNU hash.
+    struct Name {
+        var start: UnsafeRawPointer?
+        var length: UInt32
+        var hash: UInt32
+    }
+
     /// Per slot: the GNU hash in the high half, the name's number + 1 in the low half (0: empty).
     // Used from one thread, by one analysis: no dynamic exclusivity checks in the lookup path.
     @exclusivity(unchecked) private var slots: UnsafeMutableBufferPointer<UInt64>
     @exclusivity(unchecked) private var mask: Int
-    /// By number: the name (in one of the closure's mapped string tables, alive while the
-    /// closure is, NUL-terminated there), its GNU hash and its lookup class.
-    @exclusivity(unchecked) private(set) var names: [UnsafeRawBufferPointer] = []
-    @exclusivity(unchecked) private(set) var hashes: [UInt32] = []
-    @exclusivity(unchecked) private(set) var classes: [UInt8] = []
+    /// By number: the name and its lookup class, `count` of `capacity` in use.
+    @exclusivity(unchecked) private var entries: UnsafeMutablePointer<Name>
+    @exclusivity(unchecked) private var lookupClasses: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private(set) var count = 0
 
     /// Room for `expectedNames` at under 3/4 load (it grows past that).
     init(expectedNames: Int) {
@@ -27,16 +37,26 @@ final class LookupNameTable {
         slots = .allocate(capacity: size)
         slots.initialize(repeating: 0)
         mask = size - 1
-        names.reserveCapacity(expectedNames)
-        hashes.reserveCapacity(expectedNames)
-        classes.reserveCapacity(expectedNames)
+        capacity = max(expectedNames, 16)
+        entries = Self.resized(nil, to: capacity)
+        lookupClasses = Self.resized(nil, to: capacity)
     }
 
     deinit {
         slots.deallocate()
+        free(entries)
+        free(lookupClasses)
     }
 
-    var count: Int { names.count }
+    func name(_ number: Int) -> UnsafeRawBufferPointer {
+        let entry = entries[number]
+        return UnsafeRawBufferPointer(start: entry.start, count: Int(entry.length))
+    }
+
+    func hash(_ number: Int) -> UInt32 { entries[number].hash }
+
+    /// 0 (GLOB_DAT and the like), 1 (PLT: jump slots, TLS) or 2 (copy relocations).
+    func lookupClass(_ number: Int) -> UInt8 { lookupClasses[number] }
 
     /// The name's number, given to it now if it is new. `lookupClass` is 0, 1 or 2.
     func number(_ name: UnsafeRawBufferPointer, hash: UInt32, lookupClass: Int) -> Int {
@@ -46,18 +66,23 @@ final class LookupNameTable {
             guard slot != 0 else { break }
             let number = Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: slot)) - 1
             if UInt32(truncatingIfNeeded: slot >> 32) == hash,
-                classes[number] == UInt8(truncatingIfNeeded: lookupClass), Self.isName(names[number], name)
+                lookupClasses[number] == UInt8(truncatingIfNeeded: lookupClass), Self.isName(entries[number], name)
             {
                 return number
             }
             index = (index + 1) & mask
         }
-        let number = names.count
+        let number = count
+        if count == capacity {
+            capacity *= 2
+            entries = Self.resized(entries, to: capacity)
+            lookupClasses = Self.resized(lookupClasses, to: capacity)
+        }
         slots[index] = UInt64(hash) << 32 | UInt64(number + 1)
-        names.append(name)
-        hashes.append(hash)
-        classes.append(UInt8(truncatingIfNeeded: lookupClass))
-        if names.count * 4 > slots.count * 3 { grow() }
+        entries[number] = Name(start: name.baseAddress, length: UInt32(truncatingIfNeeded: name.count), hash: hash)
+        lookupClasses[number] = UInt8(truncatingIfNeeded: lookupClass)
+        count += 1
+        if count * 4 > slots.count * 3 { grow() }
         return number
     }
 
@@ -76,11 +101,26 @@ final class LookupNameTable {
         }
     }
 
-    /// Whether the stored name (NUL-terminated in its string table) is `name`.
-    private static func isName(_ stored: UnsafeRawBufferPointer, _ name: UnsafeRawBufferPointer) -> Bool {
-        guard stored.count == name.count else { return false }
-        guard name.count > 0, let left = stored.baseAddress, let right = name.baseAddress else { return true }
+    /// Whether the stored name is `name`.
+    private static func isName(_ stored: Name, _ name: UnsafeRawBufferPointer) -> Bool {
+        guard Int(stored.length) == name.count else { return false }
+        guard name.count > 0, let left = stored.start, let right = name.baseAddress else { return true }
         return memcmp(left, right, name.count) == 0
+    }
+
+    /// `pointer` (nil: none yet; its elements are trivial) with room for `count` elements.
+    private static func resized<Element>(_ pointer: UnsafeMutablePointer<Element>?, to count: Int) -> UnsafeMutablePointer<Element> {
+        if let raw = realloc(pointer, count * MemoryLayout<Element>.stride) {
+            return raw.bindMemory(to: Element.self, capacity: count)
+        }
+        // No room to grow in place or by remapping: Swift's own allocation, which ends the
+        // program as any allocation does when memory is exhausted.
+        let fresh = UnsafeMutablePointer<Element>.allocate(capacity: count)
+        if let pointer {
+            fresh.initialize(from: pointer, count: count / 2)
+            free(pointer)
+        }
+        return fresh
     }
 
     /// Fibonacci hashing spreads the GNU hash's low bits, which differ little between names
