@@ -1,4 +1,5 @@
 import LaunchprofReport
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -212,8 +213,9 @@ public enum LoaderWorkAnalyzer {
                 scanRELR(table.bytes)
             }
             let plt = dynamic.jmprel.map { $0..<($0 &+ dynamic.pltrelsz) }
-            for (address, size, entrySize) in [
-                (dynamic.rela, dynamic.relasz, Int(dynamic.relaent)), (dynamic.rel, dynamic.relsz, Int(dynamic.relent)),
+            for (address, size, entrySize, leadingRelative) in [
+                (dynamic.rela, dynamic.relasz, Int(dynamic.relaent), dynamic.relaCount),
+                (dynamic.rel, dynamic.relsz, Int(dynamic.relent), dynamic.relCount),
             ] {
                 guard let address, size > 0, entrySize >= 16,
                     let table = try? image.segments.view(in: view, vaddr: address, length: size)
@@ -224,12 +226,13 @@ public enum LoaderWorkAnalyzer {
                     end = Int(plt.lowerBound - address)
                 }
                 scan(UnsafeRawBufferPointer(rebasing: table.bytes[..<end]), entrySize: entrySize, jumpSlots: false,
-                     bindNow: dynamic.bindNow)
+                     bindNow: dynamic.bindNow, symbolsFrom: Int(clamping: leadingRelative) &* entrySize)
             }
             if let jmprel = dynamic.jmprel, dynamic.pltrelsz > 0,
                 let table = try? image.segments.view(in: view, vaddr: jmprel, length: dynamic.pltrelsz)
             {
-                scan(table.bytes, entrySize: dynamic.pltrel == 17 ? 16 : 24, jumpSlots: true, bindNow: dynamic.bindNow)
+                scan(table.bytes, entrySize: dynamic.pltrel == 17 ? 16 : 24, jumpSlots: true, bindNow: dynamic.bindNow,
+                     symbolsFrom: 0)
             }
             work.pagesTouched = pages.reduce(0) { $0 + ($1 ? 1 : 0) }
             return work
@@ -267,9 +270,16 @@ public enum LoaderWorkAnalyzer {
             }
         }
 
-        private mutating func scan(_ table: UnsafeRawBufferPointer, entrySize: Int, jumpSlots: Bool, bindNow: Bool) {
+        /// `symbolsFrom`: where entries that may name a symbol start (after DT_RELACOUNT's).
+        private mutating func scan(
+            _ table: UnsafeRawBufferPointer, entrySize: Int, jumpSlots: Bool, bindNow: Bool, symbolsFrom: Int
+        ) {
             var offset = 0
+            var warmed = symbolsFrom
             while offset + entrySize <= table.count {
+                if offset >= warmed {
+                    warmed = warm(table, from: offset, entrySize: entrySize)
+                }
                 let target = table.load64(offset)
                 let info = table.load64(offset + 8)
                 offset += entrySize
@@ -298,6 +308,30 @@ public enum LoaderWorkAnalyzer {
             }
         }
 
+        /// Reads the symbols and names the next entries (from `start`) look up, and returns
+        /// where it stopped. Their cache misses are independent of one another here and overlap;
+        /// in the lookups, each waits behind the previous one's hashing. The loads feed
+        /// `keep`, so the optimizer does not drop them.
+        private func warm(_ table: UnsafeRawBufferPointer, from start: Int, entrySize: Int) -> Int {
+            let end = min(start &+ Self.warmEntries &* entrySize, table.count)
+            let symbols = member.symbols
+            let strings = member.strings
+            var sink: UInt8 = 0
+            var offset = start
+            while offset + entrySize <= end {
+                let symbol = Int(table.load64(offset + 8) >> 32)
+                offset += entrySize
+                let entry = symbol &* SymbolTable.entrySize
+                guard symbol != 0, entry + SymbolTable.entrySize <= symbols.count else { continue }
+                let name = Int(symbols.load32(entry))
+                if name < strings.count { sink ^= strings[name] }
+            }
+            LoaderWorkAnalyzer.keep(sink)
+            return offset
+        }
+
+        private static let warmEntries = 16
+
         private mutating func lookup(_ symbol: Int, lookupClass: Int) {
             let entry = symbol * SymbolTable.entrySize
             guard entry + SymbolTable.entrySize <= member.symbols.count else { return }
@@ -323,3 +357,15 @@ public enum LoaderWorkAnalyzer {
         }
     }
 }
+
+extension LoaderWorkAnalyzer {
+    /// Takes the result of loads made only to bring their lines into the cache ahead of use:
+    /// a call the optimizer cannot see through, so those loads stay.
+    @inline(never)
+    static func keep(_ value: UInt8) {
+        if value == 0xA5 { warmSink.store(value, ordering: .relaxed) }
+    }
+}
+
+/// Where `keep` stores a value now and then.
+private let warmSink = Atomic<UInt8>(0)
