@@ -18,6 +18,9 @@ struct CandidateIndex {
     init(names: LookupNameTable) {
         self.names = names
         head = [Int32](repeating: -1, count: names.count)
+        // Most names end up with one candidate (their definer): one allocation each.
+        nodePosition.reserveCapacity(names.count)
+        nodeNext.reserveCapacity(names.count)
     }
 
     /// Adds every name numbered above `name` that `member` (at scope `position`) may define.
