@@ -43,9 +43,9 @@ public struct InspectAdvisor: Sendable {
         if let lookups = lookupAdvice(objects) { advice.append(lookups) }
         if let swift = swiftRuntimeAdvice(objects) { advice.append(swift) }
 
-        let unpacked = objects.filter {
+        let unpacked = ranked(objects.filter {
             $0.relocations.relativeRELR == 0 && $0.relocations.relative >= relativeWithoutRELRThreshold
-        }.sorted { $0.relocations.relative > $1.relocations.relative }
+        }) { $0.relocations.relative }
         if !unpacked.isEmpty {
             let count = unpacked.reduce(0) { $0 + $1.relocations.relative }
             advice.append(
@@ -70,8 +70,9 @@ public struct InspectAdvisor: Sendable {
                     objects: sysvOnly.map(\.path), count: sysvOnly.count, costPerUnitNs: 0))
         }
 
-        let boundNow = objects.filter { $0.binding == "now" && $0.relocations.jumpSlot > 0 }
-            .sorted { $0.relocations.jumpSlot > $1.relocations.jumpSlot }
+        let boundNow = ranked(objects.filter { $0.binding == "now" && $0.relocations.jumpSlot > 0 }) {
+            $0.relocations.jumpSlot
+        }
         let slots = boundNow.reduce(0) { $0 + $1.relocations.jumpSlot }
         if slots >= bindNowJumpSlotThreshold {
             // Each slot is a lookup as deep as the object's lookups are on average.
@@ -91,8 +92,7 @@ public struct InspectAdvisor: Sendable {
                     estimatedNs: cost))
         }
 
-        let initializing = objects.filter { $0.initializers.total > 0 }
-            .sorted { $0.initializers.total > $1.initializers.total }
+        let initializing = ranked(objects.filter { $0.initializers.total > 0 }) { $0.initializers.total }
         let initializers = initializing.reduce(0) { $0 + $1.initializers.total }
         if initializers >= manyInitializersThreshold {
             advice.append(
@@ -109,6 +109,15 @@ public struct InspectAdvisor: Sendable {
             if lhs.element.estimatedNs != rhs.element.estimatedNs { return lhs.element.estimatedNs > rhs.element.estimatedNs }
             return (order.firstIndex(of: lhs.element.kind) ?? 0, lhs.offset) < (order.firstIndex(of: rhs.element.kind) ?? 0, rhs.offset)
         }.map(\.element)
+    }
+
+    /// `objects` by `key`, largest first, ties in their given order. Sorts (key, position)
+    /// pairs, not the objects: large values a sort would move and retain again and again
+    /// (a third of a millisecond of inspect on gdb's 59 objects).
+    private func ranked(_ objects: [InspectReport.Object], by key: (InspectReport.Object) -> Int) -> [InspectReport.Object] {
+        objects.indices.map { (key: key(objects[$0]), position: $0) }
+            .sorted { $0.key != $1.key ? $0.key > $1.key : $0.position < $1.position }
+            .map { objects[$0.position] }
     }
 
     /// An object's cost of being opened, mapped and version-checked, in ns.
@@ -130,17 +139,17 @@ public struct InspectAdvisor: Sendable {
         let lookups = objects.reduce(0) { $0 + $1.loaderWork.lookups }
         guard lookups >= manyLookupsThreshold else { return nil }
         let steps = objects.reduce(0) { $0 + $1.loaderWork.scopeSteps }
-        let ranked = objects.filter { $0.loaderWork.lookups > 0 }.sorted { lookupNs($0.loaderWork) > lookupNs($1.loaderWork) }
-        let cost = ranked.reduce(0) { $0 + lookupNs($1.loaderWork) }
+        let heaviest = ranked(objects.filter { $0.loaderWork.lookups > 0 }) { lookupNs($0.loaderWork) }
+        let cost = heaviest.reduce(0) { $0 + lookupNs($1.loaderWork) }
         let depth = Double(steps) / Double(lookups)
         return .init(
             kind: "symbol-lookups",
             message: "\(lookups) symbol lookups search \(oneDecimal(depth)) objects each on average ("
-                + names(ranked) { "\($0.loaderWork.lookups) × \(oneDecimal($0.loaderWork.meanScopeDepth))" }
+                + names(heaviest) { "\($0.loaderWork.lookups) × \(oneDecimal($0.loaderWork.meanScopeDepth))" }
                 + "): link libraries with -Wl,-Bsymbolic-functions (or -Bsymbolic) so their references to their own "
                 + "definitions bind without a lookup, build with -fvisibility=hidden so internal symbols are not exported, "
                 + "and fewer libraries shorten every walk. Prelinking is deprecated in glibc 2.36 (gone in 2.37) and direct binding does not exist on glibc.",
-            objects: ranked.map(\.path), count: lookups, costPerUnitNs: cost / lookups, estimatedNs: cost)
+            objects: heaviest.map(\.path), count: lookups, costPerUnitNs: cost / lookups, estimatedNs: cost)
     }
 
     /// The Swift runtime and Foundation as shared libraries: `-static-stdlib` links them into

@@ -1,4 +1,5 @@
 import LaunchprofReport
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -12,11 +13,17 @@ import Glibc
 /// then DT_JMPREL) with the loader's one-entry lookup cache, and resolves every lookup against
 /// the closure in load order (the global scope) through each object's own hash table. A name's
 /// walk through the scope is the same for every object that imports it: the scans number the
-/// closure's distinct names (`LookupNameTable`), each is walked once, all of them together member
-/// by member (their pages marked), and every lookup counts its name's steps.
+/// closure's distinct names (`LookupNameTable`), each is walked once (its pages marked, members
+/// that can add nothing stepped over: `walk`), and every lookup counts its name's steps.
 public enum LoaderWorkAnalyzer {
     /// One `LoaderWork` per entry of `closure`, in the same order.
     public static func analyze(_ closure: Closure) -> [LoaderWork] {
+        analyze(closure, exhaustive: false)
+    }
+
+    /// `exhaustive`: walk every name through every member (no stepping over), the reference
+    /// the tests compare the stepping walk with.
+    static func analyze(_ closure: Closure, exhaustive: Bool) -> [LoaderWork] {
         let entries = closure.entries
         let scope = entries.enumerated().map { index, entry in ScopeMember(image: entry.image, isProgram: index == 0) }
         // One flat allocation of page flags, a slice per member: a lookup marks pages through a
@@ -29,8 +36,10 @@ public enum LoaderWorkAnalyzer {
             defer { start += member.pageCount }
             return UnsafeMutableBufferPointer(rebasing: pageFlags[start..<(start + member.pageCount)])
         }
-        // A name looked up is mostly one some object imports: their count sizes the table.
-        let names = LookupNameTable(expectedNames: entries.reduce(0) { $0 + $1.image.importedSymbolCount })
+        // A name looked up is mostly one some object imports; symbolic lookups of an object's
+        // own exports add about half as many again (gdb: 7,326 imports, ~10,000 names).
+        let imports = entries.reduce(0) { $0 + $1.image.importedSymbolCount }
+        let names = LookupNameTable(expectedNames: imports + imports / 2)
         var lookedUp: [[Int32]] = []
         lookedUp.reserveCapacity(entries.count)
         var result = entries.indices.map { index in
@@ -53,7 +62,7 @@ public enum LoaderWorkAnalyzer {
             work.versionChecks = versionRequirements(entries[index].image)
             return work
         }
-        let steps = walk(names, scope: scope, touched: touched)
+        let steps = walk(names, scope: scope, touched: touched, exhaustive: exhaustive)
         for index in result.indices {
             result[index].scopeSteps += lookedUp[index].reduce(0) { $0 + Int(steps[Int($1)]) }
         }
@@ -66,40 +75,76 @@ public enum LoaderWorkAnalyzer {
     }
 
     /// For each name of `names`, how many scope members a lookup of it searches: its first
-    /// definer's position + 1, or every member for an undefined (weak) name. The walks go member
-    /// by member over the names not yet found, so one member's Bloom filter and hash table stay
-    /// in cache while every name is tested against them; the pages they read are marked the same
-    /// as name by name.
-    static func walk(_ names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>]) -> [Int32] {
-        var steps = [Int32](repeating: Int32(truncatingIfNeeded: scope.count), count: names.count)
-        var pending = Array(0..<Int32(truncatingIfNeeded: names.count))
-        var next: [Int32] = []
-        next.reserveCapacity(pending.count)
-        let hashes = names.hashes
-        let classes = names.classes
-        let strings = names.names
+    /// definer's position + 1, or every member for an undefined (weak) name; the pages the
+    /// searches read are marked in `touched`.
+    ///
+    /// Name by name, each searched through the members the way `do_lookup_x` does, except that a
+    /// member is stepped over once its hash table's pages are all marked (`hashTablePages`) and it
+    /// has no export whose hash matches the name's (`CandidateIndex`): such a search would read
+    /// only pages already counted and find nothing. The counts are those of the full walk; most
+    /// small members drop out after a few names, which cuts the Bloom filter tests (memory-bound,
+    /// a cache miss each) several-fold on large closures.
+    static func walk(
+        _ names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>], exhaustive: Bool
+    ) -> [Int32] {
+        let memberCount = scope.count
+        var steps = [Int32](repeating: Int32(truncatingIfNeeded: memberCount), count: names.count)
+        var candidates = CandidateIndex(names: names)
+        // The members every name is tested against: those with a table not yet fully marked.
+        var open = scope.indices.filter { !scope[$0].isInert }
+        var saturated = [Bool](repeating: false, count: memberCount)
+        // Per member, the first page of its hash table not yet seen marked (pages only get
+        // marked, so it only moves forward), and tests since it was last checked.
+        var unmarked = scope.map { $0.hashTablePages?.lowerBound ?? 0 }
+        var sinceCheck = [Int](repeating: 0, count: memberCount)
+        var found: [Int32] = []
         scope.withUnsafeBufferPointer { members in
-            for position in members.indices where !pending.isEmpty {
-                let member = members[position]
-                let pages = touched[position]
-                next.removeAll(keepingCapacity: true)
-                for number in pending {
-                    let name = Int(number)
+            for name in 0..<names.count {
+                let hash = names.hash(name)
+                let lookupClass = names.lookupClass(name)
+                let plt = lookupClass == 1
+                candidates.positions(of: name, into: &found)
+                var nextFound = 0
+                var nextOpen = 0
+                var anySaturated = false
+                while true {
+                    let candidate = nextFound < found.count ? Int(found[nextFound]) : memberCount
+                    let unsaturated = nextOpen < open.count ? open[nextOpen] : memberCount
+                    let position = min(candidate, unsaturated)
+                    guard position < memberCount else { break }
+                    if candidate == position { nextFound += 1 }
+                    if unsaturated == position { nextOpen += 1 }
+                    let member = members[position]
                     // Copy relocations skip the program (its copy is the target, not the source).
-                    if classes[name] == 2 && member.isProgram {
-                        next.append(number)
-                        continue
-                    }
-                    let hash = hashes[name]
+                    if lookupClass == 2 && member.isProgram { continue }
+                    let pages = touched[position]
                     if member.mayDefine(gnuHash: hash, touched: pages),
-                        member.defines(strings[name], gnuHash: hash, plt: classes[name] == 1, touched: pages)
+                        member.defines(names.name(name), gnuHash: hash, plt: plt, touched: pages)
                     {
                         steps[name] = Int32(truncatingIfNeeded: position + 1)
+                        break
+                    }
+                    guard !exhaustive, unsaturated == position, let tablePages = member.hashTablePages else { continue }
+                    sinceCheck[position] += 1
+                    guard sinceCheck[position] >= 16 else { continue }
+                    sinceCheck[position] = 0
+                    while unmarked[position] <= tablePages.upperBound, unmarked[position] < pages.count,
+                        pages[unmarked[position]]
+                    {
+                        unmarked[position] += 1
+                    }
+                    guard unmarked[position] > tablePages.upperBound else { continue }
+                    // Indexing costs a probe per export: worth it while enough names remain.
+                    if member.hashedSymbolCount <= 4 * (names.count - name) {
+                        // From the next name on, only names it may define are tested here.
+                        candidates.add(member, at: position, after: name)
+                        saturated[position] = true
+                        anySaturated = true
                     } else {
-                        next.append(number)
+                        sinceCheck[position] = .min
                     }
                 }
-                swap(&pending, &next)
+                if anySaturated { open.removeAll { saturated[$0] } }
             }
         }
         return steps
@@ -154,8 +199,9 @@ public enum LoaderWorkAnalyzer {
         /// glibc's `l_lookup_cache`: the last symbol looked up and its lookup class.
         var cachedSymbol = -1
         var cachedClass = -1
-        /// Pages written, as a bitmap over the object's address span.
-        var pages: [Bool] = []
+        /// Pages written, one flag per page of the object's address span (a raw buffer: a
+        /// struct's array would be checked for uniqueness at every relocation).
+        var pages = UnsafeMutableBufferPointer<Bool>(start: nil, count: 0)
         var pageBase: UInt64 = 0
 
         /// Per scope member, the file pages lookups have read so far.
@@ -184,7 +230,11 @@ public enum LoaderWorkAnalyzer {
             lookedUp.reserveCapacity(counts.symbolic + counts.jumpSlot + counts.tls + counts.copy + counts.other)
             let span = (high - pageBase + 0xfff) >> 12
             // A corrupt header could claim a huge span: such an object's pages go uncounted.
-            if span < 1 << 22 { pages = [Bool](repeating: false, count: Int(span)) }
+            if span < 1 << 22 {
+                pages = .allocate(capacity: Int(span))
+                pages.initialize(repeating: false)
+            }
+            defer { pages.deallocate() }
 
             let dynamic = image.dynamic
             let view = image.backing.view
@@ -194,8 +244,9 @@ public enum LoaderWorkAnalyzer {
                 scanRELR(table.bytes)
             }
             let plt = dynamic.jmprel.map { $0..<($0 &+ dynamic.pltrelsz) }
-            for (address, size, entrySize) in [
-                (dynamic.rela, dynamic.relasz, Int(dynamic.relaent)), (dynamic.rel, dynamic.relsz, Int(dynamic.relent)),
+            for (address, size, entrySize, leadingRelative) in [
+                (dynamic.rela, dynamic.relasz, Int(dynamic.relaent), dynamic.relaCount),
+                (dynamic.rel, dynamic.relsz, Int(dynamic.relent), dynamic.relCount),
             ] {
                 guard let address, size > 0, entrySize >= 16,
                     let table = try? image.segments.view(in: view, vaddr: address, length: size)
@@ -206,12 +257,13 @@ public enum LoaderWorkAnalyzer {
                     end = Int(plt.lowerBound - address)
                 }
                 scan(UnsafeRawBufferPointer(rebasing: table.bytes[..<end]), entrySize: entrySize, jumpSlots: false,
-                     bindNow: dynamic.bindNow)
+                     bindNow: dynamic.bindNow, symbolsFrom: Int(clamping: leadingRelative) &* entrySize)
             }
             if let jmprel = dynamic.jmprel, dynamic.pltrelsz > 0,
                 let table = try? image.segments.view(in: view, vaddr: jmprel, length: dynamic.pltrelsz)
             {
-                scan(table.bytes, entrySize: dynamic.pltrel == 17 ? 16 : 24, jumpSlots: true, bindNow: dynamic.bindNow)
+                scan(table.bytes, entrySize: dynamic.pltrel == 17 ? 16 : 24, jumpSlots: true, bindNow: dynamic.bindNow,
+                     symbolsFrom: 0)
             }
             work.pagesTouched = pages.reduce(0) { $0 + ($1 ? 1 : 0) }
             return work
@@ -249,9 +301,16 @@ public enum LoaderWorkAnalyzer {
             }
         }
 
-        private mutating func scan(_ table: UnsafeRawBufferPointer, entrySize: Int, jumpSlots: Bool, bindNow: Bool) {
+        /// `symbolsFrom`: where entries that may name a symbol start (after DT_RELACOUNT's).
+        private mutating func scan(
+            _ table: UnsafeRawBufferPointer, entrySize: Int, jumpSlots: Bool, bindNow: Bool, symbolsFrom: Int
+        ) {
             var offset = 0
+            var warmed = symbolsFrom
             while offset + entrySize <= table.count {
+                if offset >= warmed {
+                    warmed = warm(table, from: offset, entrySize: entrySize)
+                }
                 let target = table.load64(offset)
                 let info = table.load64(offset + 8)
                 offset += entrySize
@@ -279,6 +338,30 @@ public enum LoaderWorkAnalyzer {
                 touch(target)
             }
         }
+
+        /// Reads the symbols and names the next entries (from `start`) look up, and returns
+        /// where it stopped. Their cache misses are independent of one another here and overlap;
+        /// in the lookups, each waits behind the previous one's hashing. The loads feed
+        /// `keep`, so the optimizer does not drop them.
+        private func warm(_ table: UnsafeRawBufferPointer, from start: Int, entrySize: Int) -> Int {
+            let end = min(start &+ Self.warmEntries &* entrySize, table.count)
+            let symbols = member.symbols
+            let strings = member.strings
+            var sink: UInt8 = 0
+            var offset = start
+            while offset + entrySize <= end {
+                let symbol = Int(table.load64(offset + 8) >> 32)
+                offset += entrySize
+                let entry = symbol &* SymbolTable.entrySize
+                guard symbol != 0, entry + SymbolTable.entrySize <= symbols.count else { continue }
+                let name = Int(symbols.load32(entry))
+                if name < strings.count { sink ^= strings[name] }
+            }
+            LoaderWorkAnalyzer.keep(sink)
+            return offset
+        }
+
+        private static let warmEntries = 16
 
         private mutating func lookup(_ symbol: Int, lookupClass: Int) {
             let entry = symbol * SymbolTable.entrySize
@@ -310,3 +393,15 @@ public enum LoaderWorkAnalyzer {
         }
     }
 }
+
+extension LoaderWorkAnalyzer {
+    /// Takes the result of loads made only to bring their lines into the cache ahead of use:
+    /// a call the optimizer cannot see through, so those loads stay.
+    @inline(never)
+    static func keep(_ value: UInt8) {
+        if value == 0xA5 { warmSink.store(value, ordering: .relaxed) }
+    }
+}
+
+/// Where `keep` stores a value now and then.
+private let warmSink = Atomic<UInt8>(0)

@@ -71,6 +71,38 @@ struct ScopeMember {
         }
         let sysv = slice(table?.sysvHash)
         self.sysv = sysv.flatMap { $0.count >= 8 ? $0 : nil }
+        if let gnu = self.gnu, let base = gnu.baseAddress, let fileBase {
+            // Bloom words, buckets and the chains up to the last symbol: all a search that
+            // finds no candidate name can read.
+            let chainsEnd = 16 + bloomWords * 8 + bucketCount * 4 + max(symbols.count / SymbolTable.entrySize - symbolOffset, 0) * 4
+            let start = base - fileBase
+            hashTablePages = (start >> Self.pageShift)...((start + max(min(chainsEnd, gnu.count), 1) - 1) >> Self.pageShift)
+        } else {
+            hashTablePages = nil
+        }
+    }
+
+    /// The file pages of the GNU hash table (nil without one). Once a walk has marked them all,
+    /// testing a name this object has no candidate for (`forEachExportHash`) marks nothing new
+    /// and finds nothing: the walk can step over the object.
+    let hashTablePages: ClosedRange<Int>?
+
+    /// No hash table at all: the object defines nothing for a lookup and no search reads a page.
+    var isInert: Bool { gnu == nil && sysv == nil }
+
+    /// Symbols in the GNU hash table's chains.
+    var hashedSymbolCount: Int { gnu == nil ? 0 : max(symbolCount - symbolOffset, 0) }
+
+    /// Calls `body` with each hashed symbol's chain value (its GNU hash, bit 0 the chain's end):
+    /// a name whose hash differs from all of them but in bit 0 is not defined here.
+    func forEachExportHash(_ body: (UInt32) -> Void) {
+        guard let gnu else { return }
+        let chains = 16 + bloomWords * 8 + bucketCount * 4
+        var index = symbolOffset
+        while index < symbolCount, chains + (index - symbolOffset) * 4 + 4 <= gnu.count {
+            body(gnu.load32(chains + (index - symbolOffset) * 4))
+            index += 1
+        }
     }
 
     var symbolCount: Int { symbols.count / SymbolTable.entrySize }
