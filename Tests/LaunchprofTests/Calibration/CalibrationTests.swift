@@ -209,7 +209,9 @@ struct CalibrationTests {
         #expect(try String(contentsOfFile: stored, encoding: .utf8) == outcome.stdout, "--json prints the stored file")
         let calibration = try JSONDecoder().decode(HostCalibration.self, from: Data(outcome.stdout.utf8))
         #expect(calibration.host.cpu == host.cpu && calibration.host.kernel == host.kernel)
-        #expect(calibration.runsPerPoint == 4)
+        // 4 launches per program per pass; a fit that disagrees with its own points on a busy
+        // host is measured again (up to 3 passes), each pass adding 4.
+        #expect(calibration.runsPerPoint % 4 == 0 && (1...3).contains(calibration.runsPerPoint / 4), "\(calibration.runsPerPoint)")
         // Every synthetic program first, then the system programs present; 4 launches each.
         #expect(Array(calibration.points.map(\.name).prefix(synthetic.count)) == synthetic)
         #expect(calibration.points.allSatisfy { $0.runs >= 4 }, "\(calibration.points.map(\.runs))")
