@@ -140,6 +140,13 @@ public struct JSONScalars: Sendable {
                 }
             }
             guard offset > digitsStart else { throw fail("a value") }
+            // RFC 8259: no leading zeros ("01").
+            if bytes[digitsStart] == UInt8(ascii: "0"), offset > digitsStart + 1,
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[digitsStart + 1])
+            {
+                offset = digitsStart
+                throw fail("a number without leading zeros")
+            }
             let text = String(decoding: bytes[start..<offset], as: UTF8.self)
             if integral, let value = Int(text) { return .integer(value) }
             guard let value = Double(text) else {

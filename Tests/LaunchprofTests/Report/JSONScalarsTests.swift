@@ -56,12 +56,18 @@ struct JSONScalarsTests {
         #expect(throws: JSONScalars.SyntaxError.self) { try JSONScalars(Array(document.utf8)) }
     }
 
-    /// Foundation accepts a trailing comma; RFC 8259 (and JSONScalars) does not.
-    @Test func refusesATrailingCommaWithItsOffset() {
+    /// Foundation accepts a trailing comma; RFC 8259 (and JSONScalars) does not, nor a leading zero.
+    @Test func refusesATrailingCommaAndALeadingZeroWithTheirOffsets() throws {
         #expect {
             try JSONScalars(Array(#"{"a": 1,}"#.utf8))
         } throws: { error in
             "\(error)" == "not JSON at byte 8: expected a string"
         }
+        #expect {
+            try JSONScalars(Array(#"{"a": -012}"#.utf8))
+        } throws: { error in
+            "\(error)" == "not JSON at byte 7: expected a number without leading zeros"
+        }
+        #expect(try JSONScalars(Array(#"{"a": [0, -0, 0.5, 10]}"#.utf8))["a"] == nil)
     }
 }
