@@ -20,12 +20,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 invocations="${1:-10}"
 trials="${2:-3}"
-launchprof="${LAUNCHPROF_BIN:-}"
-for candidate in "$root/.build-bench/release/launchprof" "$root/.build/release/launchprof"; do
-    [ -n "$launchprof" ] || { [ -x "$candidate" ] && launchprof="$candidate"; } || true
-done
-[ -x "$launchprof" ] || { echo "invocation: build launchprof first: swift build -c release --static-swift-stdlib --product launchprof --scratch-path .build-bench" >&2; exit 2; }
-command -v hyperfine >/dev/null || { echo "invocation: hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
+. "$here/lib/launchprof-binary.sh"
+find_launchprof invocation
+require_tools invocation hyperfine python3
 unset LD_PRELOAD LD_AUDIT LAUNCHPROF_HOOK_FD
 
 echo "launchprof: $launchprof"

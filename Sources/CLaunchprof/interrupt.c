@@ -39,14 +39,18 @@ static void on_interrupt(int signal) {
     lp_kill_tracked_children();
 }
 
-void lp_install_interrupt_handler(void) {
+void lp_handle_ending_signals(void (*handler)(int)) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
-    action.sa_handler = on_interrupt;
+    action.sa_handler = handler ? handler : SIG_DFL;
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGHUP, &action, NULL);
+}
+
+void lp_install_interrupt_handler(void) {
+    lp_handle_ending_signals(on_interrupt);
     // A parent may have started launchprof with these blocked (the mask is inherited): Ctrl-C
     // must still work. Threads created after this inherit the unblocked mask.
     sigset_t handled;

@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,19 +27,10 @@ int lp_rerun_at_high_priority(char *const *argv, const char *marker, int *wait_s
     if (setpriority(PRIO_PROCESS, 0, -20) != 0) return -1;
     if (setenv(marker, "1", 1) != 0) return -1;
     // The terminal's Ctrl-C reaches this process only (the rerun has left its session): passed on.
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = forward;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
-    sigaction(SIGHUP, &action, NULL);
+    lp_handle_ending_signals(forward);
     pid_t pid = fork();
     if (pid < 0) {
-        action.sa_handler = SIG_DFL;
-        sigaction(SIGINT, &action, NULL);
-        sigaction(SIGTERM, &action, NULL);
-        sigaction(SIGHUP, &action, NULL);
+        lp_handle_ending_signals(NULL);
         unsetenv(marker);
         return -1;
     }

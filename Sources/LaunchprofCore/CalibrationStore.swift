@@ -51,18 +51,10 @@ public struct CalibrationStore: Sendable {
     /// or decoded throws (the caller says so and falls back to the defaults).
     public func load(host: LaunchReport.Host) throws(CalibrationError) -> HostCalibration? {
         let file = path(for: host)
-        guard let bytes = try contents(file) else { return nil }
-        do {
+        return try decoded(file) { bytes in
             let calibration = try JSONDecoder().decode(HostCalibration.self, from: Data(bytes))
-            guard calibration.schemaVersion == HostCalibration.currentSchemaVersion else {
-                throw CalibrationError.unreadable(
-                    path: file, reason: "schema version \(calibration.schemaVersion), expected \(HostCalibration.currentSchemaVersion)")
-            }
+            try Self.expectCurrentVersion(calibration.schemaVersion, of: file)
             return calibration
-        } catch let error as CalibrationError {
-            throw error
-        } catch {
-            throw .unreadable(path: file, reason: "\(error)")
         }
     }
 
@@ -71,19 +63,31 @@ public struct CalibrationStore: Sendable {
     /// JSONScalars); the measured points are checked as JSON but not decoded.
     public func loadModel(host: LaunchReport.Host) throws(CalibrationError) -> LaunchCostModel? {
         let file = path(for: host)
+        return try decoded(file) { bytes in
+            let scalars = try JSONScalars(bytes)
+            // Before the model: another version may name its fields otherwise.
+            try Self.expectCurrentVersion(scalars.integer("schemaVersion") ?? 0, of: file)
+            return try LaunchCostModel(scalars, at: "model")
+        }
+    }
+
+    /// `decode` applied to `file`'s bytes; nil when there is no file. What `decode` throws
+    /// becomes `.unreadable` naming the file.
+    private func decoded<Value>(_ file: String, _ decode: ([UInt8]) throws -> Value) throws(CalibrationError) -> Value? {
         guard let bytes = try contents(file) else { return nil }
         do {
-            let scalars = try JSONScalars(bytes)
-            let version = scalars.integer("schemaVersion") ?? 0
-            guard version == HostCalibration.currentSchemaVersion else {
-                throw CalibrationError.unreadable(
-                    path: file, reason: "schema version \(version), expected \(HostCalibration.currentSchemaVersion)")
-            }
-            return try LaunchCostModel(scalars, at: "model")
+            return try decode(bytes)
         } catch let error as CalibrationError {
             throw error
         } catch {
             throw .unreadable(path: file, reason: "\(error)")
+        }
+    }
+
+    /// A calibration of another schema version is refused, not misread.
+    private static func expectCurrentVersion(_ version: Int, of file: String) throws(CalibrationError) {
+        guard version == HostCalibration.currentSchemaVersion else {
+            throw .unreadable(path: file, reason: "schema version \(version), expected \(HostCalibration.currentSchemaVersion)")
         }
     }
 

@@ -212,7 +212,7 @@ final class PrewarmPool: @unchecked Sendable {
                             return state.frozen.keys.sorted().compactMap { state.frozen[$0]?.pid }
                         }
                         if let ready {
-                            PrewarmSession.announce(
+                            StatusLine.say(
                                 "pool ready: \(ready.count) process(es) frozen at \(configuration.freezeAt.rawValue) (\(ready.map(String.init).joined(separator: ", ")))")
                         }
                         var byte = UInt8(ascii: "f")

@@ -151,15 +151,9 @@ public final class PrewarmSession: @unchecked Sendable {
         return thread.join()
     }
 
-    /// Holds this long or longer are said on stderr as they start: a terminal that shows
-    /// nothing for seconds looks hung, and a script can wait for the line instead of polling.
+    /// Holds this long or longer are said on stderr as they start (`StatusLine`): a terminal that
+    /// shows nothing for seconds looks hung, and a script can wait for the line instead of polling.
     static let announcedHoldNs: UInt64 = 1_000_000_000
-
-    /// A status line on stderr ("launchprof: …"), for what a user would otherwise wait on blind.
-    static func announce(_ text: String) {
-        let line = "launchprof: " + text + "\n"
-        _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
-    }
 
     /// How a frozen launch waits for its resume.
     enum Gate {
@@ -193,7 +187,7 @@ public final class PrewarmSession: @unchecked Sendable {
             switch gate {
             case .hold(let ns):
                 if ns >= Self.announcedHoldNs {
-                    Self.announce("process \(pid) frozen at \(freezeAt.rawValue), held \(DurationText.text(ns))")
+                    StatusLine.say("process \(pid) frozen at \(freezeAt.rawValue), held \(DurationText.text(ns))")
                 }
                 Self.wait(until: stoppedAt &+ ns, pipe: nil)
             case .pipe(let fd, let onFrozen):

@@ -38,24 +38,20 @@ public enum UprobeSupport {
         while let releaser = releasers.first {
             let now = monotonicNs()
             if now >= deadline {
-                warn("launchprof: gave up waiting for process \(releaser) (lp-uprobe-free) after 5 s; the first launches may stall in exec\n")
+                StatusLine.say("gave up waiting for process \(releaser) (lp-uprobe-free) after 5 s; the first launches may stall in exec")
                 return
             }
             if !announced, now - start >= UprobeHolder.quietWaitNs {
                 announced = true
-                warn("launchprof: waiting for an earlier launchprof's uprobes to be released (process \(releaser), lp-uprobe-free: the kernel waits for RCU grace periods, ~0.1 s per probe); a launch during it would stall in exec\n")
+                StatusLine.say("waiting for an earlier launchprof's uprobes to be released (process \(releaser), lp-uprobe-free: the kernel waits for RCU grace periods, ~0.1 s per probe); a launch during it would stall in exec")
             }
             var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
             nanosleep(&pause, nil)
             releasers = releasers.filter { SmallFile.read("/proc/\($0)/comm") == "lp-uprobe-free\n" }
         }
         if announced {
-            warn("launchprof: the release finished after \((monotonicNs() - start) / 1_000_000) ms\n")
+            StatusLine.say("the release finished after \((monotonicNs() - start) / 1_000_000) ms")
         }
-    }
-
-    private static func warn(_ text: String) {
-        _ = text.withCString { write(STDERR_FILENO, $0, strlen($0)) }
     }
 
     /// The processes releasing probes now.

@@ -177,6 +177,10 @@ int lp_current_cpu(void);
 /// Installs SIGINT/SIGTERM/SIGHUP handlers that SIGKILL every registered child and record the
 /// signal. Async-signal-safe; idempotent.
 void lp_install_interrupt_handler(void);
+
+/// Sets `handler` (NULL: the default action) for SIGINT, SIGTERM and SIGHUP, the signals that end
+/// launchprof.
+void lp_handle_ending_signals(void (*_Nullable handler)(int));
 /// Runs this program again (`argv`, /proc/self/exe) in a session of its own at nice -20 and in
 /// that session's scheduler autogroup, waits for it (passing SIGINT, SIGTERM and SIGHUP on) and
 /// stores its wait status: 0. -1 where raising the priority is not permitted, or when `marker`

@@ -2,6 +2,8 @@ import Foundation
 import LaunchprofELF
 import Testing
 
+@testable import LaunchprofCore
+
 /// launchprof's call frame interpreter against binutils' (`readelf --debug-dump=frames-interp`
 /// prints every row of every FDE), and fuzzed: damaged `.eh_frame` and `.eh_frame_hdr` bytes
 /// give a rule, nil or an `ELFError`, never a crash.
@@ -202,17 +204,6 @@ struct CallFrameTableTests {
         }
     }
 
-    /// A seeded generator, so a failure replays.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     @Test("mutated .eh_frame and .eh_frame_hdr of libc: a rule, nil or an ELFError for every address, never a crash")
     func fuzzedCallFrameInformation() throws {
@@ -228,7 +219,8 @@ struct CallFrameTableTests {
         let last = Int(segment.offset + segment.fileSize)
         let environment = ProcessInfo.processInfo.environment
         let count = environment["LP_FUZZ_FRAMES"].flatMap(Int.init) ?? 300
-        var generator = Generator(state: environment["LP_FUZZ_SEED"].flatMap(UInt64.init) ?? 21)
+        // Seeded (SplitMix64, as prewarm's random holds), so a failure replays.
+        var generator = SplitMix64(seed: environment["LP_FUZZ_SEED"].flatMap(UInt64.init) ?? 21)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: original.count, alignment: 16)
         defer { buffer.deallocate() }
         var outcomes = (rules: 0, none: 0, errors: 0, rejectedTables: 0)
