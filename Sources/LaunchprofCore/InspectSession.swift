@@ -48,7 +48,11 @@ public struct InspectSession: Sendable {
         }
         let closure = resolver.resolve(program: image, environment: configuration.environment)
         let report = InspectReportBuilder(costModel: configuration.costModel).report(closure: closure, script: script)
-        return InspectOutcome(report: report, closure: closure)
+        // The PATH entries tried before the program, the program, its interpreter, the closure.
+        let tried = ProgramLocator.candidates(configuration.program, environment: configuration.environment)
+        let consulted = Array(tried.prefix { $0 != path }) + [path] + (script == nil ? [] : [programPath])
+            + closure.consultedPaths
+        return InspectOutcome(report: report, closure: closure, consultedPaths: consulted)
     }
 
     /// The path a shell would execute for `name` (see `ProgramLocator.search`).
@@ -65,4 +69,6 @@ public struct InspectOutcome: Sendable {
     public let report: InspectReport
     /// The resolved closure (the ELF images behind `report.objects`, in the same order).
     public let closure: Closure
+    /// Every path whose presence or contents decided the report (`InspectResultCache`).
+    public let consultedPaths: [String]
 }

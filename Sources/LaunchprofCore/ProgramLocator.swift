@@ -55,14 +55,19 @@ public enum ProgramLocator {
     /// first executable regular file of that name in a `PATH` directory; nil when there is none.
     public static func search(_ name: String, environment: [String: String]) -> String? {
         guard !name.contains("/") else { return name }
-        for directory in searchPath(environment).split(separator: ":", omittingEmptySubsequences: false) {
-            let candidate = (directory.isEmpty ? "." : String(directory)) + "/" + name
+        return candidates(name, environment: environment).first { candidate in
             var status = stat()
-            if stat(candidate, &status) == 0, status.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 {
-                return candidate
-            }
+            return stat(candidate, &status) == 0 && status.st_mode & S_IFMT == S_IFREG && access(candidate, X_OK) == 0
         }
-        return nil
+    }
+
+    /// The paths `search` tries for `name`, in order: `name` itself when it contains a slash,
+    /// else `name` in each `PATH` directory.
+    public static func candidates(_ name: String, environment: [String: String]) -> [String] {
+        guard !name.contains("/") else { return [name] }
+        return searchPath(environment).split(separator: ":", omittingEmptySubsequences: false).map {
+            ($0.isEmpty ? "." : String($0)) + "/" + name
+        }
     }
 
     static func find(_ name: String, environment: [String: String]) throws(RunError) -> String {

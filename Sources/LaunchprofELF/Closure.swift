@@ -33,6 +33,9 @@ public struct Closure: Sendable {
     /// interpreter where the loader links it in (its first appearance in that order).
     public var entries: [Entry]
     public var missing: [Missing]
+    /// Every path the resolution tried, found or not, in order: what decides this closure, so
+    /// a result kept for it stays true while each of these paths stays as it was.
+    public var consultedPaths: [String] = []
 
     public var objects: [ELFImage] { entries.map(\.image) }
 

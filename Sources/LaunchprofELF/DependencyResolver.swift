@@ -15,6 +15,8 @@ import Glibc
 /// /etc/ld.so.preload, DT_AUXILIARY/DT_FILTER, the `glibc.cpu.hwcaps`/`hwcap_mask` tunables.
 public struct DependencyResolver: Sendable {
     public var cache: LoaderCache?
+    /// The file `cache` was read from (or would have been, when absent): it decides lookups.
+    public var cachePath: String?
     /// This machine's capabilities; read on first use (reading /proc/cpuinfo costs more than
     /// resolving a small closure from the cache, which rarely needs them).
     public var host: HostCapabilities { hostSource.value }
@@ -38,7 +40,9 @@ public struct DependencyResolver: Sendable {
     /// A resolver for this machine: /etc/ld.so.cache (none when absent or unreadable, as the
     /// loader then searches directories only) and this CPU's capabilities.
     public static func system() -> DependencyResolver {
-        DependencyResolver(cache: try? LoaderCache.load(path: LoaderCache.defaultPath))
+        var resolver = DependencyResolver(cache: try? LoaderCache.load(path: LoaderCache.defaultPath))
+        resolver.cachePath = LoaderCache.defaultPath
+        return resolver
     }
 
     /// The closure of `program`. Libraries that cannot be found or read are listed in
@@ -46,7 +50,9 @@ public struct DependencyResolver: Sendable {
     public func resolve(program: ELFImage, environment: [String: String]) -> Closure {
         var state = ResolutionState(resolver: self, environment: environment)
         state.run(program)
-        return Closure(entries: state.entries, missing: state.missingList())
+        var consulted = state.consulted.paths
+        if let cachePath { consulted.append(cachePath) }
+        return Closure(entries: state.entries, missing: state.missingList(), consultedPaths: consulted)
     }
 }
 
@@ -62,6 +68,7 @@ private struct ResolutionState {
     var interpreter: Closure.Entry?
     var missing: [(name: String, neededBy: [Int], reason: String)] = []
     let realPaths = RealPathCache()
+    let consulted = ConsultedPaths()
     var missingIndex: [String: Int] = [:]
 
     init(resolver: DependencyResolver, environment: [String: String]) {
@@ -79,6 +86,7 @@ private struct ResolutionState {
         add(.init(image: program, loadedAs: program.openedPath, source: .program, neededBy: [], dependencies: []))
         guard program.isDynamic || program.interpreter != nil else { return }
         if let path = program.interpreter {
+            consulted.paths.append(path)
             switch Result(catching: { () throws(ELFError) in try ELFImage.read(path: path, realPaths: realPaths) }) {
             case .success(let image):
                 interpreter = .init(image: image, loadedAs: path, source: .interpreter, neededBy: [], dependencies: [])
@@ -186,6 +194,7 @@ private struct ResolutionState {
     }
 
     private func attempt(_ path: String) -> Attempt {
+        consulted.paths.append(path)
         do {
             return .image(try ELFImage.read(path: path, realPaths: realPaths))
         } catch {
@@ -344,6 +353,11 @@ private struct ResolutionState {
 }
 
 /// Host capabilities computed once, on first use, by whichever thread asks first.
+/// The paths a resolution tried (a class: the lookups that record them are non-mutating).
+private final class ConsultedPaths {
+    var paths: [String] = []
+}
+
 private final class LazyHostCapabilities: Sendable {
     private let storage: Mutex<HostCapabilities?>
 

@@ -19,6 +19,9 @@ struct InspectCommand: ParsableCommand {
     @Flag(name: .long, help: "Write the versioned JSON report instead of text.")
     var json = false
 
+    @Flag(name: .long, help: "Read every file again: neither use nor keep a stored result (see the README, \"inspect's result cache\").")
+    var noCache = false
+
     @Argument(help: "The program: a path, or a name looked up in PATH.")
     var program: String
 
@@ -26,38 +29,50 @@ struct InspectCommand: ParsableCommand {
     struct Request: Equatable {
         var program: String
         var json: Bool
+        var useCache = true
 
-        /// The request when `arguments` are exactly `inspect [--json] PROGRAM` (in either
-        /// order, PROGRAM not an option); nil for anything the parser must see.
+        /// The request when `arguments` are exactly `inspect [--json] [--no-cache] PROGRAM` (in
+        /// any order, PROGRAM not an option); nil for anything the parser must see.
         init?(arguments: [String]) {
             guard arguments.first == "inspect" else { return nil }
             let rest = arguments.dropFirst()
-            let flags = rest.filter { $0 == "--json" }
-            let others = rest.filter { $0 != "--json" }
-            guard flags.count <= 1, others.count == 1, let program = others.first, !program.hasPrefix("-"),
-                !program.isEmpty
+            let flags = ["--json", "--no-cache"]
+            let others = rest.filter { !flags.contains($0) }
+            guard rest.filter({ $0 == "--json" }).count <= 1, rest.filter({ $0 == "--no-cache" }).count <= 1,
+                others.count == 1, let program = others.first, !program.hasPrefix("-"), !program.isEmpty
             else { return nil }
             self.program = program
-            self.json = !flags.isEmpty
+            self.json = rest.contains("--json")
+            self.useCache = !rest.contains("--no-cache")
         }
 
-        init(program: String, json: Bool) {
+        init(program: String, json: Bool, useCache: Bool = true) {
             self.program = program
             self.json = json
+            self.useCache = useCache
         }
     }
 
     func run() throws {
-        try InspectCommand.execute(Request(program: program, json: json))
+        try InspectCommand.execute(Request(program: program, json: json, useCache: !noCache))
     }
 
     /// Inspects, prints the report on stdout and failures on stderr, and exits (0, or 3 when
     /// libraries are missing); throws the exit code of a failed inspection.
     static func execute(_ request: Request) throws {
-        let json = request.json
+        let startedAtNs = realTimeNs()
         let environment = InspectCommand.environment()
+        let (model, modelFile) = costModel(environment)
+        let cache = request.useCache ? InspectResultCache.user(environment: environment) : nil
+        let key = InspectResultCache.key(
+            program: request.program, json: request.json, environment: environment, modelFile: modelFile)
+        if let cache, let key, let stored = cache.lookup(key: key) {
+            Terminal.write(1, stored.standardOutput)
+            Terminal.write(2, stored.standardError)
+            Glibc.exit(stored.exitStatus)
+        }
         let session = InspectSession(
-            configuration: .init(program: request.program, environment: environment, costModel: costModel(environment)))
+            configuration: .init(program: request.program, environment: environment, costModel: model))
         let outcome: InspectOutcome
         do {
             outcome = try session.inspect()
@@ -66,7 +81,7 @@ struct InspectCommand: ParsableCommand {
         }
         let report = outcome.report
         let output: [UInt8]
-        if json {
+        if request.json {
             do {
                 output = try report.jsonBytes()
             } catch {
@@ -75,31 +90,49 @@ struct InspectCommand: ParsableCommand {
         } else {
             output = Array(InspectTextRenderer().render(report).utf8)
         }
-        Terminal.write(1, output)
+        var errors = ""
         for missing in report.missing {
             let needers = missing.neededBy.joined(separator: ", ")
-            Terminal.write(2, "launchprof: \(missing.name): \(missing.reason) (needed by \(needers))\n")
+            errors += "launchprof: \(missing.name): \(missing.reason) (needed by \(needers))\n"
+        }
+        Terminal.write(1, output)
+        Terminal.write(2, errors)
+        // Inspected, but with a library missing the loader would refuse to start the program:
+        // scripts must notice, yet the report on stdout is complete.
+        let status = (report.missing.isEmpty ? ExitCause.success : .missingLibraries).rawValue
+        if let cache, let key {
+            let result = InspectResultCache.Result(
+                exitStatus: status, standardOutput: output, standardError: Array(errors.utf8))
+            cache.store(
+                result, key: key, consulted: outcome.consultedPaths + (modelFile.map { [$0] } ?? []),
+                startedAtNs: startedAtNs)
         }
         // Exit with the closure still mapped: unmapping ~60 files one by one costs more than
         // reading them did, and the process is done.
         withExtendedLifetime(outcome) {
-            // Inspected, but with a library missing the loader would refuse to start the program:
-            // scripts must notice, yet the report on stdout is complete.
-            Glibc.exit((report.missing.isEmpty ? ExitCause.success : .missingLibraries).rawValue)
+            Glibc.exit(status)
         }
     }
 
+    private static func realTimeNs() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
     /// This host's calibration (`launchprof calibrate`) when there is one, else the built-in
-    /// defaults; a stored file that cannot be used is reported and skipped.
-    static func costModel(_ environment: [String: String]) -> LaunchCostModel {
-        guard let store = CalibrationStore.user(environment: environment) else { return .standard }
-        // No store, no calibration: the host's facts (/proc/cpuinfo) that name its file are not read.
-        guard access(store.directory, F_OK) == 0 else { return .standard }
+    /// defaults; a stored file that cannot be used is reported and skipped. Also the file the
+    /// model comes from (or would), which decides it as much as launchprof's own build does.
+    static func costModel(_ environment: [String: String]) -> (model: LaunchCostModel, file: String?) {
+        guard let store = CalibrationStore.user(environment: environment) else { return (.standard, nil) }
+        let host = HostInfo.current()
+        // No store, no calibration: nothing to read.
+        guard access(store.directory, F_OK) == 0 else { return (.standard, store.path(for: host)) }
         do {
-            return try store.loadModel(host: HostInfo.current()) ?? .standard
+            return (try store.loadModel(host: host) ?? .standard, store.path(for: host))
         } catch {
             Terminal.write(2, "launchprof: \(error.description); using the built-in cost model\n")
-            return .standard
+            return (.standard, store.path(for: host))
         }
     }
 
