@@ -172,4 +172,25 @@ struct InspectResultCacheTests {
         try Data("three".utf8).write(to: URL(fileURLWithPath: file))
         #expect(cache.lookup(key: "k") == nil, "the file changed")
     }
+
+    /// The key holds what decides the output besides the consulted paths: the calibration file
+    /// the cost model comes from (absent, written, rewritten) and the search variables.
+    @Test func theKeyChangesWithTheCalibrationFileAndTheSearchVariables() throws {
+        let directory = FixtureBuilder.outputRoot.appendingPathComponent("inspect-cache/key-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let model = directory + "/calibration.json"
+        func key(_ environment: [String: String] = ["PATH": "/usr/bin"]) throws -> String {
+            try #require(InspectResultCache.key(program: "gdb", json: true, environment: environment, modelFile: model))
+        }
+        let absent = try key()
+        #expect(try key() == absent)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: model))
+        let written = try key()
+        #expect(written != absent)
+        try Data("{ }".utf8).write(to: URL(fileURLWithPath: model))
+        #expect(try key() != written)
+        #expect(try key(["PATH": "/usr/bin", "LD_LIBRARY_PATH": "/opt"]) != (try key()))
+        #expect(try key(["PATH": "/bin"]) != (try key()))
+    }
 }
