@@ -49,16 +49,21 @@ void lp_handle_ending_signals(void (*handler)(int)) {
     sigaction(SIGHUP, &action, NULL);
 }
 
+void lp_set_ending_signals_blocked(int blocked) {
+    sigset_t ending;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGHUP);
+    pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &ending, NULL);
+}
+
 void lp_install_interrupt_handler(void) {
     lp_handle_ending_signals(on_interrupt);
-    // A parent may have started launchprof with these blocked (the mask is inherited): Ctrl-C
-    // must still work. Threads created after this inherit the unblocked mask.
-    sigset_t handled;
-    sigemptyset(&handled);
-    sigaddset(&handled, SIGINT);
-    sigaddset(&handled, SIGTERM);
-    sigaddset(&handled, SIGHUP);
-    pthread_sigmask(SIG_UNBLOCK, &handled, NULL);
+    // A parent may have started launchprof with these blocked (the mask is inherited; test
+    // runners and process libraries do): Ctrl-C must still work. Threads created after this
+    // inherit the unblocked mask.
+    lp_set_ending_signals_blocked(0);
 }
 
 int lp_interrupted(void) { return atomic_load(&interrupted_by); }

@@ -27,14 +27,20 @@ int lp_rerun_at_high_priority(char *const *argv, const char *marker, int *wait_s
     if (setpriority(PRIO_PROCESS, 0, -20) != 0) return -1;
     if (setenv(marker, "1", 1) != 0) return -1;
     // The terminal's Ctrl-C reaches this process only (the rerun has left its session): passed on.
+    // Held until the child's pid is known, so that none is lost between fork and forwarding;
+    // then unblocked, whatever mask launchprof was started with.
+    lp_set_ending_signals_blocked(1);
     lp_handle_ending_signals(forward);
     pid_t pid = fork();
     if (pid < 0) {
         lp_handle_ending_signals(NULL);
+        lp_set_ending_signals_blocked(0);
         unsetenv(marker);
         return -1;
     }
     if (pid == 0) {
+        lp_handle_ending_signals(NULL);
+        lp_set_ending_signals_blocked(0);
         setsid();
         int fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
         if (fd >= 0) {
@@ -45,6 +51,7 @@ int lp_rerun_at_high_priority(char *const *argv, const char *marker, int *wait_s
         _exit(127);
     }
     high_priority_child = pid;
+    lp_set_ending_signals_blocked(0);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) return -1;

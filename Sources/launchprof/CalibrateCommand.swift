@@ -92,6 +92,11 @@ struct CalibrateCommand: ParsableCommand {
             }
             path = try store.save(comparison.calibration)
         } catch {
+            // Ctrl-C or SIGTERM ends the measurement as a failed launch: say it was the signal.
+            let signal = lp_interrupted()
+            if signal != 0 {
+                throw ExitCause.interrupted.fail("calibrate interrupted by signal \(signal): nothing was stored")
+            }
             throw ExitCause.of(error).fail(error.description)
         }
         let calibration = comparison.calibration

@@ -181,6 +181,8 @@ void lp_install_interrupt_handler(void);
 /// Sets `handler` (NULL: the default action) for SIGINT, SIGTERM and SIGHUP, the signals that end
 /// launchprof.
 void lp_handle_ending_signals(void (*_Nullable handler)(int));
+/// Blocks (1) or unblocks (0) SIGINT, SIGTERM and SIGHUP in the calling thread.
+void lp_set_ending_signals_blocked(int blocked);
 /// Runs this program again (`argv`, /proc/self/exe) in a session of its own at nice -20 and in
 /// that session's scheduler autogroup, waits for it (passing SIGINT, SIGTERM and SIGHUP on) and
 /// stores its wait status: 0. -1 where raising the priority is not permitted, or when `marker`

@@ -284,6 +284,53 @@ struct CalibrationTests {
         #expect(gaps.filter { $0 >= 0.2 }.count >= 3, "gaps \(gaps)")
     }
 
+    /// Ctrl-C while the launches are measured: exit 130 naming the signal, no calibration
+    /// stored, the launched program killed. The check program announces its launch through a
+    /// FIFO, so the interrupt lands mid-measurement without a timed sleep.
+    @Test("calibrate interrupted mid-measurement exits 130 and stores nothing")
+    func calibrateInterrupted() throws {
+        let generator = try Self.generator.get()
+        let cache = FixtureBuilder.outputRoot.appendingPathComponent("calibration-interrupt-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        try FileManager.default.createDirectory(atPath: cache + "/launchprof", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: cache + "/launchprof/programs", withDestinationPath: generator.directory)
+        let fifo = cache + "/launched", pids = cache + "/pids", script = cache + "/announce.sh"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        try "echo $$ >>\"$PIDS\"; echo launched >\"$FIFO\"\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        defer { close(reader) }
+        var environment = Self.environment
+        environment["XDG_CACHE_HOME"] = cache
+        environment["FIFO"] = fifo
+        environment["PIDS"] = pids
+        let out = cache + "/stdout", err = cache + "/stderr"
+        for file in [out, err] { #expect(FileManager.default.createFile(atPath: file, contents: nil)) }
+        let process = Process()
+        process.executableURL = try LaunchprofBinary.url()
+        process.arguments = ["calibrate", "--runs", "4", "--check", "/bin/sh \(script)", "--check-runs", "3"]
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        try process.run()
+        var ready = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+        let announced = poll(&ready, 1, 300_000)
+        #expect(announced == 1, "the check program was never launched")
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let stderr = try String(contentsOfFile: err, encoding: .utf8)
+        #expect(process.terminationStatus == 130, "\(stderr)")
+        #expect(stderr.contains("interrupted by signal 2"), "\(stderr)")
+        let stored = CalibrationStore(directory: cache + "/launchprof").path(for: HostInfo.current())
+        #expect(!FileManager.default.fileExists(atPath: stored))
+        let launched = try String(contentsOfFile: pids, encoding: .utf8).split(separator: "\n").compactMap { pid_t($0) }
+        #expect(!launched.isEmpty)
+        for pid in launched {
+            #expect(kill(pid, 0) != 0 && errno == ESRCH, "check program \(pid) left behind")
+        }
+    }
+
     /// Runs `launchprof calibrate` with stdout and stderr in files under `outputs`, read once it
     /// has exited: the process that releases its uprobes in the background (a grandchild) keeps
     /// inherited pipes open for as long as that takes, which is not what this suite tests.
