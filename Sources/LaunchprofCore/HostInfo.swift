@@ -32,8 +32,13 @@ public enum HostInfo {
     }
 
     /// The CPU's brand string: from CPUID on x86 (what the kernel prints), else the first
-    /// `model name` in /proc/cpuinfo; other architectures name it differently.
-    static func cpuModel() -> String {
+    /// `model name` in /proc/cpuinfo; other architectures name it differently. Read once: in a
+    /// virtual machine each CPUID leaf is a trip to the hypervisor.
+    static func cpuModel() -> String { cpuBrand }
+
+    private static let cpuBrand = readCPUModel()
+
+    private static func readCPUModel() -> String {
         var brand = [CChar](repeating: 0, count: 64)
         if lp_cpu_brand(&brand, brand.count) == 0 {
             return String(decoding: brand.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
