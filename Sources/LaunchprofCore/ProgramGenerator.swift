@@ -244,6 +244,51 @@ public struct ProgramGenerator: Sendable {
         return output
     }
 
+    // MARK: The page cache
+
+    /// Writes the built programs and libraries out and drops them from the page cache, so that
+    /// their next launch reads them back the way an installed program's files are read (mmap
+    /// read-ahead) and a read fault maps one 64 KiB window, as `LoaderWork.symbolTableFaults`
+    /// counts. Freshly written by the linker, a file sits in the page cache in large folios and
+    /// a fault maps a whole folio (105–155 KiB a fault in the 200k-symbol tables on kernel 6.18):
+    /// the synthetic tables then took half the faults counted, a fault fitted at 0–1.4 µs
+    /// instead of the ~2.5 µs it costs, and node's sparse reads of its tables (3 pages a fault)
+    /// came out 15–33% under. Best effort: a file that cannot be opened stays as it is. Returns
+    /// how many files were dropped.
+    @discardableResult
+    public func dropFromPageCache() -> Int {
+        var dropped = 0
+        var folders = [directory]
+        while let folder = folders.popLast() {
+            guard let stream = opendir(folder) else { continue }
+            defer { closedir(stream) }
+            while let entry = readdir(stream) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                guard name != ".", name != ".." else { continue }
+                let path = "\(folder)/\(name)"
+                var status = stat()
+                guard lstat(path, &status) == 0 else { continue }
+                if status.st_mode & S_IFMT == S_IFDIR {
+                    folders.append(path)
+                } else if status.st_mode & S_IFMT == S_IFREG, Self.dropFromPageCache(path) {
+                    dropped += 1
+                }
+            }
+        }
+        return dropped
+    }
+
+    /// Dirty pages stay cached: they are written out first.
+    static func dropFromPageCache(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        _ = fdatasync(fd)
+        return posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0
+    }
+
     // MARK: Files and the compiler
 
     private func subfolder(_ name: String) throws(CalibrationError) -> String {
