@@ -42,7 +42,7 @@ public struct Calibrator: Sendable {
     /// relative relocations packed and spread over pages (up to a million, as a browser's),
     /// lookups shallow and deep, lookups reading large symbol tables densely, sparsely and a page
     /// or two per read fault (pages and read faults apart from objects and from each other),
-    /// version requirements apart from objects. They are dropped from the page cache once built,
+    /// lookups of long names, version requirements apart from objects. They are dropped from the page cache once built,
     /// so that they are read back as an installed program's files are
     /// (`ProgramGenerator.dropFromPageCache`). (The linker sorts symbolic relocations by symbol,
     /// so 12k relocations against 1,024 symbols cost 1,024 lookups and 11k answers from glibc's
@@ -69,6 +69,9 @@ public struct Calibrator: Sendable {
             Probe(
                 name: "synthetic: 64 lookups in a 200k-symbol table, a fault each",
                 path: try generator.largeSymbolTable(symbols: 200_000, lookups: 64)),
+            // C++ and Swift names: 2k lookups of 96 bytes a name, and the same of 16 (C names).
+            Probe(name: "synthetic: 2k lookups of 16-byte names", path: try generator.longNames(lookups: 2_000, nameBytes: 16)),
+            Probe(name: "synthetic: 2k lookups of 96-byte names", path: try generator.longNames(lookups: 2_000, nameBytes: 96)),
             Probe(name: "synthetic: 400 version requirements", path: try generator.versionRequirements(400)),
         ]
         // Read back as installed files are, a read fault a 64 KiB window (as counted).

@@ -194,6 +194,41 @@ public struct ProgramGenerator: Sendable {
         return output
     }
 
+    // MARK: Long names: lookups whose names run as C++ and Swift ones do.
+
+    /// A program whose library looks up `lookups` symbols another library exports, each name
+    /// `nameBytes` long (at least 10) and differing from the others only in its last six bytes,
+    /// as mangled names share their long prefixes: ld.so hashes every byte of each and compares
+    /// every byte with the definer's. With 16-byte names, the same work but for the bytes.
+    public func longNames(lookups: Int, nameBytes: Int) throws(CalibrationError) -> String {
+        let name = "names-\(lookups)-\(nameBytes)"
+        let folder = try subfolder(name)
+        let output = "\(folder)/\(name)"
+        guard !exists(output) else { return output }
+        let names = (0..<lookups).map { Self.symbolName($0, bytes: nameBytes) }
+        try write(names.enumerated().map { "int \($1) = \($0);\n" }.joined(), to: "\(folder)/lpnamed.c")
+        try build([compiler, "-shared", "-fPIC", "-O1", "-o", "\(folder)/liblpnamed.so", "\(folder)/lpnamed.c"],
+                  output: "\(folder)/liblpnamed.so")
+        var user = names.map { "extern int \($0);\n" }.joined()
+        user += "void *lp_refs[] = {\n" + names.map { "&\($0)" }.joined(separator: ",\n") + "\n};\n"
+        user += "int lp_refs_check(void) { return *(int *)lp_refs[\(lookups - 1)] == \(lookups - 1); }\n"
+        try write(user, to: "\(folder)/lpuse.c")
+        try build(
+            [compiler, "-shared", "-fPIC", "-O1", "-o", "\(folder)/liblpuse.so", "\(folder)/lpuse.c", "-L", folder,
+             "-llpnamed", "-Wl,-rpath,\(folder)"], output: "\(folder)/liblpuse.so")
+        try write("int lp_refs_check(void);\nint main(void) { return lp_refs_check() ? 0 : 1; }\n", to: output + ".c")
+        try build(
+            [compiler, "-O1", "-o", output, output + ".c", "-L", folder, "-llpuse", "-Wl,-rpath,\(folder)"], output: output)
+        return output
+    }
+
+    /// `lp_`, `x` up to `bytes` less six, then `index` in six digits: `bytes` long (at least 10).
+    public static func symbolName(_ index: Int, bytes: Int) -> String {
+        let digits = String(index % 1_000_000)
+        let padded = String(repeating: "0", count: 6 - digits.count) + digits
+        return "lp_" + String(repeating: "x", count: max(bytes, 10) - 9) + padded
+    }
+
     // MARK: Version requirements: one version node per function of a library.
 
     /// A program calling `count` functions of one library, each defined under a version of its

@@ -378,6 +378,8 @@ public enum LoaderWorkAnalyzer {
             let nameOffset = Int(member.symbols.load32(entry))
             guard let (name, hash) = member.nameAndGNUHash(at: nameOffset) else { return }
             work.lookups += 1
+            // Hashed here and compared with the definer's name: a byte at a time.
+            work.lookupNameBytes += name.count
             // The importer's own symbol and name are read too (the name to hash it): node's
             // imports, named all over 5 MB of strings, fault in 58 windows of their own.
             member.mark(member.symbols, entry, touched[index])

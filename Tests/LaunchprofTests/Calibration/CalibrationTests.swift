@@ -72,6 +72,26 @@ struct CalibrationTests {
         #expect(versioned.versionChecks >= 400 && versioned.mappedObjects == 2, "\(versioned)")
     }
 
+    /// ld.so hashes every byte of a name it looks up: by construction, 300 lookups of 96-byte
+    /// names count 300 × 80 bytes more than the same 300 of 16-byte names, the lookups the same.
+    @Test("lookup name bytes: 300 lookups of 96-byte names count 24,000 bytes more than of 16-byte names")
+    func lookupNameBytes() throws {
+        let generator = try Self.generator.get()
+        #expect(ProgramGenerator.symbolName(7, bytes: 96).utf8.count == 96)
+        #expect(ProgramGenerator.symbolName(7, bytes: 16) == "lp_xxxxxxx000007")
+        func user(_ bytes: Int) throws -> LoaderWork {
+            let program = try generator.longNames(lookups: 300, nameBytes: bytes)
+            #expect(try InspectTruth.run(program, [], environment: [:]).status == 0, "\(program)")
+            let report = try Self.work(program).report
+            return try #require(report.objects.first { $0.path.hasSuffix("/liblpuse.so") }).loaderWork
+        }
+        let long = try user(96)
+        let short = try user(16)
+        #expect(long.lookups == short.lookups && long.lookups >= 300, "\(long.lookups) vs \(short.lookups)")
+        #expect(long.lookupNameBytes - short.lookupNameBytes == 300 * 80, "\(long.lookupNameBytes) vs \(short.lookupNameBytes)")
+        #expect(short.lookupNameBytes >= 300 * 16)
+    }
+
     /// node's regime, each lookup alone in its windows of a 200k-symbol table: by construction
     /// its 64 symbols lie 75 KB apart in .dynsym, a 64 KiB window each; and once dropped from the
     /// page cache, the table is read back as installed files are, a read fault a 64 KiB window
