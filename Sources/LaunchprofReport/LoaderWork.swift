@@ -9,8 +9,9 @@ public struct LoaderWork: Codable, Sendable, Equatable {
     public var mappedObjects: Int
     /// PT_LOAD segments of those objects: an mmap (or mprotect) each.
     public var segments: Int
-    /// Address adjustments without a lookup: relative relocations (DT_RELR included) and the
-    /// jump slots of lazily bound objects.
+    /// Address adjustments without a lookup: relative relocations (DT_RELR included), the
+    /// jump slots of lazily bound objects, and symbolic relocations that need none (glibc's
+    /// one-entry cache answers them, or their symbol binds locally).
     public var relative: Int
     /// Symbol lookups: symbolic relocations, jump slots bound at start-up, TLS and copy
     /// relocations, less those glibc's per-object cache answers.

@@ -72,6 +72,20 @@ struct CalibrationTests {
         #expect(versioned.versionChecks >= 400 && versioned.mappedObjects == 2, "\(versioned)")
     }
 
+    /// The linker sorts symbolic relocations by symbol: 3,000 against 1,024 symbols are 1,024
+    /// lookups and 1,976 answers from glibc's one-entry cache, each still an entry read and a
+    /// value stored: an address adjustment. Every relocation of the table is one or the other.
+    @Test("symbolic relocations the lookup cache answers count as address adjustments")
+    func cacheAnswersAreAdjustments() throws {
+        let generator = try Self.generator.get()
+        let program = try generator.scopeWalk(lookups: 3_000, fillers: 0)
+        let report = try Self.work(program).report
+        let table = try #require(report.objects.first { $0.path.hasSuffix("/liblptable.so") }).loaderWork
+        #expect(table.lookups >= ProgramGenerator.symbolCount && table.lookups <= ProgramGenerator.symbolCount + 20, "\(table)")
+        #expect(table.relative >= 3_000 - ProgramGenerator.symbolCount, "\(table)")
+        #expect(table.relative <= 3_000 - ProgramGenerator.symbolCount + 40, "\(table)")
+    }
+
     /// ld.so hashes every byte of a name it looks up: by construction, 300 lookups of 96-byte
     /// names count 300 × 80 bytes more than the same 300 of 16-byte names, the lookups the same.
     @Test("lookup name bytes: 300 lookups of 96-byte names count 24,000 bytes more than of 16-byte names")
