@@ -70,8 +70,12 @@ public struct Calibrator: Sendable {
                 name: "synthetic: 64 lookups in a 200k-symbol table, a fault each",
                 path: try generator.largeSymbolTable(symbols: 200_000, lookups: 64)),
             // C++ and Swift names: 2k lookups of 96 bytes a name, and the same of 16 (C names).
-            Probe(name: "synthetic: 2k lookups of 16-byte names", path: try generator.longNames(lookups: 2_000, nameBytes: 16)),
-            Probe(name: "synthetic: 2k lookups of 96-byte names", path: try generator.longNames(lookups: 2_000, nameBytes: 96)),
+            Probe(
+                name: "synthetic: 2k lookups of 16-byte names",
+                path: try generator.longNames(lookups: 2_000, nameBytes: 16)),
+            Probe(
+                name: "synthetic: 2k lookups of 96-byte names",
+                path: try generator.longNames(lookups: 2_000, nameBytes: 96)),
             Probe(name: "synthetic: 400 version requirements", path: try generator.versionRequirements(400)),
         ]
         // Read back as installed files are, a read fault a 64 KiB window (as counted).

@@ -217,8 +217,8 @@ public struct ProgramGenerator: Sendable {
             [compiler, "-shared", "-fPIC", "-O1", "-o", "\(folder)/liblpuse.so", "\(folder)/lpuse.c", "-L", folder,
              "-llpnamed", "-Wl,-rpath,\(folder)"], output: "\(folder)/liblpuse.so")
         try write("int lp_refs_check(void);\nint main(void) { return lp_refs_check() ? 0 : 1; }\n", to: output + ".c")
-        try build(
-            [compiler, "-O1", "-o", output, output + ".c", "-L", folder, "-llpuse", "-Wl,-rpath,\(folder)"], output: output)
+        try build([compiler, "-O1", "-o", output, output + ".c", "-L", folder, "-llpuse", "-Wl,-rpath,\(folder)"],
+                  output: output)
         return output
     }
 
