@@ -126,12 +126,13 @@ public struct InspectAdvisor: Sendable {
             + LaunchCostModel.ns(work.versionChecks, costModel.perVersionCheckPs)
     }
 
-    /// The cost of the symbol lookups an object makes (their fixed part and their walk through
-    /// the scope) and of the pages of its own tables lookups read, in ns.
+    /// The cost of the symbol lookups an object makes (their fixed part, their names' bytes and
+    /// their walk through the scope) and of the pages of its own tables lookups read, in ns.
     private func lookupNs(_ work: LoaderWork) -> Int {
         LaunchCostModel.ns(work.lookups, costModel.perLookupPs) + LaunchCostModel.ns(work.scopeSteps, costModel.perScopeStepPs)
             + LaunchCostModel.ns(work.symbolTablePages, costModel.perSymbolTablePagePs)
             + LaunchCostModel.ns(work.symbolTableFaults, costModel.perSymbolTableFaultPs)
+            + LaunchCostModel.ns(work.lookupNameBytes, costModel.perLookupNameBytePs)
     }
 
     /// Symbol lookups: imported symbols × scope depth, and the link options that shorten them.

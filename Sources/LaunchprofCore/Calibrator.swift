@@ -40,12 +40,15 @@ public struct Calibrator: Sendable {
 
     /// Synthetic closures, each varying one kind of work: libraries (objects, segments),
     /// relative relocations packed and spread over pages (up to a million, as a browser's),
-    /// lookups shallow and deep, lookups reading large symbol tables densely and sparsely (pages
-    /// and read faults apart from objects), version requirements apart from objects. (The linker
-    /// sorts symbolic relocations by symbol, so 12k relocations against 1,024 symbols cost 1,024
-    /// lookups and 11k answers from glibc's cache.)
+    /// lookups shallow and deep, lookups reading large symbol tables densely, sparsely and a page
+    /// or two per read fault (pages and read faults apart from objects and from each other),
+    /// lookups of long names, version requirements apart from objects. They are dropped from the page cache once built,
+    /// so that they are read back as an installed program's files are
+    /// (`ProgramGenerator.dropFromPageCache`). (The linker sorts symbolic relocations by symbol,
+    /// so 12k relocations against 1,024 symbols cost 1,024 lookups and 11k answers from glibc's
+    /// cache.)
     public static func syntheticProbes(_ generator: ProgramGenerator) throws(CalibrationError) -> [Probe] {
-        [
+        let probes = [
             Probe(name: "synthetic: 1 library", path: try generator.libraries(1)),
             Probe(name: "synthetic: 16 libraries", path: try generator.libraries(16)),
             Probe(name: "synthetic: 48 libraries", path: try generator.libraries(48)),
@@ -60,8 +63,24 @@ public struct Calibrator: Sendable {
             Probe(
                 name: "synthetic: 300 lookups in a 200k-symbol table",
                 path: try generator.largeSymbolTable(symbols: 200_000, lookups: 300)),
+            // Node's regime: each lookup alone in its 64 KiB windows of the table, a read fault
+            // for two or three pages read (the two above read 14 and 6 pages a fault), so the fit
+            // can tell a fault's price from a page's.
+            Probe(
+                name: "synthetic: 64 lookups in a 200k-symbol table, a fault each",
+                path: try generator.largeSymbolTable(symbols: 200_000, lookups: 64)),
+            // C++ and Swift names: 2k lookups of 96 bytes a name, and the same of 16 (C names).
+            Probe(
+                name: "synthetic: 2k lookups of 16-byte names",
+                path: try generator.longNames(lookups: 2_000, nameBytes: 16)),
+            Probe(
+                name: "synthetic: 2k lookups of 96-byte names",
+                path: try generator.longNames(lookups: 2_000, nameBytes: 96)),
             Probe(name: "synthetic: 400 version requirements", path: try generator.versionRequirements(400)),
         ]
+        // Read back as installed files are, a read fault a 64 KiB window (as counted).
+        generator.dropFromPageCache()
+        return probes
     }
 
     /// Programs Debian installs (most by `Scripts/setup.sh`), with arguments that make them

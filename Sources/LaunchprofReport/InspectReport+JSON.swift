@@ -54,6 +54,7 @@ extension LaunchCostModel {
             }
             json.member("perInitializerPs", perInitializerPs)
             json.member("perLaunchPs", perLaunchPs)
+            json.member("perLookupNameBytePs", perLookupNameBytePs)
             json.member("perLookupPs", perLookupPs)
             json.member("perObjectPs", perObjectPs)
             json.member("perPageTouchedPs", perPageTouchedPs)
@@ -83,6 +84,7 @@ extension LaunchCostModel.Calibration {
 extension LoaderWork {
     func write(to json: inout InspectJSONText) {
         json.object { json in
+            json.member("lookupNameBytes", lookupNameBytes)
             json.member("lookups", lookups)
             json.member("mappedObjects", mappedObjects)
             json.member("pagesTouched", pagesTouched)

@@ -31,7 +31,8 @@ extension LaunchCostModel {
             perLookupPs: try integer("perLookupPs"), perScopeStepPs: try integer("perScopeStepPs"),
             perPageTouchedPs: try integer("perPageTouchedPs"), perVersionCheckPs: try integer("perVersionCheckPs"),
             perSymbolTablePagePs: try integer("perSymbolTablePagePs"),
-            perSymbolTableFaultPs: try integer("perSymbolTableFaultPs"), perInitializerPs: try integer("perInitializerPs"),
+            perSymbolTableFaultPs: try integer("perSymbolTableFaultPs"),
+            perLookupNameBytePs: try integer("perLookupNameBytePs"), perInitializerPs: try integer("perInitializerPs"),
             source: try string("source"), calibration: calibration)
     }
 }

@@ -26,6 +26,8 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     public var perSymbolTablePagePs: Int
     /// A read fault of those tables (it maps a 64 KiB window of cached pages).
     public var perSymbolTableFaultPs: Int
+    /// A byte of a name looked up: hashed, and compared with the definer's.
+    public var perLookupNameBytePs: Int
     /// Calling one initializer, excluding its own work. Not part of the estimate (initializers
     /// run after `loader.relocate`); it prices the initializer advice.
     public var perInitializerPs: Int
@@ -57,9 +59,10 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     public init(
         perLaunchPs: Int, perObjectPs: Int, perSegmentPs: Int, perRelativeRelocationPs: Int, perLookupPs: Int,
         perScopeStepPs: Int, perPageTouchedPs: Int, perVersionCheckPs: Int,
-        perSymbolTablePagePs: Int, perSymbolTableFaultPs: Int = 0, perInitializerPs: Int, source: String,
-        calibration: Calibration? = nil
+        perSymbolTablePagePs: Int, perSymbolTableFaultPs: Int = 0, perLookupNameBytePs: Int = 0, perInitializerPs: Int,
+        source: String, calibration: Calibration? = nil
     ) {
+        self.perLookupNameBytePs = perLookupNameBytePs
         self.perSymbolTablePagePs = perSymbolTablePagePs
         self.perSymbolTableFaultPs = perSymbolTableFaultPs
         self.perLaunchPs = perLaunchPs
@@ -94,14 +97,14 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     /// The terms of the model, in the order of `coefficientsPs` and `features(_:)`.
     public static let termNames = [
         "launch", "mappedObjects", "segments", "relative", "lookups", "scopeSteps", "pagesTouched", "versionChecks",
-        "symbolTablePages", "symbolTableFaults",
+        "symbolTablePages", "symbolTableFaults", "lookupNameBytes",
     ]
 
     /// The coefficients in `termNames` order.
     public var coefficientsPs: [Int] {
         [
             perLaunchPs, perObjectPs, perSegmentPs, perRelativeRelocationPs, perLookupPs, perScopeStepPs,
-            perPageTouchedPs, perVersionCheckPs, perSymbolTablePagePs, perSymbolTableFaultPs,
+            perPageTouchedPs, perVersionCheckPs, perSymbolTablePagePs, perSymbolTableFaultPs, perLookupNameBytePs,
         ]
     }
 
@@ -112,7 +115,8 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
             perLaunchPs: coefficients[0], perObjectPs: coefficients[1], perSegmentPs: coefficients[2],
             perRelativeRelocationPs: coefficients[3], perLookupPs: coefficients[4], perScopeStepPs: coefficients[5],
             perPageTouchedPs: coefficients[6], perVersionCheckPs: coefficients[7],
-            perSymbolTablePagePs: coefficients[8], perSymbolTableFaultPs: coefficients[9], perInitializerPs: perInitializerPs,
+            perSymbolTablePagePs: coefficients[8], perSymbolTableFaultPs: coefficients[9],
+            perLookupNameBytePs: coefficients[10], perInitializerPs: perInitializerPs,
             source: source, calibration: calibration)
     }
 
@@ -121,7 +125,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
         [
             1, Double(work.mappedObjects), Double(work.segments), Double(work.relative), Double(work.lookups),
             Double(work.scopeSteps), Double(work.pagesTouched), Double(work.versionChecks), Double(work.symbolTablePages),
-            Double(work.symbolTableFaults),
+            Double(work.symbolTableFaults), Double(work.lookupNameBytes),
         ]
     }
 

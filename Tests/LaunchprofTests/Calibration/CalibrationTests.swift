@@ -72,6 +72,87 @@ struct CalibrationTests {
         #expect(versioned.versionChecks >= 400 && versioned.mappedObjects == 2, "\(versioned)")
     }
 
+    /// The linker sorts symbolic relocations by symbol: 3,000 against 1,024 symbols are 1,024
+    /// lookups and 1,976 answers from glibc's one-entry cache, each still an entry read and a
+    /// value stored: an address adjustment. Every relocation of the table is one or the other.
+    @Test("symbolic relocations the lookup cache answers count as address adjustments")
+    func cacheAnswersAreAdjustments() throws {
+        let generator = try Self.generator.get()
+        let program = try generator.scopeWalk(lookups: 3_000, fillers: 0)
+        let report = try Self.work(program).report
+        let table = try #require(report.objects.first { $0.path.hasSuffix("/liblptable.so") }).loaderWork
+        #expect(table.lookups >= ProgramGenerator.symbolCount && table.lookups <= ProgramGenerator.symbolCount + 20, "\(table)")
+        #expect(table.relative >= 3_000 - ProgramGenerator.symbolCount, "\(table)")
+        #expect(table.relative <= 3_000 - ProgramGenerator.symbolCount + 40, "\(table)")
+    }
+
+    /// ld.so hashes every byte of a name it looks up: by construction, 300 lookups of 96-byte
+    /// names count 300 × 80 bytes more than the same 300 of 16-byte names, the lookups the same.
+    @Test("lookup name bytes: 300 lookups of 96-byte names count 24,000 bytes more than of 16-byte names")
+    func lookupNameBytes() throws {
+        let generator = try Self.generator.get()
+        #expect(ProgramGenerator.symbolName(7, bytes: 96).utf8.count == 96)
+        #expect(ProgramGenerator.symbolName(7, bytes: 16) == "lp_xxxxxxx000007")
+        func user(_ bytes: Int) throws -> LoaderWork {
+            let program = try generator.longNames(lookups: 300, nameBytes: bytes)
+            #expect(try InspectTruth.run(program, [], environment: [:]).status == 0, "\(program)")
+            let report = try Self.work(program).report
+            return try #require(report.objects.first { $0.path.hasSuffix("/liblpuse.so") }).loaderWork
+        }
+        let long = try user(96)
+        let short = try user(16)
+        #expect(long.lookups == short.lookups && long.lookups >= 300, "\(long.lookups) vs \(short.lookups)")
+        #expect(long.lookupNameBytes - short.lookupNameBytes == 300 * 80, "\(long.lookupNameBytes) vs \(short.lookupNameBytes)")
+        #expect(short.lookupNameBytes >= 300 * 16)
+    }
+
+    /// node's regime, each lookup alone in its windows of a 200k-symbol table: by construction
+    /// its 64 symbols lie 75 KB apart in .dynsym, a 64 KiB window each; and once dropped from the
+    /// page cache, the table is read back as installed files are, a read fault a 64 KiB window
+    /// (the kernel's own count: minor faults of this thread over one byte of every page).
+    @Test("a table read a page or two per fault: 64 lookups fault 64+ windows, and the file faults per 64 KiB once dropped")
+    func faultPerWindow() throws {
+        let generator = try Self.generator.get()
+        let program = try generator.largeSymbolTable(symbols: 200_000, lookups: 64)
+        #expect(try InspectTruth.run(program, [], environment: [:]).status == 0)
+        let report = try Self.work(program).report
+        let table = try #require(report.objects.first { $0.path.hasSuffix("/liblpbig.so") }).loaderWork
+        #expect(table.symbolTableFaults >= 64 && table.symbolTablePages <= 3 * table.symbolTableFaults, "\(table)")
+        let library = (program as NSString).deletingLastPathComponent + "/liblpbig.so"
+        #expect(generator.dropFromPageCache() >= 4)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: library)[.size] as? Int)
+        _ = try Self.readFaults(library, size: size)  // read back from disk, as a launch would
+        let faults = try Self.readFaults(library, size: size)
+        let windows = (size + 65_535) / 65_536
+        #expect(faults >= windows - windows / 10 && faults <= windows + windows / 10 + 2,
+                "\(faults) faults over \(windows) windows of 64 KiB")
+    }
+
+    /// RUSAGE_THREAD (a macro Swift does not import): the calling thread's usage only, so other
+    /// tests running meanwhile do not add faults.
+    static let rusageThread = __rusage_who_t(1)
+
+    /// Minor faults this thread takes reading one byte of every 4 KiB page of a fresh private
+    /// mapping of `path`.
+    static func readFaults(_ path: String, size: Int) throws -> Int {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        try #require(fd >= 0, "open \(path)")
+        defer { close(fd) }
+        let mapping = try #require(mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0))
+        try #require(mapping != MAP_FAILED, "mmap \(path)")
+        defer { munmap(mapping, size) }
+        var before = rusage()
+        getrusage(Self.rusageThread, &before)
+        var sum: UInt8 = 0
+        for offset in stride(from: 0, to: size, by: 4_096) {
+            sum &+= mapping.load(fromByteOffset: offset, as: UInt8.self)
+        }
+        var after = rusage()
+        getrusage(Self.rusageThread, &after)
+        withExtendedLifetime(sum) {}
+        return after.ru_minflt - before.ru_minflt
+    }
+
     /// glibc 2.36 looks up a symbol an object defines as STV_PROTECTED (its GLOB_DAT relocations,
     /// as gold and the Swift toolchain emit them) and keeps the object's own definition: 300 such
     /// relocations are 300 lookups in glibc's count, and in inspect's.
