@@ -122,24 +122,3 @@ int lp_spawn(const char *path, char *const *argv, char *const *envp,
     *pid = child;
     return 0;
 }
-
-// The tracer thread runs SCHED_FIFO from just before a spawn it will seize until the seize:
-// vfork's return then preempts the child on a shared CPU at once, instead of queueing the
-// tracer behind the whole launch. SCHED_RESET_ON_FORK keeps the child an ordinary task.
-static __thread int saved_policy = -1;
-static __thread struct sched_param saved_param;
-
-bool lp_realtime_begin(void) {
-    int policy = sched_getscheduler(0);
-    if (policy < 0 || sched_getparam(0, &saved_param) != 0) return false;
-    struct sched_param param = {.sched_priority = 1};
-    if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) != 0) return false;
-    saved_policy = policy;
-    return true;
-}
-
-void lp_realtime_end(void) {
-    if (saved_policy < 0) return;
-    sched_setscheduler(0, saved_policy, &saved_param);
-    saved_policy = -1;
-}

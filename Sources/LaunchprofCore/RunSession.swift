@@ -139,11 +139,7 @@ public final class RunSession: @unchecked Sendable {
         let warmup = warmup ?? configuration.warmup
         lp_install_interrupt_handler()
         lp_spawn_prepare()
-        // Pinning makes the exec stop and the breakpoint stops same-CPU switches. The uprobe
-        // observer alone stops the child at neither (`TraceRequest.needsExecStop`): nothing is
-        // pinned, so neither the child's start nor the tracer's seize waits for one CPU.
-        let seizesChild = observer.uprobes != nil && sampling == nil && configuration.readiness != .listen
-        let cpu: Int32? = configuration.pinCPU && !seizesChild ? DedicatedThread<Int>.currentCPU : nil
+        let cpu: Int32? = configuration.pinCPU ? DedicatedThread<Int>.currentCPU : nil
         let total = warmup + (runs ?? configuration.runs)
         // The writer is used only by the tracer's thread while this thread waits in join().
         nonisolated(unsafe) let writer = writer
@@ -180,17 +176,12 @@ public final class RunSession: @unchecked Sendable {
                     // A run that exec'd an image launchprof had not analysed could not observe
                     // that image's phases; now that it is analysed, the run is done again so
                     // every measured run observes the same boundaries.
-                    // A launch seized only after its exec had ended did not see where its exec
-                    // ended (nor what it did before the seize): it is done again, stopped at its
-                    // exec this time.
                     var repeats = 0
                     var discarded: [TracedRun] = []
-                    while traced.metNewImages || traced.result.attachedLate, repeats < 8, lp_interrupted() == 0 {
-                        let late = traced.result.attachedLate
+                    while traced.metNewImages, repeats < 8, lp_interrupted() == 0 {
                         discarded.append(traced)
                         traced = try traceOnce(
-                            index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread,
-                            customize: late ? { $0.forcesExecStop = true } : nil, defersUprobeHits: batches)
+                            index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread, defersUprobeHits: batches)
                         repeats += 1
                     }
                     // Their hits are read (and dropped) so the observer stops keeping them.
@@ -265,9 +256,8 @@ public final class RunSession: @unchecked Sendable {
         request.hookDescriptor = channel.childEnd
         request.uprobes = observer.uprobes
         // Pinned until main, unless the runtime sizes itself from its CPU mask before main (Go).
-        // With uprobes, pinned (only when the session is: `--sample`, `--ready listen`) until the
-        // exec stop (nothing stops it at main to unpin it), which is before any of the program's
-        // code, so Go's runtime sees its own mask.
+        // With uprobes, pinned until the exec stop only (nothing stops it at main to unpin it),
+        // which is before any of the program's code, so Go's runtime sees its own mask.
         if request.plan?.readsAffinityBeforeMain == true && request.uprobes == nil {
             request.unpinChild = pinnedCPU != nil
         } else {

@@ -45,19 +45,6 @@ public struct TraceRequest: Sendable {
     /// With `uprobes`: leave the launch's probe hits unread. The result's `pendingUprobeHits`
     /// reads them later (`PendingUprobeHits.completeAll`), with other launches' in one exchange.
     public var defersUprobeHits = false
-    /// Stop the child at its exec even where nothing else needs that stop (see `needsExecStop`).
-    public var forcesExecStop = false
-
-    /// Whether the child must be stopped at its exec, before its first instruction: for the
-    /// ptrace observer's breakpoints, a CPU pin to undo, the listen filter's options, the
-    /// prewarm freeze, `--sample`'s events. Otherwise (the uprobe observer alone) the child is
-    /// spawned untraced and seized as soon as vfork returns (`TracedProcesses.Attachment`): no
-    /// exec stop of launchprof's own, only the exec's event stop when the seize lands inside the
-    /// exec (most launches: the tracer is quicker than the rest of the exec).
-    public var needsExecStop: Bool {
-        uprobes == nil || pinnedCPU != nil || unpinChild || detectListen || freeze != nil || onSpawn != nil
-            || beforeFirstInstruction != nil || forcesExecStop
-    }
 
     public init(executable: String, arguments: [String], environment: [String], plan: ImagePlan?) {
         self.executable = executable
@@ -92,11 +79,6 @@ public struct TraceResult: Sendable {
     /// `TraceRequest.defersUprobeHits`: the hits not read yet; `events`, `observerCosts` and
     /// `lostSamples` lack them until `PendingUprobeHits.completeAll`.
     public var pendingUprobeHits: PendingUprobeHits?
-    /// The child was seized only after its exec had completed (or after it had ended): image 0's
-    /// start is the vfork's return, not the exec's end, and a fork, exec or crash before the
-    /// seize may have gone unseen. Such a launch is done again with the exec stop
-    /// (`TraceRequest.forcesExecStop`).
-    public var attachedLate = false
 }
 
 /// The uprobe observer of a session and what one hit costs on this host.
@@ -167,23 +149,15 @@ private struct TracedLaunch {
     /// Prewarm: the child was held frozen (`TraceFreeze`) for this long, kept out of `pauseNs`.
     var heldNs: UInt64 = 0
     var frozen = false
-    /// Seized child: image 0's exec has not been seen to end yet (its event stop may be to come).
-    var awaitsFirstExec = false
-    /// Seized child: image 0's start to record once the child has been continued.
-    var imageZeroStartedAt: UInt64?
-    var attachedLate = false
 
     static let options = Int32(
         LP_PTRACE_O_EXITKILL | LP_PTRACE_O_TRACEEXEC | LP_PTRACE_O_TRACEFORK
             | LP_PTRACE_O_TRACEVFORK | LP_PTRACE_O_TRACECLONE)
 
-    static func options(tracesThreads: Bool, detectListen: Bool) -> Int32 {
-        let base = tracesThreads ? options : options & ~Int32(LP_PTRACE_O_TRACECLONE)
-        return detectListen ? base | Int32(LP_PTRACE_O_TRACESECCOMP | LP_PTRACE_O_TRACESYSGOOD) : base
-    }
-
     var options: Int32 {
-        Self.options(tracesThreads: observer.tracesThreadsUntilMain, detectListen: request.detectListen)
+        let base = observer.tracesThreadsUntilMain ? Self.options : Self.options & ~Int32(LP_PTRACE_O_TRACECLONE)
+        return request.detectListen
+            ? base | Int32(LP_PTRACE_O_TRACESECCOMP | LP_PTRACE_O_TRACESYSGOOD) : base
     }
 
     static func spawn(
@@ -201,10 +175,6 @@ private struct TracedLaunch {
         spawn.keepDescriptor = request.hookDescriptor
         spawn.cpu = request.pinnedCPU ?? Int32(request.unpinChild ? LP_SPAWN_CPU_LAUNCHPROFS : LP_SPAWN_CPU_INHERIT)
         spawn.trapListen = request.detectListen
-        if !request.needsExecStop {
-            // The uprobe observer traces no thread (`tracesThreadsUntilMain`).
-            spawn.seizeOptions = options(tracesThreads: false, detectListen: false)
-        }
         let (processes, spawnedAt) = try TracedProcesses.spawn(spawn)
         control.attach(processes.child)
         request.onSpawn?(processes.child)
@@ -213,6 +183,9 @@ private struct TracedLaunch {
         } ?? BreakpointObserver(pid: processes.child, learned: learned)
         var launch = TracedLaunch(
             request: request, control: control, processes: processes, observer: observer)
+        // Room for a launch's events and stops, so the exec stop allocates nothing.
+        launch.events.reserveCapacity(32)
+        launch.observerCosts.reserveCapacity(8)
         launch.events.append(.spawned(atNs: spawnedAt))
         return launch
     }
@@ -220,44 +193,34 @@ private struct TracedLaunch {
     // MARK: The stop loop
 
     mutating func run(planForImage: (String) -> ImagePlan?) throws(TracerError) {
-        switch processes.attachment {
-        case .execStop:
-            // The first stop is the SIGTRAP that PTRACE_TRACEME delivers after the exec.
-            guard let first = try Ptrace.wait(pid) else { return }
-            guard first.kind == LP_WAIT_STOPPED else {
-                finish(first)
-                return
-            }
-            try Ptrace.setOptions(pid, options)
-            // Spawn → exec stop was a same-CPU switch; an observer that never stops the child at
-            // main leaves no later place to unpin it, and from here it needs its own mask.
-            if request.pinnedCPU != nil, !observer.stopsAtMain || request.plan == nil { _ = lp_affinity_restore(pid) }
-            events.append(.imageStarted(image: 0, path: request.executable, atNs: first.at_ns))
-            if observer.writesIntoChild {
-                try startImage(plan: request.plan, path: request.executable)
-                request.beforeFirstInstruction?()
-                try resume(pid, stoppedAt: first.at_ns)
-            } else {
-                // Nothing of this needs the child stopped (its probes were armed before the
-                // spawn): it runs meanwhile.
-                request.beforeFirstInstruction?()
-                try resume(pid, stoppedAt: first.at_ns)
-                try startImage(plan: request.plan, path: request.executable)
-            }
-        case .seizedInExec, .seizedLate:
-            awaitsFirstExec = true
-        case .endedBeforeSeize(let exit):
-            try startLateImageZero()
-            finish(exit)
+        // The first stop is the SIGTRAP that PTRACE_TRACEME delivers after the exec. Only what
+        // needs the child stopped is done before it is continued: the options, its CPU mask,
+        // the breakpoints; the uprobe observer's probes were armed before the spawn and its hits
+        // are watched from the spawn on, so its notes are written while the child runs on.
+        guard let first = try Ptrace.wait(pid) else { return }
+        guard first.kind == LP_WAIT_STOPPED else {
+            finish(first)
             return
+        }
+        try Ptrace.setOptions(pid, options)
+        // Spawn → exec stop was a same-CPU switch; an observer that never stops the child at
+        // main (or has nothing to stop it at) leaves no later place to unpin it.
+        if request.pinnedCPU != nil, !observer.stopsAtMain || request.plan == nil { _ = lp_affinity_restore(pid) }
+        events.append(.imageStarted(image: 0, path: request.executable, atNs: first.at_ns))
+        if observer.writesIntoChild {
+            try startImage(plan: request.plan, path: request.executable)
+            request.beforeFirstInstruction?()
+            try resume(pid, stoppedAt: first.at_ns)
+        } else {
+            request.beforeFirstInstruction?()
+            try resume(pid, stoppedAt: first.at_ns)
+            try startImage(plan: request.plan, path: request.executable)
         }
 
         while true {
             let stop: lp_wait_result
             switch try processes.nextStop() {
             case .childEnded(let exit):
-                // Seized late, it ran image 0 unseen; seized inside the exec, it died in it (no image).
-                if awaitsFirstExec, case .seizedLate = processes.attachment { try startLateImageZero() }
                 finish(exit)
                 return
             case .handled(let handled):
@@ -274,22 +237,19 @@ private struct TracedLaunch {
             }
             if exitStatus != nil { return }
             try resume(stop.pid, stoppedAt: stop.at_ns, signal: signal)
-            if let time = imageZeroStartedAt {
-                // A seized child's image 0, recorded once it runs on.
-                imageZeroStartedAt = nil
-                events.append(.imageStarted(image: 0, path: request.executable, atNs: time))
-                try startImage(plan: request.plan, path: request.executable)
-            }
         }
     }
 
     /// Continues a stopped process (to its system call's exit when it is at listen(2)), counting
     /// the child's pause since `stoppedAt`.
     private mutating func resume(_ process: pid_t, stoppedAt: UInt64, signal: Int32 = 0) throws(TracerError) {
-        if process == pid {
-            let pause = lp_now_ns() &- stoppedAt
-            pauseNs += pause
-            observerCosts.append(ObserverCost(atNs: stoppedAt, costNs: pause))
+        let pause = process == pid ? lp_now_ns() &- stoppedAt : nil
+        // Recorded once the process runs on: nothing but the request inside the pause.
+        defer {
+            if let pause {
+                pauseNs += pause
+                observerCosts.append(ObserverCost(atNs: stoppedAt, costNs: pause))
+            }
         }
         do {
             if listening.contains(process) {
@@ -300,26 +260,6 @@ private struct TracedLaunch {
         } catch where error.processIsGone {
             // Killed while stopped (timeout, Ctrl-C): its exit is the next thing to wait for.
         }
-    }
-
-    /// Seized child: whether the exec event stop `stop` of the child ends image 0's exec (the
-    /// seize landed inside it) rather than a later exec's.
-    private func endsImageZeroExec(_ stop: lp_wait_result) -> Bool {
-        switch processes.attachment {
-        case .seizedInExec: return true
-        // Landed between the new stack and the event stop: the stop is on that stack.
-        case .seizedLate(let startStack): return (try? Ptrace.registers(stop.pid))?.sp == startStack
-        default: return false
-        }
-    }
-
-    /// The seize came after image 0's exec had ended: its start is taken as the vfork's return
-    /// (the exec's end is not known), and the launch is marked to be done again.
-    private mutating func startLateImageZero() throws(TracerError) {
-        awaitsFirstExec = false
-        attachedLate = true
-        events.append(.imageStarted(image: 0, path: request.executable, atNs: processes.spawnReturnedAtNs))
-        try startImage(plan: request.plan, path: request.executable)
     }
 
     /// Handles one ptrace stop; returns the signal to deliver when continuing.
@@ -341,16 +281,7 @@ private struct TracedLaunch {
             return 0
         }
         if event == LP_PTRACE_EVENT_EXEC {
-            guard stop.pid == pid else { return 0 }
-            if awaitsFirstExec {
-                awaitsFirstExec = false
-                if endsImageZeroExec(stop) {
-                    imageZeroStartedAt = stop.at_ns  // recorded once the child runs on
-                    return 0
-                }
-                try startLateImageZero()
-            }
-            try startNextImage(at: stop.at_ns, planForImage: planForImage)
+            if stop.pid == pid { try startNextImage(at: stop.at_ns, planForImage: planForImage) }
             return 0
         }
         if event != 0 { return 0 }
@@ -481,7 +412,6 @@ private struct TracedLaunch {
             exitStatus: exitStatus ?? .killedByLaunchprof(signal: SIGKILL, reason: "tracer failed"),
             leftoverProcesses: leftovers, unplannedImages: unplannedImages,
             crashStack: crashStack, crashMappings: crashMappings, pauseNs: pauseNs &- min(pauseNs, heldNs))
-        result.attachedLate = attachedLate
         result.observerCosts = (observerCosts + observation.costs).sorted { $0.atNs < $1.atNs }
         result.lostSamples = observation.lostSamples
         result.pendingUprobeHits = deferred

@@ -21,11 +21,6 @@ enum Ptrace {
         try request(LP_PTRACE_SINGLESTEP, "SINGLESTEP", pid, 0, 0)
     }
 
-    /// Attaches to a running process without stopping it, with `options` set at once.
-    static func seize(_ pid: pid_t, _ options: Int32) throws(TracerError) {
-        try request(LP_PTRACE_SEIZE, "SEIZE", pid, 0, UInt(options))
-    }
-
     static func setOptions(_ pid: pid_t, _ options: Int32) throws(TracerError) {
         try request(LP_PTRACE_SETOPTIONS, "SETOPTIONS", pid, 0, UInt(options))
     }

@@ -4,10 +4,10 @@ import CLaunchprof
 import Glibc
 #endif
 
-/// The processes of one traced launch: the child, spawned under ptrace (stopped at its exec, or
-/// seized while it runs), and every process and thread it creates (traced automatically with
-/// PTRACE_O_TRACEFORK, VFORK and CLONE), until they are killed and reaped, so nothing stays
-/// stopped, traced or orphaned. `LaunchTracer` and `HazardScanner` both keep their processes here.
+/// The processes of one traced launch: the child, spawned stopped under ptrace, and every process
+/// and thread it creates (traced automatically with PTRACE_O_TRACEFORK, VFORK and CLONE), until
+/// they are killed and reaped, so nothing stays stopped, traced or orphaned. `LaunchTracer` and
+/// `HazardScanner` both keep their processes here.
 ///
 /// Every call must come from the thread that spawned the child (ptrace has thread affinity).
 struct TracedProcesses {
@@ -27,30 +27,6 @@ struct TracedProcesses {
         var cpu = Int32(LP_SPAWN_CPU_INHERIT)
         /// Stop the child at its listen(2) calls (seccomp), for listen readiness.
         var trapListen = false
-        /// Attach with PTRACE_SEIZE and these options as soon as vfork returns, instead of
-        /// stopping the child at its exec (PTRACE_TRACEME): see `Attachment`.
-        var seizeOptions: Int32?
-        /// Called with the child's pid between vfork's return and the seize (tests hold the
-        /// seize back with it, to reach the cases a slow tracer meets).
-        var beforeSeize: ((pid_t) -> Void)?
-    }
-
-    /// How the tracer came to trace the child.
-    enum Attachment {
-        /// PTRACE_TRACEME: the child stops with SIGTRAP at the end of its exec; options are set there.
-        case execStop
-        /// PTRACE_SEIZE landed inside the exec, before the exec had finished setting up the new
-        /// image: the exec's PTRACE_EVENT_EXEC stop is still to come, before any instruction of
-        /// the program.
-        case seizedInExec
-        /// PTRACE_SEIZE landed once the exec had set up the image, its stack at `startStack`. Either the
-        /// exec's event stop is still to come (that stop's stack pointer is `startStack`), or the
-        /// child ran some of its code untraced: what it forked by then was seized here too, but an
-        /// exec or a crash in that time went unseen.
-        case seizedLate(startStack: UInt64)
-        /// The child had ended before PTRACE_SEIZE (a zombie cannot be attached): it ran
-        /// untraced; its wait status, already reaped.
-        case endedBeforeSeize(lp_wait_result)
     }
 
     /// The spawned process.
@@ -64,19 +40,14 @@ struct TracedProcesses {
     /// Created processes with a copy of their creator's memory (fork): a copy of any int3 too.
     private(set) var forked: Set<pid_t> = []
 
-    /// How the child came to be traced.
-    private(set) var attachment = Attachment.execStop
-    /// When the spawn returned: the child was past its exec's point of no return.
-    private(set) var spawnReturnedAtNs: UInt64 = 0
-
     private init(child: pid_t) {
         self.child = child
         alive = [child]
     }
 
-    /// Spawns the child in a new process group, stopped at its exec (PTRACE_TRACEME) or, with
-    /// `Spawn.seizeOptions`, seized while it runs. Returns the processes and the spawn's time,
-    /// read just before it (everything is allocated first: the spawn is timed, not the setup).
+    /// Spawns the child, stopped at its exec (PTRACE_TRACEME) in a new process group. Returns
+    /// the processes and the spawn's time, read just before it (everything is allocated first:
+    /// the spawn is timed, not the setup).
     static func spawn(_ spawn: Spawn) throws(TracerError) -> (processes: TracedProcesses, spawnedAtNs: UInt64) {
         let arguments = CStringArray(spawn.arguments)
         let environment = CStringArray(spawn.environment)
@@ -84,100 +55,14 @@ struct TracedProcesses {
         defer { cwd.map { free($0) } }
         var options = lp_spawn_options(
             stdin_fd: spawn.standardInput, stdout_fd: spawn.standardOutput, stderr_fd: spawn.standardError,
-            keep_fd: spawn.keepDescriptor, cwd: cwd.map { UnsafePointer($0!) }, trace: spawn.seizeOptions == nil,
-            cpu: spawn.cpu,
+            keep_fd: spawn.keepDescriptor, cwd: cwd.map { UnsafePointer($0!) }, trace: true, cpu: spawn.cpu,
             new_process_group: true, trap_listen: spawn.trapListen)
         var pid: pid_t = 0
-        // Seizing: real-time from here to the seize, so vfork's return runs this thread at once,
-        // preempting the child if they share a CPU (else the seize can come after the launch).
-        let realtime = spawn.seizeOptions != nil && lp_realtime_begin()  // ended by `seize`
         let spawnedAt = lp_now_ns()
         let error = lp_spawn(spawn.executable, arguments.pointers, environment.pointers, &options, &pid)
-        guard error == 0 else {
-            if realtime { lp_realtime_end() }
-            throw .cannotExecute(path: spawn.executable, errno: error)
-        }
-        var processes = TracedProcesses(child: pid)
-        processes.spawnReturnedAtNs = lp_now_ns()
-        if let options = spawn.seizeOptions {
-            spawn.beforeSeize?(pid)
-            do {
-                try processes.seize(options: options)
-            } catch {
-                processes.killAndReap()
-                throw error
-            }
-        }
+        guard error == 0 else { throw .cannotExecute(path: spawn.executable, errno: error) }
         lp_track_child(pid)
-        return (processes, spawnedAt)
-    }
-
-    /// Attaches to the child, which vfork's return shows past its exec's point of no return.
-    /// The tracer is usually faster than the exec's remaining work (mapping the program and the
-    /// loader, the new stack), so the seize lands inside it and the exec's event stop follows;
-    /// `attachment` says which case this was.
-    private mutating func seize(options: Int32) throws(TracerError) {
-        defer { lp_realtime_end() }  // at once: the rest needs no hurry
-        do {
-            try Ptrace.seize(child, options)
-            lp_realtime_end()
-        } catch {
-            // EPERM also for a child that has already exited (a zombie cannot be attached).
-            guard let ended = try Ptrace.wait(child, nohang: true) else { throw error }
-            alive.remove(child)
-            attachment = .endedBeforeSeize(ended)
-            // What it forked is untraced, but in its process group: killed now, as the tracer
-            // kills what a child leaves behind when it ends.
-            kill(-child, SIGKILL)
-            return
-        }
-        // The exec writes the program's code bounds into /proc/PID/stat only at its very end,
-        // after the new stack (a few hundred ns before its event stop): 0 until then.
-        let (startCode, startStack) = Self.codeAndStack(child)
-        if startCode == 0 {
-            attachment = .seizedInExec
-        } else {
-            attachment = .seizedLate(startStack: startStack)
-            seizeChildren(of: child, options: options)
-        }
-    }
-
-    /// Seizes the processes `process` forked before it was seized, and theirs.
-    private mutating func seizeChildren(of process: pid_t, options: Int32) {
-        for created in Self.children(of: process) where !alive.contains(created) {
-            guard (try? Ptrace.seize(created, options)) != nil else { continue }  // ended meanwhile
-            alive.insert(created)
-            forked.insert(created)
-            lp_track_child(created)
-            seizeChildren(of: created, options: options)
-        }
-    }
-
-    /// The children of every thread of `process` (/proc/PID/task/TID/children).
-    static func children(of process: pid_t) -> [pid_t] {
-        guard let directory = opendir("/proc/\(process)/task") else { return [] }
-        defer { closedir(directory) }
-        var children: [pid_t] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let thread = Int32(name),
-                let text = SmallFile.read("/proc/\(process)/task/\(thread)/children")
-            else { continue }
-            children += text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Int32($0) }
-        }
-        return children
-    }
-
-    /// The `startcode` and `startstack` fields of /proc/PID/stat (the 26th and 28th): where the
-    /// program's code starts and the initial stack pointer, both final once the first is not 0.
-    static func codeAndStack(_ process: pid_t) -> (startCode: UInt64, startStack: UInt64) {
-        guard let stat = SmallFile.read("/proc/\(process)/stat"),
-            let close = stat.lastIndex(of: ")")
-        else { return (0, 0) }
-        // After "pid (comm)" come the fields from the 3rd (state) on.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 25 else { return (0, 0) }
-        return (UInt64(fields[23]) ?? 0, UInt64(fields[25]) ?? 0)
+        return (TracedProcesses(child: pid), spawnedAt)
     }
 
     /// The file `process` runs (`/proc/PID/exe`): after an exec, the new image.
@@ -250,10 +135,7 @@ struct TracedProcesses {
                 }
                 return .handled(stop)
             }
-            // A seized parent's new process first stops with PTRACE_EVENT_STOP, a traced one's with SIGSTOP.
-            if event == 0 || event == LP_PTRACE_EVENT_STOP, stop.value == SIGSTOP, stop.pid != child,
-                isAttachStop(stop.pid)
-            {
+            if event == 0, stop.value == SIGSTOP, stop.pid != child, isAttachStop(stop.pid) {
                 return .handled(stop)
             }
             return .stopped(stop)

@@ -31,8 +31,7 @@ typedef struct lp_spawn_options {
     int keep_fd;
     /// Working directory (NULL: launchprof's).
     const char *_Nullable cwd;
-    /// Stop under ptrace at the exec (PTRACE_TRACEME). Without it the child runs untraced until
-    /// the tracer attaches with PTRACE_SEIZE once vfork has returned.
+    /// Stop under ptrace at the exec (PTRACE_TRACEME).
     bool trace;
     /// Pin the child to this CPU before exec; LP_SPAWN_CPU_INHERIT: keep the spawning thread's
     /// mask; LP_SPAWN_CPU_LAUNCHPROFS: launchprof's own mask (from lp_affinity_save) although
@@ -57,13 +56,6 @@ int lp_spawn(const char *_Nonnull path, char *const _Nullable *_Nonnull argv,
              char *const _Nullable *_Nonnull envp, const lp_spawn_options *_Nonnull options,
              pid_t *_Nonnull pid);
 
-/// Makes the calling thread SCHED_FIFO (with SCHED_RESET_ON_FORK, so its children are ordinary
-/// tasks) until lp_realtime_end: a tracer that seizes the child it spawns runs as soon as vfork
-/// returns, even on the child's CPU. False where not permitted (no CAP_SYS_NICE / RLIMIT_RTPRIO).
-bool lp_realtime_begin(void);
-/// Restores the scheduling policy lp_realtime_begin replaced (nothing if it had failed).
-void lp_realtime_end(void);
-
 /// The ptrace requests, options and events the tracer uses (glibc declares them as enums Swift
 /// does not import usefully).
 enum {
@@ -73,7 +65,6 @@ enum {
     LP_PTRACE_GETEVENTMSG = 0x4201,
     LP_PTRACE_GETSIGINFO = 0x4202,
     LP_PTRACE_SYSCALL = 24,
-    LP_PTRACE_SEIZE = 0x4206,
 };
 enum {
     LP_PTRACE_O_TRACESYSGOOD = 1,
@@ -90,8 +81,6 @@ enum {
     LP_PTRACE_EVENT_CLONE = 3,
     LP_PTRACE_EVENT_EXEC = 4,
     LP_PTRACE_EVENT_SECCOMP = 7,
-    /// A PTRACE_SEIZE'd tracee's group-stop, or a new process's first stop under a seized parent.
-    LP_PTRACE_EVENT_STOP = 128,
 };
 
 /// ptrace(2) with its variadic arguments made explicit. For PEEK requests the word read is

@@ -2,8 +2,6 @@
  * Forks in its constructor, the first code of its own that runs, and exits at once: the fork
  * lives LP_DAEMON_US (default 3 s, bounded so a test that fails cannot leave it for long) unless
  * killed. The constructor goes on only once the fork has written its truth line.
- * With LP_HOLD=1 the constructor then writes "forked <pid>\n" to stdout and reads stdin to EOF
- * before going on (a test holds it there).
  * Truth: "ctor program b e" around the fork, "daemon <pid> t t" from the fork, "main - t t".
  */
 #include "run-fixture.h"
@@ -36,12 +34,6 @@ __attribute__((constructor)) static void lp_fork_at_once(void) {
     (void)!read(gate[0], &byte, 1);
     close(gate[0]);
     lp_truth("ctor", "program", begin, lp_now());
-    if (lp_setting("LP_HOLD", 0) == 1) {
-        printf("forked %d\n", (int)forked);
-        fflush(stdout);
-        while (read(0, &byte, 1) > 0) {
-        }
-    }
 }
 
 int main(void) {

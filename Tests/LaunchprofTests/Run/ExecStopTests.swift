@@ -7,12 +7,13 @@ import Testing
 import Glibc
 #endif
 
-/// The default path: the uprobe observer alone, the child spawned untraced and seized as vfork
-/// returns (no exec stop of launchprof's own). Every phase is still reported, bounded by what the
-/// program's own clock says; forks, crashes and exec chains are still followed; nothing is left
-/// running or traced. Serialized: spans are real time.
-@Suite("run: the child seized, not stopped at its exec", .serialized)
-struct SeizedLaunchTests {
+/// The default path (the uprobe observer) with the exec stop doing only what needs the child
+/// stopped (options, CPU mask), the rest done before the spawn or once the child runs on: every
+/// phase is still reported, bounded by what the program's own clock says; a fork in the first
+/// initializer, a crash and an exec chain are still followed; nothing is left running or traced.
+/// Serialized: spans are real time.
+@Suite("run: the exec stop's work", .serialized)
+struct ExecStopTests {
     private func markerEnvironment(_ marker: String) -> [String: String] {
         let parts = marker.split(separator: "=", maxSplits: 1)
         return [String(parts[0]): String(parts[1])]
@@ -34,7 +35,6 @@ struct SeizedLaunchTests {
         let outcome = try RunHarness.run(program, runs: runs, environment: environment) { $0.observer = .uprobe }
         try #require(outcome.runs.count == runs)
         let truth = try FixtureTruth(contentsOf: truthPath)
-        // One launch per run (a launch seized too late would have been done again).
         let constructors = truth.all("ctor")
         try #require(constructors.count == runs, "\(constructors.count) launches for \(runs) runs")
         for (run, constructor) in zip(outcome.runs, constructors) {
@@ -57,7 +57,8 @@ struct SeizedLaunchTests {
             let truthMain = try #require(truth.all("main").first { $0.beginNs > constructor.endNs })
             #expect(spawn + main.startNs <= truthMain.beginNs, "run \(run.index)")
         }
-        // Each early fork was traced from its fork and killed with the launch.
+        // Each early fork was traced from its fork (the options are set at the exec stop, before
+        // the constructor runs) and killed with the launch.
         let forked = forkedPids(truth)
         #expect(forked.count == runs)
         let watchers = RunHarness.exitWatchers(forked)
@@ -83,7 +84,7 @@ struct SeizedLaunchTests {
         for run in outcome.runs {
             #expect(run.exitStatus?.signal == SIGSEGV)
             let crash = try #require(run.warnings.first { $0.code == .crashed })
-            #expect(crash.message.contains("run-crash+0x"), "the crash stopped the seized child for its stack: \(crash.message)")
+            #expect(crash.message.contains("run-crash+0x"), "the crash stopped the child for its stack: \(crash.message)")
         }
         #expect(RunHarness.processes(withMarker: marker).isEmpty)
     }
