@@ -133,13 +133,10 @@ public final class UprobeObserver: Sendable {
         }
     }
 
-    /// Keeps the hits of `pid` made from `since` (CLOCK_MONOTONIC ns; nil: now) until it is
-    /// drained, whichever session reads the rings first. Call it as soon as the process exists
-    /// (its spawn), with a `since` before it runs any probed code.
-    public func watch(pid: Int32, since: UInt64? = nil) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let since = since ?? UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    /// Keeps the hits of `pid` made from `since` (CLOCK_MONOTONIC ns) until it is drained,
+    /// whichever session reads the rings first. Call it as soon as the process exists (its
+    /// spawn), with a `since` before it runs any probed code.
+    public func watch(pid: Int32, since: UInt64) {
         state.withLock { state in
             state.pending[pid] = state.pending[pid] ?? []
             state.watchedSince[pid] = state.watchedSince[pid] ?? since
