@@ -88,4 +88,34 @@ struct ExecStopTests {
         }
         #expect(RunHarness.processes(withMarker: marker).isEmpty)
     }
+
+    /// Pinned (the default), the child runs until the exec stop on the tracer's one CPU — the
+    /// mask it inherits from the pinned tracer thread, not set again in the child — and gets its
+    /// own mask back at `main` (ptrace observer) or at the exec stop (uprobes, nothing stops it
+    /// at `main`), before any of its code.
+    @Test(arguments: [ObserverChoice.ptrace, .uprobe])
+    func pinnedChildRunsWithTheTracersCPUUntilItsMaskIsRestored(observer: ObserverChoice) throws {
+        // This process's mask, the one launchprof restores ("Cpus_allowed_list: 0-1,4").
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let list = try #require(status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") })
+        let all = list.dropFirst("Cpus_allowed_list:".count).split(separator: ",").reduce(0) { count, range in
+            let bounds = range.split(separator: "-").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            return count + (bounds.count == 2 ? bounds[1] - bounds[0] + 1 : bounds.count)
+        }
+        try #require(all >= 2, "this test needs a mask of two CPUs or more (has \(all))")
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let runs = 2
+        let outcome = try RunHarness.run(
+            try RunFixtures.program("affinity"), runs: runs, environment: ["LP_FIXTURE_TRUTH": truthPath]
+        ) {
+            $0.observer = observer
+            $0.pinCPU = true
+        }
+        #expect(outcome.runs.count == runs)
+        let names = try FixtureTruth(contentsOf: truthPath).all("cpus").map(\.name)
+        let constructor = observer == .ptrace ? 1 : all
+        #expect(names.filter { $0.hasPrefix("constructor-") } == Array(repeating: "constructor-\(constructor)", count: runs), "\(names)")
+        #expect(names.filter { $0.hasPrefix("main-") } == Array(repeating: "main-\(all)", count: runs), "\(names)")
+    }
 }
