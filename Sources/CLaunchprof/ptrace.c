@@ -158,12 +158,20 @@ void lp_affinity_save(void) {
     saved_affinity_valid = sched_getaffinity(0, sizeof saved_affinity, &saved_affinity) == 0;
 }
 
+// The CPU the calling thread pinned itself to with lp_pin (-1: none). Only lp_pin writes it: a
+// vfork child shares this memory, and its own affinity changes are not the thread's.
+static __thread int thread_pinned_cpu = -1;
+
 int lp_pin(pid_t tid, int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    return sched_setaffinity(tid, sizeof set, &set) < 0 ? errno : 0;
+    if (sched_setaffinity(tid, sizeof set, &set) < 0) return errno;
+    if (tid == 0) thread_pinned_cpu = cpu;
+    return 0;
 }
+
+int lp_thread_pinned_cpu(void) { return thread_pinned_cpu; }
 
 int lp_affinity_restore(pid_t tid) {
     if (!saved_affinity_valid) return 0;

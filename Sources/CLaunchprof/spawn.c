@@ -53,7 +53,7 @@ void lp_spawn_prepare(void) {
 // The child shares the parent's memory (vfork), so it reports a failed exec by writing here
 // before _exit; the parent reads it once vfork returns. Only async-signal-safe calls below.
 static void run_child(const char *path, char *const *argv, char *const *envp,
-                      const lp_spawn_options *o, volatile int *child_errno) {
+                      const lp_spawn_options *o, bool pin, volatile int *child_errno) {
     // Dispositions launchprof set (handlers, SIG_IGN) must not reach the program, nor may one
     // of its handlers run here on the shared stack once the mask is cleared.
     struct sigaction dfl;
@@ -84,7 +84,7 @@ static void run_child(const char *path, char *const *argv, char *const *envp,
         if (dup2(o->keep_fd, LP_CHILD_HOOK_FD) < 0) goto fail;
     }
     if (o->cwd && chdir(o->cwd) < 0) goto fail;
-    if (o->cpu >= 0) {
+    if (pin) {
         cpu_set_t set;
         CPU_ZERO(&set);
         CPU_SET(o->cpu, &set);
@@ -107,9 +107,11 @@ int lp_spawn(const char *path, char *const *argv, char *const *envp,
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     volatile int child_errno = 0;
+    // A child of a thread pinned to that CPU already has that mask (vfork copies the thread's).
+    bool pin = options->cpu >= 0 && options->cpu != lp_thread_pinned_cpu();
     pid_t child = vfork();
     if (child == 0) {
-        run_child(path, argv, envp, options, &child_errno);
+        run_child(path, argv, envp, options, pin, &child_errno);
     }
     int fork_errno = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);

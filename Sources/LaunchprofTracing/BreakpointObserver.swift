@@ -30,6 +30,7 @@ struct BreakpointObserver: LaunchObserver {
     var tracesThreadsUntilMain: Bool { true }
     /// The child stops at `main`, where it is unpinned.
     var stopsAtMain: Bool { true }
+    var writesIntoChild: Bool { true }
     var reachedMain: Bool { recorder.reachedMain }
 
     mutating func startImage(_ image: Int, plan: ImagePlan?, into events: inout [LaunchEvent]) throws(TracerError) {

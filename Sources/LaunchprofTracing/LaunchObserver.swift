@@ -19,10 +19,13 @@ protocol LaunchObserver {
     var stopsAtMain: Bool { get }
     /// `main` was reached in the current image (known while the child runs).
     var reachedMain: Bool { get }
+    /// Whether `startImage` writes into the child (breakpoints), so that it must be called while
+    /// the child is stopped; otherwise image 0's is called once the child runs on.
+    var writesIntoChild: Bool { get }
 
     /// The child is at the exec stop of image `image` (0: the first), planned by `plan` (nil:
-    /// not analysed; the tracer notes what that leaves unobservable). Arms what observes it and
-    /// records the notes of what it cannot observe.
+    /// not analysed; the tracer notes what that leaves unobservable), or has just left it (see
+    /// `writesIntoChild`). Arms what observes it and records the notes of what it cannot observe.
     mutating func startImage(_ image: Int, plan: ImagePlan?, into events: inout [LaunchEvent]) throws(TracerError)
 
     /// The child stopped with SIGTRAP at `time`: true when the observer caused it (its events

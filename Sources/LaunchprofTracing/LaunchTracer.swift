@@ -163,6 +163,9 @@ private struct TracedLaunch {
     static func spawn(
         _ request: TraceRequest, control: TraceControl, learned: LearnedLayout
     ) throws(TracerError) -> TracedLaunch {
+        if let uprobes = request.uprobes, let plan = request.plan {
+            try UprobeLaunchObserver.armBeforeSpawn(plan, uprobes: uprobes, path: request.executable)
+        }
         var spawn = TracedProcesses.Spawn(
             executable: request.executable, arguments: request.arguments, environment: request.environment,
             workingDirectory: request.workingDirectory)
@@ -175,10 +178,14 @@ private struct TracedLaunch {
         let (processes, spawnedAt) = try TracedProcesses.spawn(spawn)
         control.attach(processes.child)
         request.onSpawn?(processes.child)
-        let observer: any LaunchObserver = request.uprobes.map { UprobeLaunchObserver(pid: processes.child, uprobes: $0) }
-            ?? BreakpointObserver(pid: processes.child, learned: learned)
+        let observer: any LaunchObserver = request.uprobes.map {
+            UprobeLaunchObserver(pid: processes.child, uprobes: $0, spawnedAt: spawnedAt)
+        } ?? BreakpointObserver(pid: processes.child, learned: learned)
         var launch = TracedLaunch(
             request: request, control: control, processes: processes, observer: observer)
+        // Room for a launch's events and stops, so the exec stop allocates nothing.
+        launch.events.reserveCapacity(32)
+        launch.observerCosts.reserveCapacity(8)
         launch.events.append(.spawned(atNs: spawnedAt))
         return launch
     }
@@ -186,55 +193,72 @@ private struct TracedLaunch {
     // MARK: The stop loop
 
     mutating func run(planForImage: (String) -> ImagePlan?) throws(TracerError) {
-        // The first stop is the SIGTRAP that PTRACE_TRACEME delivers after the exec.
+        // The first stop is the SIGTRAP that PTRACE_TRACEME delivers after the exec. Only what
+        // needs the child stopped is done before it is continued: the options, its CPU mask,
+        // the breakpoints; the uprobe observer's probes were armed before the spawn and its hits
+        // are watched from the spawn on, so its notes are written while the child runs on.
         guard let first = try Ptrace.wait(pid) else { return }
         guard first.kind == LP_WAIT_STOPPED else {
             finish(first)
             return
         }
         try Ptrace.setOptions(pid, options)
+        // Spawn → exec stop was a same-CPU switch; an observer that never stops the child at
+        // main (or has nothing to stop it at) leaves no later place to unpin it.
+        if request.pinnedCPU != nil, !observer.stopsAtMain || request.plan == nil { _ = lp_affinity_restore(pid) }
         events.append(.imageStarted(image: 0, path: request.executable, atNs: first.at_ns))
-        try startImage(plan: request.plan, path: request.executable)
-        request.beforeFirstInstruction?()
+        if observer.writesIntoChild {
+            try startImage(plan: request.plan, path: request.executable)
+            request.beforeFirstInstruction?()
+            try resume(pid, stoppedAt: first.at_ns)
+        } else {
+            request.beforeFirstInstruction?()
+            try resume(pid, stoppedAt: first.at_ns)
+            try startImage(plan: request.plan, path: request.executable)
+        }
 
-        var signalToDeliver: Int32 = 0
-        var stopped = pid
-        var stoppedAt = first.at_ns
         while true {
-            if stopped == pid {
-                let pause = lp_now_ns() &- stoppedAt
-                pauseNs += pause
-                observerCosts.append(ObserverCost(atNs: stoppedAt, costNs: pause))
-            }
-            do {
-                if listening.contains(stopped) {
-                    try Ptrace.syscall(stopped)  // run to the syscall's exit, then stop again
-                } else {
-                    try Ptrace.cont(stopped, signal: signalToDeliver)
-                }
-            } catch where error.processIsGone {
-                // Killed while stopped (timeout, Ctrl-C): its exit is the next thing to wait for.
-            }
-            signalToDeliver = 0
             let stop: lp_wait_result
             switch try processes.nextStop() {
             case .childEnded(let exit):
                 finish(exit)
                 return
             case .handled(let handled):
-                (stopped, stoppedAt) = (handled.pid, handled.at_ns)
+                try resume(handled.pid, stoppedAt: handled.at_ns)
                 continue
             case .stopped(let next):
                 stop = next
             }
-            stopped = stop.pid
-            stoppedAt = stop.at_ns
+            var signal: Int32 = 0
             do {
-                signalToDeliver = try handleStop(stop, planForImage: planForImage)
+                signal = try handleStop(stop, planForImage: planForImage)
             } catch where error.processIsGone {
-                signalToDeliver = 0
+                signal = 0
             }
             if exitStatus != nil { return }
+            try resume(stop.pid, stoppedAt: stop.at_ns, signal: signal)
+        }
+    }
+
+    /// Continues a stopped process (to its system call's exit when it is at listen(2)), counting
+    /// the child's pause since `stoppedAt`.
+    private mutating func resume(_ process: pid_t, stoppedAt: UInt64, signal: Int32 = 0) throws(TracerError) {
+        let pause = process == pid ? lp_now_ns() &- stoppedAt : nil
+        // Recorded once the process runs on: nothing but the request inside the pause.
+        defer {
+            if let pause {
+                pauseNs += pause
+                observerCosts.append(ObserverCost(atNs: stoppedAt, costNs: pause))
+            }
+        }
+        do {
+            if listening.contains(process) {
+                try Ptrace.syscall(process)  // run to the syscall's exit, then stop again
+            } else {
+                try Ptrace.cont(process, signal: signal)
+            }
+        } catch where error.processIsGone {
+            // Killed while stopped (timeout, Ctrl-C): its exit is the next thing to wait for.
         }
     }
 
@@ -299,9 +323,6 @@ private struct TracedLaunch {
             for (phase, reason) in plan.unobservable {
                 events.append(.unobservable(phase: phase, reason: reason))
             }
-            // Spawn → exec stop was a same-CPU switch; an observer that never stops the child at
-            // main leaves no later place to unpin it, and from here it needs its own mask.
-            if image == 0, !observer.stopsAtMain, request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
         } else {
             unplannedImages.append(path)
             for phase in ["loader.map", "loader.relocate", "loader.init", "program.init", "main"] {

@@ -6,6 +6,8 @@ public enum TracerError: Error, Sendable, Equatable, CustomStringConvertible {
     case ptrace(request: String, pid: Int32, errno: Int32)
     /// The child stopped in a way the tracer cannot continue from.
     case unexpectedStop(pid: Int32, detail: String)
+    /// What observes the launch could not be set up for this executable (its uprobes).
+    case cannotObserve(path: String, detail: String)
 
     public var description: String {
         switch self {
@@ -16,6 +18,8 @@ public enum TracerError: Error, Sendable, Equatable, CustomStringConvertible {
                 + (errno == 1 ? " (is ptrace permitted here? check kernel.yama.ptrace_scope and seccomp)" : "")
         case .unexpectedStop(let pid, let detail):
             "Process \(pid) stopped unexpectedly: \(detail)"
+        case .cannotObserve(let path, let detail):
+            "Cannot observe the launch of \"\(path)\": \(detail)"
         }
     }
 }

@@ -14,14 +14,31 @@ struct UprobeLaunchObserver: LaunchObserver {
     /// The plan of each image, in exec order.
     private var plans: [ImagePlan?] = []
 
-    init(pid: pid_t, uprobes: UprobeRequest) {
+    /// Watches `pid`'s hits from `spawnedAt` on: called once the spawn returns, before the tracer
+    /// first waits, so nothing of this work falls inside the exec stop.
+    init(pid: pid_t, uprobes: UprobeRequest, spawnedAt: UInt64) {
         self.pid = pid
         self.uprobes = uprobes
+        uprobes.observer.watch(pid: pid, since: spawnedAt)
+    }
+
+    /// Arms the first image's probes not armed yet, before the spawn: a registration waits for a
+    /// grace period, which then falls outside the launch (a later image met for the first time is
+    /// armed at its exec stop, inside the launch).
+    static func armBeforeSpawn(_ plan: ImagePlan, uprobes: UprobeRequest, path: String) throws(TracerError) {
+        guard !uprobes.observer.isArmed(plan.uprobes) else { return }
+        do throws(UprobeError) {
+            try uprobes.observer.arm(plan.uprobes)
+        } catch {
+            throw .cannotObserve(path: path, detail: error.description)
+        }
     }
 
     /// No thread can run into a breakpoint of launchprof's: threads go untraced.
     var tracesThreadsUntilMain: Bool { false }
     var stopsAtMain: Bool { false }
+    /// Image 0's probes are armed before the spawn; a later image's at its exec stop.
+    var writesIntoChild: Bool { false }
     /// Known only once the hits are read, after the child has ended.
     var reachedMain: Bool { false }
 
@@ -31,11 +48,10 @@ struct UprobeLaunchObserver: LaunchObserver {
         for (phase, reason) in plan.uprobeUnobservable where !plan.unobservable.contains(where: { $0.phase == phase }) {
             events.append(.unobservable(phase: phase, reason: reason))
         }
-        // Its hits are kept for this launch even if another session reads the rings first.
-        if image == 0 { uprobes.observer.watch(pid: pid) }
-        // The probes were armed for the session; an image met for the first time gets them
-        // now, inside this launch (a registration waits for a grace period): that run shows it.
-        if !uprobes.observer.isArmed(plan.uprobes) {
+        // The probes were armed for the session (image 0's before the spawn); a later image met
+        // for the first time gets them now, inside this launch (a registration waits for a grace
+        // period): that run shows it.
+        if image > 0, !uprobes.observer.isArmed(plan.uprobes) {
             do throws(UprobeError) {
                 try uprobes.observer.arm(plan.uprobes)
             } catch {

@@ -43,8 +43,7 @@ public final class UprobeObserver: Sendable {
         /// Events on the PMU's own uprobes (no holder): their release waits grace periods.
         var fds: [Int32] = []
         var keyByID: [UInt64: UprobeTarget.Key] = [:]
-        /// When each watched process was first watched (its exec stop): the holder's hits of it
-        /// are wanted from then on.
+        /// From when each watched process's hits are wanted (its spawn).
         var watchedSince: [Int32: UInt64] = [:]
         /// Probes the holder samples: tracepoint id → probe.
         var keyByTracepoint: [UInt64: UprobeTarget.Key] = [:]
@@ -134,12 +133,10 @@ public final class UprobeObserver: Sendable {
         }
     }
 
-    /// Keeps the hits of `pid` until it is drained, whichever session reads the rings first.
-    /// Call it before the process runs any probed code (at its exec stop).
-    public func watch(pid: Int32) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let since = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    /// Keeps the hits of `pid` made from `since` (CLOCK_MONOTONIC ns) until it is drained,
+    /// whichever session reads the rings first. Call it as soon as the process exists (its
+    /// spawn), with a `since` before it runs any probed code.
+    public func watch(pid: Int32, since: UInt64) {
         state.withLock { state in
             state.pending[pid] = state.pending[pid] ?? []
             state.watchedSince[pid] = state.watchedSince[pid] ?? since

@@ -167,6 +167,8 @@ int lp_remove_breakpoint(pid_t pid, uint64_t address, uint8_t original);
 /// sched_setaffinity for a thread or process: pin to `cpu`, or (cpu < 0) allow all CPUs the
 /// calling thread had when `lp_affinity_save` ran.
 int lp_pin(pid_t tid, int cpu);
+/// The CPU the calling thread pinned itself to with `lp_pin(0, …)`, or -1.
+int lp_thread_pinned_cpu(void);
 void lp_affinity_save(void);
 int lp_affinity_restore(pid_t tid);
 /// The CPU the calling thread runs on.

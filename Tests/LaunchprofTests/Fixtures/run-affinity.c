@@ -1,0 +1,25 @@
+/*
+ * Reports how many CPUs it may run on, in its constructor and in main.
+ * Truth: "cpus constructor <count> t t" and "cpus main <count> t t" (the count as the name).
+ */
+#include "run-fixture.h"
+
+#include <sched.h>
+#include <stdio.h>
+
+static void lp_report_cpus(const char *where) {
+    cpu_set_t set;
+    char count[16];
+    snprintf(count, sizeof count, "%d", sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1);
+    char name[64];
+    snprintf(name, sizeof name, "%s-%s", where, count);
+    uint64_t now = lp_now();
+    lp_truth("cpus", name, now, now);
+}
+
+__attribute__((constructor)) static void lp_cpus_in_constructor(void) { lp_report_cpus("constructor"); }
+
+int main(void) {
+    lp_report_cpus("main");
+    return 0;
+}
