@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -179,6 +180,28 @@ int lp_affinity_restore(pid_t tid) {
 }
 
 int lp_current_cpu(void) { return sched_getcpu(); }
+
+int lp_cont_then_unpin(pid_t pid, int signal) {
+    // Woken while still pinned, the child is queued on this CPU, where its exec just ran,
+    // instead of on an idle one away from those caches. While its mask is still narrow it must
+    // not run: a real-time policy keeps the woken child from preempting this thread until the
+    // mask is restored. Where that policy is not permitted, the mask is restored first.
+    int policy;
+    struct sched_param saved;
+    bool raised = false;
+    if (pthread_getschedparam(pthread_self(), &policy, &saved) == 0 && policy != SCHED_FIFO && policy != SCHED_RR) {
+        struct sched_param realtime = {.sched_priority = 1};
+        raised = pthread_setschedparam(pthread_self(), SCHED_FIFO, &realtime) == 0;
+    }
+    if (!raised) {
+        lp_affinity_restore(pid);
+        return ptrace(PTRACE_CONT, pid, 0, (void *)(intptr_t)signal) < 0 ? errno : 0;
+    }
+    int result = ptrace(PTRACE_CONT, pid, 0, (void *)(intptr_t)signal) < 0 ? errno : 0;
+    lp_affinity_restore(pid);
+    pthread_setschedparam(pthread_self(), policy, &saved);
+    return result;
+}
 
 // What one ptrace stop costs a traced child on this host, for choosing the observer (a uprobe
 // hit's cost is measured beside it): a child stops at `stops` int3s, timing each itself (trap,

@@ -149,6 +149,8 @@ private struct TracedLaunch {
     /// Prewarm: the child was held frozen (`TraceFreeze`) for this long, kept out of `pauseNs`.
     var heldNs: UInt64 = 0
     var frozen = false
+    /// The child reached `main` pinned: it gets its own mask back as it is next continued.
+    var unpinAtNextResume = false
 
     static let options = Int32(
         LP_PTRACE_O_EXITKILL | LP_PTRACE_O_TRACEEXEC | LP_PTRACE_O_TRACEFORK
@@ -204,16 +206,19 @@ private struct TracedLaunch {
         }
         try Ptrace.setOptions(pid, options)
         // Spawn → exec stop was a same-CPU switch; an observer that never stops the child at
-        // main (or has nothing to stop it at) leaves no later place to unpin it.
-        if request.pinnedCPU != nil, !observer.stopsAtMain || request.plan == nil { _ = lp_affinity_restore(pid) }
+        // main (or has nothing to stop it at) leaves no later place to unpin it. It is unpinned
+        // as it is continued, on this CPU where its exec ran: continued with its mask already
+        // wide, it would be woken on the idle CPU (this one is busy with the tracer) and load
+        // away from the caches its exec filled, ~10% of a small program's launch (RESULTS §19).
+        let unpin = request.pinnedCPU != nil && (!observer.stopsAtMain || request.plan == nil)
         events.append(.imageStarted(image: 0, path: request.executable, atNs: first.at_ns))
         if observer.writesIntoChild {
             try startImage(plan: request.plan, path: request.executable)
             request.beforeFirstInstruction?()
-            try resume(pid, stoppedAt: first.at_ns)
+            try resume(pid, stoppedAt: first.at_ns, unpin: unpin)
         } else {
             request.beforeFirstInstruction?()
-            try resume(pid, stoppedAt: first.at_ns)
+            try resume(pid, stoppedAt: first.at_ns, unpin: unpin)
             try startImage(plan: request.plan, path: request.executable)
         }
 
@@ -240,9 +245,12 @@ private struct TracedLaunch {
         }
     }
 
-    /// Continues a stopped process (to its system call's exit when it is at listen(2)), counting
-    /// the child's pause since `stoppedAt`.
-    private mutating func resume(_ process: pid_t, stoppedAt: UInt64, signal: Int32 = 0) throws(TracerError) {
+    /// Continues a stopped process (to its system call's exit when it is at listen(2); `unpin`:
+    /// the child, given its own CPU mask back as it runs on), counting the child's pause since
+    /// `stoppedAt`.
+    private mutating func resume(
+        _ process: pid_t, stoppedAt: UInt64, signal: Int32 = 0, unpin: Bool = false
+    ) throws(TracerError) {
         let pause = process == pid ? lp_now_ns() &- stoppedAt : nil
         // Recorded once the process runs on: nothing but the request inside the pause.
         defer {
@@ -251,9 +259,14 @@ private struct TracedLaunch {
                 observerCosts.append(ObserverCost(atNs: stoppedAt, costNs: pause))
             }
         }
+        let unpin = unpin || (process == pid && unpinAtNextResume)
+        if unpin { unpinAtNextResume = false }
         do {
             if listening.contains(process) {
+                if unpin { _ = lp_affinity_restore(process) }
                 try Ptrace.syscall(process)  // run to the syscall's exit, then stop again
+            } else if unpin {
+                try Ptrace.contThenUnpin(process, signal: signal)
             } else {
                 try Ptrace.cont(process, signal: signal)
             }
@@ -344,10 +357,10 @@ private struct TracedLaunch {
         try startImage(plan: planForImage(path), path: path)
     }
 
-    /// The child is stopped at `main`: it gets its own CPU mask back, the threads it starts from
-    /// here on go untraced, and prewarm may hold it frozen here.
+    /// The child is stopped at `main`: it gets its own CPU mask back as it runs on, the threads
+    /// it starts from here on go untraced, and prewarm may hold it frozen here.
     private mutating func reachedMain(at time: UInt64) throws(TracerError) {
-        if request.pinnedCPU != nil { _ = lp_affinity_restore(pid) }
+        if request.pinnedCPU != nil { unpinAtNextResume = true }
         try Ptrace.setOptions(pid, options & ~Int32(LP_PTRACE_O_TRACECLONE))
         if request.freeze?.point == .main { holdFrozen(stoppedAt: time) }
     }

@@ -12,6 +12,13 @@ enum Ptrace {
         try request(LP_PTRACE_CONT, "CONT", pid, 0, UInt(signal))
     }
 
+    /// Resumes a child pinned to this thread's CPU on that CPU, then gives it its own mask back
+    /// (`lp_cont_then_unpin`).
+    static func contThenUnpin(_ pid: pid_t, signal: Int32 = 0) throws(TracerError) {
+        let error = lp_cont_then_unpin(pid, signal)
+        guard error == 0 else { throw .ptrace(request: "CONT", pid: pid, errno: error) }
+    }
+
     /// Resumes to the next system call entry or exit (or signal, or breakpoint).
     static func syscall(_ pid: pid_t, signal: Int32 = 0) throws(TracerError) {
         try request(LP_PTRACE_SYSCALL, "SYSCALL", pid, 0, UInt(signal))

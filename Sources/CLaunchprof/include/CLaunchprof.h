@@ -171,6 +171,10 @@ int lp_pin(pid_t tid, int cpu);
 int lp_thread_pinned_cpu(void);
 void lp_affinity_save(void);
 int lp_affinity_restore(pid_t tid);
+/// PTRACE_CONT (delivering `signal`, 0 for none) of a child pinned to the calling thread's CPU,
+/// then its mask restored (`lp_affinity_restore`) without letting it run in between: 0 or the
+/// errno of the request.
+int lp_cont_then_unpin(pid_t pid, int signal);
 /// The CPU the calling thread runs on.
 int lp_current_cpu(void);
 
