@@ -10,8 +10,8 @@ import LaunchprofTracing
 /// few `stat` calls instead of the closure's symbol tables.
 ///
 /// An entry is served only while everything that decided it is as it was:
-/// - the key: launchprof's own executable, the request, the working directory, the search
-///   variables and the cost model (`InspectCommand` builds it);
+/// - the key (`key(program:json:environment:modelFile:)`): launchprof's own executable, the
+///   request, the working directory, the search variables, the host and the calibration file;
 /// - every path the inspection tried (`InspectOutcome.consultedPaths`), found or not: a file
 ///   must have the same device, inode, size, mtime and ctime; a path that was absent must still
 ///   be absent (a library dropped into an earlier search directory changes the closure).

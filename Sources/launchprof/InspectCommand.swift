@@ -19,7 +19,7 @@ struct InspectCommand: ParsableCommand {
     @Flag(name: .long, help: "Write the versioned JSON report instead of text.")
     var json = false
 
-    @Flag(name: .long, help: "Read every file again: neither use nor keep a stored result (see the README, \"inspect's result cache\").")
+    @Flag(name: .long, help: "Read every file again: neither use nor keep a stored result (see the README, inspect, \"Result cache\").")
     var noCache = false
 
     @Argument(help: "The program: a path, or a name looked up in PATH.")
