@@ -273,12 +273,9 @@ struct CalibrationTests {
     /// (a link in the cache directory), so they are built once.
     @Test("calibrate --json prints the stored calibration, and both validate")
     func calibrateJSON() throws {
-        let generator = try Self.generator.get()
-        let synthetic = try Calibrator.syntheticProbes(generator).map(\.name)
-        let cache = FixtureBuilder.outputRoot.appendingPathComponent("calibration-cli-\(UUID().uuidString)").path
+        let synthetic = try Calibrator.syntheticProbes(try Self.generator.get()).map(\.name)
+        let cache = try Self.cacheWithPrograms("calibration-cli")
         defer { try? FileManager.default.removeItem(atPath: cache) }
-        try FileManager.default.createDirectory(atPath: cache + "/launchprof", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: cache + "/launchprof/programs", withDestinationPath: generator.directory)
         var environment = Self.environment
         environment["XDG_CACHE_HOME"] = cache
         let outcome = try Self.calibrate(["--runs", "4", "--json"], environment: environment, outputs: cache)
@@ -304,11 +301,8 @@ struct CalibrationTests {
     /// autogroup of the session that started it is left as it was.
     @Test("calibrate measures at high priority in a scheduling group of its own")
     func calibrateRunsAtHighPriority() throws {
-        let generator = try Self.generator.get()
-        let cache = FixtureBuilder.outputRoot.appendingPathComponent("calibration-priority-\(UUID().uuidString)").path
+        let cache = try Self.cacheWithPrograms("calibration-priority")
         defer { try? FileManager.default.removeItem(atPath: cache) }
-        try FileManager.default.createDirectory(atPath: cache + "/launchprof", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: cache + "/launchprof/programs", withDestinationPath: generator.directory)
         let records = cache + "/priorities"
         let script = cache + "/record-priority.sh"
         try #"""
@@ -340,11 +334,8 @@ struct CalibrationTests {
     /// launches of one program).
     @Test("calibrate launches the --check programs in the fit's interleaved rounds")
     func checksInterleaved() throws {
-        let generator = try Self.generator.get()
-        let cache = FixtureBuilder.outputRoot.appendingPathComponent("calibration-rounds-\(UUID().uuidString)").path
+        let cache = try Self.cacheWithPrograms("calibration-rounds")
         defer { try? FileManager.default.removeItem(atPath: cache) }
-        try FileManager.default.createDirectory(atPath: cache + "/launchprof", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: cache + "/launchprof/programs", withDestinationPath: generator.directory)
         let records = cache + "/launches"
         let script = cache + "/record-launch.sh"
         try "read -r up _ </proc/uptime; echo \"$up\" >>\"$RECORDS\"\n".write(toFile: script, atomically: true, encoding: .utf8)
@@ -370,11 +361,8 @@ struct CalibrationTests {
     /// FIFO, so the interrupt lands mid-measurement without a timed sleep.
     @Test("calibrate interrupted mid-measurement exits 130 and stores nothing")
     func calibrateInterrupted() throws {
-        let generator = try Self.generator.get()
-        let cache = FixtureBuilder.outputRoot.appendingPathComponent("calibration-interrupt-\(UUID().uuidString)").path
+        let cache = try Self.cacheWithPrograms("calibration-interrupt")
         defer { try? FileManager.default.removeItem(atPath: cache) }
-        try FileManager.default.createDirectory(atPath: cache + "/launchprof", withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: cache + "/launchprof/programs", withDestinationPath: generator.directory)
         let fifo = cache + "/launched", pids = cache + "/pids", script = cache + "/announce.sh"
         #expect(mkfifo(fifo, 0o600) == 0)
         try "echo $$ >>\"$PIDS\"; echo launched >\"$FIFO\"\n".write(toFile: script, atomically: true, encoding: .utf8)
@@ -410,6 +398,16 @@ struct CalibrationTests {
         for pid in launched {
             #expect(kill(pid, 0) != 0 && errno == ESRCH, "check program \(pid) left behind")
         }
+    }
+
+    /// A fresh cache directory (`XDG_CACHE_HOME`) whose synthetic programs are the suite's, built
+    /// once: a calibrate run there measures without building them again.
+    static func cacheWithPrograms(_ name: String) throws -> String {
+        let generator = try Self.generator.get()
+        let cache = FixtureBuilder.outputRoot.appendingPathComponent("\(name)-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: cache + "/launchprof", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: cache + "/launchprof/programs", withDestinationPath: generator.directory)
+        return cache
     }
 
     /// Runs `launchprof calibrate` with stdout and stderr in files under `outputs`, read once it
