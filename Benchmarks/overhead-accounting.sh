@@ -135,7 +135,9 @@ causes = [
     ("exec stop: trap and two same-CPU switches (stop-costs.c)", stop_kernel, "exec → exit"),
     ("probe hits × calibrated cost (observerNs)", hits, "exec → exit"),
     ("uprobes installed in the program's mapping (uprobe-install.c)", installs[0], "fork → exec"),
-    ("CPU mask: pin at spawn + restore at the exec stop (2 × stop-costs.c)", 2 * affinity_ns, "both"),
+    # The child inherits the pinned tracer thread's mask (no call of its own); the restore follows
+    # the exec stop's continue while the child waits on the tracer's CPU (RESULTS §19).
+    ("CPU mask: restored as the exec stop ends (stop-costs.c)", affinity_ns, "exec → exit"),
     ("reaping: exit → reaped, profiled − bare (trace)", m["profiled"][2] - m["bare"][2], "exit → reaped"),
 ]
 print(f"\ncause (µs per launch; median exitNs {med(report['exitNs'])/1e3:.1f} µs, added over the boundaries {added/1e3:+.1f} µs)")
