@@ -56,17 +56,15 @@ final class CgroupFreezer {
     /// (thawed, any process inside moved back to the root). Returns the paths removed.
     @discardableResult
     static func removeStale() -> [String] {
-        guard let root = root(), let stream = opendir(root) else { return [] }
+        guard let root = root(), let names = DirectoryListing.names(root) else { return [] }
         var stale: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in names {
             let parts = name.split(separator: "-")
             guard parts.count == 3, parts[0] == "launchprof", let owner = Int32(parts[1]), owner != getpid(),
                 !isLaunchprof(owner)
             else { continue }
             stale.append(root + "/" + name)
         }
-        closedir(stream)
         for directory in stale { remove(directory) }
         return stale
     }

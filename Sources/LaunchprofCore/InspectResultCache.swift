@@ -125,17 +125,12 @@ public struct InspectResultCache: Sendable {
 
     /// Drops the oldest entries beyond `capacity`.
     private func prune() {
-        guard let stream = opendir(directory) else { return }
         var entries: [(path: String, writtenNs: Int64)] = []
-        while let item = readdir(stream) {
-            let name = withUnsafePointer(to: item.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+        for name in DirectoryListing.names(directory) ?? [] {
             guard name.utf8.count == 16, name.utf8.allSatisfy({ $0 < 0x80 && isxdigit(Int32($0)) != 0 }) else { continue }
             let path = directory + "/" + name
             if let state = FileState.current(path), state.exists { entries.append((path, state.modifiedNs)) }
         }
-        closedir(stream)
         guard entries.count > Self.capacity else { return }
         for stale in entries.sorted(by: { $0.writtenNs < $1.writtenNs }).prefix(entries.count - Self.capacity) {
             unlink(stale.path)

@@ -8,11 +8,9 @@ enum ProcessProbe {
     /// CPU time of every thread of `pid` in ns (the first field of each task's `schedstat`,
     /// exact, unlike the clock ticks of `stat`). Nil when the process is gone.
     static func cpuNs(_ pid: Int32) -> UInt64? {
-        guard let directory = opendir("/proc/\(pid)/task") else { return nil }
-        defer { closedir(directory) }
+        guard let names = DirectoryListing.names("/proc/\(pid)/task") else { return nil }
         var total: UInt64 = 0
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in names {
             guard let tid = Int32(name) else { continue }
             guard let text = SmallFile.read("/proc/\(pid)/task/\(tid)/schedstat"),
                 let first = text.split(separator: " ").first, let ns = UInt64(first)

@@ -295,13 +295,7 @@ public struct ProgramGenerator: Sendable {
         var dropped = 0
         var folders = [directory]
         while let folder = folders.popLast() {
-            guard let stream = opendir(folder) else { continue }
-            defer { closedir(stream) }
-            while let entry = readdir(stream) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-                }
-                guard name != ".", name != ".." else { continue }
+            for name in DirectoryListing.names(folder) ?? [] {
                 let path = "\(folder)/\(name)"
                 var status = stat()
                 guard lstat(path, &status) == 0 else { continue }

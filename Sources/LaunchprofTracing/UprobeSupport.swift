@@ -56,11 +56,8 @@ public enum UprobeSupport {
 
     /// The processes releasing probes now.
     private static func releasesInProgress() -> [Int32] {
-        guard let directory = opendir("/proc") else { return [] }
-        defer { closedir(directory) }
         var found: [Int32] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in DirectoryListing.names("/proc") ?? [] {
             guard let first = name.first, first.isNumber, let pid = Int32(name) else { continue }
             if SmallFile.read("/proc/\(name)/comm") == "lp-uprobe-free\n" { found.append(pid) }
         }

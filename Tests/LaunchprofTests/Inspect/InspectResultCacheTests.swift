@@ -64,6 +64,14 @@ struct InspectResultCacheTests {
         }
     }
 
+    /// An empty directory of this test process's own.
+    static func scratch(_ name: String) throws -> String {
+        let directory = FixtureBuilder.outputRoot.appendingPathComponent("inspect-cache/\(name)-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
     static func realTimeNs() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
@@ -147,9 +155,7 @@ struct InspectResultCacheTests {
     /// The cache layer on its own: a file changed within the settle time is not vouched for, and
     /// an entry stops being served when any consulted path changes, appears or disappears.
     @Test func anEntryHoldsOnlyWhileEveryConsultedPathIsUnchanged() throws {
-        let directory = FixtureBuilder.outputRoot.appendingPathComponent("inspect-cache/layer-\(getpid())").path
-        try? FileManager.default.removeItem(atPath: directory)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratch("layer")
         let cache = InspectResultCache(directory: directory + "/entries")
         let file = directory + "/object"
         let absent = directory + "/not-yet"
@@ -176,9 +182,7 @@ struct InspectResultCacheTests {
     /// The key holds what decides the output besides the consulted paths: the calibration file
     /// the cost model comes from (absent, written, rewritten) and the search variables.
     @Test func theKeyChangesWithTheCalibrationFileAndTheSearchVariables() throws {
-        let directory = FixtureBuilder.outputRoot.appendingPathComponent("inspect-cache/key-\(getpid())").path
-        try? FileManager.default.removeItem(atPath: directory)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try Self.scratch("key")
         let model = directory + "/calibration.json"
         func key(_ environment: [String: String] = ["PATH": "/usr/bin"]) throws -> String {
             try #require(InspectResultCache.key(program: "gdb", json: true, environment: environment, modelFile: model))
@@ -192,5 +196,29 @@ struct InspectResultCacheTests {
         #expect(try key() != written)
         #expect(try key(["PATH": "/usr/bin", "LD_LIBRARY_PATH": "/opt"]) != (try key()))
         #expect(try key(["PATH": "/bin"]) != (try key()))
+    }
+
+    /// The cache holds at most `capacity` entries: storing one more drops the oldest written,
+    /// and files that are not entries are left alone.
+    @Test func theOldestEntriesGoBeyondTheCapacity() throws {
+        let directory = try Self.scratch("prune")
+        let cache = InspectResultCache(directory: directory + "/entries")
+        let file = directory + "/object"
+        try Data("one".utf8).write(to: URL(fileURLWithPath: file))
+        let later = Self.realTimeNs() + 2 * InspectResultCache.settleNs
+        let result = InspectResultCache.Result(exitStatus: 0, standardOutput: Array("r\n".utf8), standardError: [])
+        let keys = (0...InspectResultCache.capacity).map { "key \($0)" }
+        for (index, key) in keys.enumerated() {
+            cache.store(result, key: key, consulted: [file], startedAtNs: later)
+            // Written in this order, whatever the clock's tick: the mtime orders the entries.
+            var times = [timespec(tv_sec: 1_000_000 + index, tv_nsec: 0), timespec(tv_sec: 1_000_000 + index, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, cache.path(for: key), &times, 0) == 0)
+        }
+        try Data("not an entry".utf8).write(to: URL(fileURLWithPath: directory + "/entries/notes.txt"))
+        cache.store(result, key: "one more", consulted: [file], startedAtNs: later)
+        #expect(cache.lookup(key: keys[0]) == nil, "the oldest was dropped")
+        #expect(cache.lookup(key: keys[1]) == nil, "and the next oldest, for the one more")
+        for key in keys.dropFirst(2) + ["one more"] { #expect(cache.lookup(key: key) == result, "\(key)") }
+        #expect(FileManager.default.fileExists(atPath: directory + "/entries/notes.txt"))
     }
 }
