@@ -42,8 +42,8 @@ public struct Calibrator: Sendable {
     /// relative relocations packed and spread over pages (up to a million, as a browser's),
     /// lookups shallow and deep, lookups reading large symbol tables densely, sparsely and a page
     /// or two per read fault (pages and read faults apart from objects and from each other),
-    /// lookups of long names, version requirements apart from objects. They are dropped from the page cache once built,
-    /// so that they are read back as an installed program's files are
+    /// lookups of long names, version requirements apart from objects. They are dropped from the
+    /// page cache once built, so that they are read back as an installed program's files are
     /// (`ProgramGenerator.dropFromPageCache`). (The linker sorts symbolic relocations by symbol,
     /// so 12k relocations against 1,024 symbols cost 1,024 lookups and 11k answers from glibc's
     /// cache.)

@@ -37,6 +37,13 @@ public struct InspectResultCache: Sendable {
         CalibrationStore.user(environment: environment).map { InspectResultCache(directory: $0.directory + "/inspect") }
     }
 
+    /// Now on the clock file timestamps are taken from (CLOCK_REALTIME), in ns.
+    public static func realTimeNs() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
     /// Everything besides the consulted files that decides the output: launchprof's own build,
     /// the request, where relative paths start, the search variables, the host (its CPU decides
     /// glibc-hwcaps directories) and the calibration file the cost model comes from (`modelFile`:

@@ -149,7 +149,8 @@ private struct TracedLaunch {
     /// Prewarm: the child was held frozen (`TraceFreeze`) for this long, kept out of `pauseNs`.
     var heldNs: UInt64 = 0
     var frozen = false
-    /// The child reached `main` pinned: it gets its own mask back as it is next continued.
+    /// The child is pinned and gets its own mask back as it is next continued (at the exec stop
+    /// when nothing stops it at `main`, else at `main`).
     var unpinAtNextResume = false
 
     static let options = Int32(
@@ -210,15 +211,15 @@ private struct TracedLaunch {
         // as it is continued, on this CPU where its exec ran: continued with its mask already
         // wide, it would be woken on the idle CPU (this one is busy with the tracer) and load
         // away from the caches its exec filled, ~10% of a small program's launch (RESULTS §19).
-        let unpin = request.pinnedCPU != nil && (!observer.stopsAtMain || request.plan == nil)
+        unpinAtNextResume = request.pinnedCPU != nil && (!observer.stopsAtMain || request.plan == nil)
         events.append(.imageStarted(image: 0, path: request.executable, atNs: first.at_ns))
         if observer.writesIntoChild {
             try startImage(plan: request.plan, path: request.executable)
             request.beforeFirstInstruction?()
-            try resume(pid, stoppedAt: first.at_ns, unpin: unpin)
+            try resume(pid, stoppedAt: first.at_ns)
         } else {
             request.beforeFirstInstruction?()
-            try resume(pid, stoppedAt: first.at_ns, unpin: unpin)
+            try resume(pid, stoppedAt: first.at_ns)
             try startImage(plan: request.plan, path: request.executable)
         }
 
@@ -245,12 +246,10 @@ private struct TracedLaunch {
         }
     }
 
-    /// Continues a stopped process (to its system call's exit when it is at listen(2); `unpin`:
-    /// the child, given its own CPU mask back as it runs on), counting the child's pause since
-    /// `stoppedAt`.
-    private mutating func resume(
-        _ process: pid_t, stoppedAt: UInt64, signal: Int32 = 0, unpin: Bool = false
-    ) throws(TracerError) {
+    /// Continues a stopped process (to its system call's exit when it is at listen(2); the child,
+    /// when `unpinAtNextResume`, given its own CPU mask back as it runs on), counting the child's
+    /// pause since `stoppedAt`.
+    private mutating func resume(_ process: pid_t, stoppedAt: UInt64, signal: Int32 = 0) throws(TracerError) {
         let pause = process == pid ? lp_now_ns() &- stoppedAt : nil
         // Recorded once the process runs on: nothing but the request inside the pause.
         defer {
@@ -259,7 +258,7 @@ private struct TracedLaunch {
                 observerCosts.append(ObserverCost(atNs: stoppedAt, costNs: pause))
             }
         }
-        let unpin = unpin || (process == pid && unpinAtNextResume)
+        let unpin = process == pid && unpinAtNextResume
         if unpin { unpinAtNextResume = false }
         do {
             if listening.contains(process) {

@@ -60,7 +60,7 @@ struct InspectCommand: ParsableCommand {
     /// Inspects, prints the report on stdout and failures on stderr, and exits (0, or 3 when
     /// libraries are missing); throws the exit code of a failed inspection.
     static func execute(_ request: Request) throws {
-        let startedAtNs = realTimeNs()
+        let startedAtNs = InspectResultCache.realTimeNs()
         let environment = InspectCommand.environment()
         let (model, modelFile) = costModel(environment)
         let cache = request.useCache ? InspectResultCache.user(environment: environment) : nil
@@ -112,12 +112,6 @@ struct InspectCommand: ParsableCommand {
         withExtendedLifetime(outcome) {
             Glibc.exit(status)
         }
-    }
-
-    private static func realTimeNs() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
     /// This host's calibration (`launchprof calibrate`) when there is one, else the built-in

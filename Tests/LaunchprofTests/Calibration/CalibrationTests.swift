@@ -373,24 +373,15 @@ struct CalibrationTests {
         environment["XDG_CACHE_HOME"] = cache
         environment["FIFO"] = fifo
         environment["PIDS"] = pids
-        let out = cache + "/stdout", err = cache + "/stderr"
-        for file in [out, err] { #expect(FileManager.default.createFile(atPath: file, contents: nil)) }
-        let process = Process()
-        process.executableURL = try LaunchprofBinary.url()
-        process.arguments = ["calibrate", "--runs", "4", "--check", "/bin/sh \(script)", "--check-runs", "3"]
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-        try process.run()
-        var ready = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
-        let announced = poll(&ready, 1, 300_000)
-        #expect(announced == 1, "the check program was never launched")
-        kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
-        let stderr = try String(contentsOfFile: err, encoding: .utf8)
-        #expect(process.terminationStatus == 130, "\(stderr)")
-        #expect(stderr.contains("interrupted by signal 2"), "\(stderr)")
+        let outcome = try Self.calibrate(
+            ["--runs", "4", "--check", "/bin/sh \(script)", "--check-runs", "3"], environment: environment, outputs: cache
+        ) { process in
+            var ready = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&ready, 1, 300_000) == 1, "the check program was never launched")
+            kill(process.processIdentifier, SIGINT)
+        }
+        #expect(outcome.status == 130, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("interrupted by signal 2"), "\(outcome.stderr)")
         let stored = CalibrationStore(directory: cache + "/launchprof").path(for: HostInfo.current())
         #expect(!FileManager.default.fileExists(atPath: stored))
         let launched = try String(contentsOfFile: pids, encoding: .utf8).split(separator: "\n").compactMap { pid_t($0) }
@@ -413,8 +404,10 @@ struct CalibrationTests {
     /// Runs `launchprof calibrate` with stdout and stderr in files under `outputs`, read once it
     /// has exited: the process that releases its uprobes in the background (a grandchild) keeps
     /// inherited pipes open for as long as that takes, which is not what this suite tests.
+    /// `whileRunning` is called once it has started (to signal it, say).
     static func calibrate(
-        _ arguments: [String], environment: [String: String], outputs: String
+        _ arguments: [String], environment: [String: String], outputs: String,
+        whileRunning: (Process) -> Void = { _ in }
     ) throws -> LaunchprofCLI.Outcome {
         let out = outputs + "/stdout", err = outputs + "/stderr"
         for file in [out, err] {
@@ -428,6 +421,7 @@ struct CalibrationTests {
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
         try process.run()
+        whileRunning(process)
         process.waitUntilExit()
         return LaunchprofCLI.Outcome(
             status: process.terminationStatus, stdout: try String(contentsOfFile: out, encoding: .utf8),

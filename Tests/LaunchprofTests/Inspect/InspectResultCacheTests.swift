@@ -53,15 +53,13 @@ struct InspectResultCacheTests {
 
     /// A file's status-change time is taken from a clock that ticks: launchprof keeps no result
     /// built from a file changed within `settleNs` of the inspection, so tests that want an entry
-    /// wait that long after writing (this waits on a timestamp, not on a process).
+    /// wait until twice that has passed since the newest change (a wait for a moment on the
+    /// clock, not for a process).
     static func waitUntilSettled(_ paths: [String]) {
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            let now = Self.realTimeNs()
-            let newest = paths.compactMap { FileState.current($0) }.map(\.changedNs).max() ?? 0
-            if now - newest > InspectResultCache.settleNs * 2 { return }
-            usleep(10_000)
-        }
+        let newest = paths.compactMap { FileState.current($0) }.map(\.changedNs).max() ?? 0
+        let until = newest + 2 * InspectResultCache.settleNs
+        var moment = timespec(tv_sec: Int(until / 1_000_000_000), tv_nsec: Int(until % 1_000_000_000))
+        while clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &moment, nil) == EINTR {}
     }
 
     /// An empty directory of this test process's own.
@@ -70,12 +68,6 @@ struct InspectResultCacheTests {
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         return directory
-    }
-
-    static func realTimeNs() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
     /// The object of `report` loaded from a path ending in `suffix`.
@@ -163,10 +155,10 @@ struct InspectResultCacheTests {
         let result = InspectResultCache.Result(
             exitStatus: 3, standardOutput: Array("report\n".utf8), standardError: Array("missing\n".utf8))
 
-        cache.store(result, key: "k", consulted: [file, absent], startedAtNs: Self.realTimeNs())
+        cache.store(result, key: "k", consulted: [file, absent], startedAtNs: InspectResultCache.realTimeNs())
         #expect(cache.lookup(key: "k") == nil, "written just now: not stored")
 
-        let later = Self.realTimeNs() + 2 * InspectResultCache.settleNs
+        let later = InspectResultCache.realTimeNs() + 2 * InspectResultCache.settleNs
         cache.store(result, key: "k", consulted: [file, absent], startedAtNs: later)
         #expect(cache.lookup(key: "k") == result)
         #expect(cache.lookup(key: "other") == nil)
@@ -205,7 +197,7 @@ struct InspectResultCacheTests {
         let cache = InspectResultCache(directory: directory + "/entries")
         let file = directory + "/object"
         try Data("one".utf8).write(to: URL(fileURLWithPath: file))
-        let later = Self.realTimeNs() + 2 * InspectResultCache.settleNs
+        let later = InspectResultCache.realTimeNs() + 2 * InspectResultCache.settleNs
         let result = InspectResultCache.Result(exitStatus: 0, standardOutput: Array("r\n".utf8), standardError: [])
         let keys = (0...InspectResultCache.capacity).map { "key \($0)" }
         for (index, key) in keys.enumerated() {
