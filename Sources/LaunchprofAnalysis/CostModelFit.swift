@@ -3,7 +3,7 @@ import LaunchprofReport
 /// Fits `LaunchCostModel`'s coefficients to measured closures by non-negative least squares,
 /// and says how well they fit.
 ///
-/// Small and self-contained on purpose (11 unknowns, tens of rows): normal equations solved by
+/// Small and self-contained on purpose (12 unknowns, tens of rows): normal equations solved by
 /// Gaussian elimination with partial pivoting, inside an active-set loop that pins a term to 0
 /// while its best value would be negative (a unit cost cannot be negative; a negative one
 /// would only buy fit on the calibration set with nonsense elsewhere). Rows are weighted by
@@ -85,7 +85,7 @@ public struct CostModelFit: Sendable {
 
     /// Which term to give up first when the points cannot tell terms apart (`termNames` indices):
     /// those the others approximate best go first.
-    static let dropOrder = [2, 10, 7, 8, 6, 5, 9, 1, 3, 4, 0]
+    static let dropOrder = [2, 11, 10, 7, 8, 6, 5, 9, 1, 3, 4, 0]
 
     /// The estimates and quality of given coefficients on `points`.
     public func result(_ points: [Point], coefficientsPs: [Int]) -> Result {

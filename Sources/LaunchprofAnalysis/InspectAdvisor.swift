@@ -133,6 +133,7 @@ public struct InspectAdvisor: Sendable {
             + LaunchCostModel.ns(work.symbolTablePages, costModel.perSymbolTablePagePs)
             + LaunchCostModel.ns(work.symbolTableFaults, costModel.perSymbolTableFaultPs)
             + LaunchCostModel.ns(work.lookupNameBytes, costModel.perLookupNameBytePs)
+            + LaunchCostModel.ns(work.largeTableLookups, costModel.perLargeTableLookupPs)
     }
 
     /// Symbol lookups: imported symbols × scope depth, and the link options that shorten them.

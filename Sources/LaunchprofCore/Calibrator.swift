@@ -69,6 +69,12 @@ public struct Calibrator: Sendable {
             Probe(
                 name: "synthetic: 64 lookups in a 200k-symbol table, a fault each",
                 path: try generator.largeSymbolTable(symbols: 200_000, lookups: 64)),
+            // Lookups far apart in a 4.8 MB table, each symbol on a page of its own: the TLB and
+            // cache misses of node's and a Swift program's lookups (`largeTableLookups`), which the
+            // 40k table's neighbouring symbols mostly avoid.
+            Probe(
+                name: "synthetic: 2k lookups in a 200k-symbol table",
+                path: try generator.largeSymbolTable(symbols: 200_000, lookups: 2_000)),
             // C++ and Swift names: 2k lookups of 96 bytes a name, and the same of 16 (C names).
             Probe(
                 name: "synthetic: 2k lookups of 16-byte names",

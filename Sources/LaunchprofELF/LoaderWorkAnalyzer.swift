@@ -62,9 +62,15 @@ public enum LoaderWorkAnalyzer {
             work.versionChecks = versionRequirements(entries[index].image)
             return work
         }
-        let steps = walk(names, scope: scope, touched: touched, exhaustive: exhaustive)
+        let definers = walk(names, scope: scope, touched: touched, exhaustive: exhaustive)
+        let largeTables = scope.map(\.hasLargeTables)
         for index in result.indices {
-            result[index].scopeSteps += lookedUp[index].reduce(0) { $0 + Int(steps[Int($1)]) }
+            for name in lookedUp[index] {
+                // A lookup searches up to its definer, or the whole scope for an undefined name.
+                let definer = Int(definers[Int(name)])
+                result[index].scopeSteps += definer < 0 ? scope.count : definer + 1
+                if definer >= 0 && largeTables[definer] { result[index].largeTableLookups += 1 }
+            }
         }
         // Pages are the searched object's: counted once, however many lookups read them.
         for index in result.indices {
@@ -74,9 +80,9 @@ public enum LoaderWorkAnalyzer {
         return result
     }
 
-    /// For each name of `names`, how many scope members a lookup of it searches: its first
-    /// definer's position + 1, or every member for an undefined (weak) name; the pages the
-    /// searches read are marked in `touched`.
+    /// For each name of `names`, the scope position of its first definer (-1 for an undefined,
+    /// weak name, whose lookups search every member); the pages the searches read are marked in
+    /// `touched`.
     ///
     /// Name by name, each searched through the members the way `do_lookup_x` does, except that a
     /// member is stepped over once its hash table's pages are all marked (`hashTablePages`) and it
@@ -88,7 +94,7 @@ public enum LoaderWorkAnalyzer {
         _ names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>], exhaustive: Bool
     ) -> [Int32] {
         let memberCount = scope.count
-        var steps = [Int32](repeating: Int32(truncatingIfNeeded: memberCount), count: names.count)
+        var definers = [Int32](repeating: -1, count: names.count)
         var candidates = CandidateIndex(names: names)
         // The members every name is tested against: those with a table not yet fully marked.
         var open = scope.indices.filter { !scope[$0].isInert }
@@ -121,7 +127,7 @@ public enum LoaderWorkAnalyzer {
                     if member.mayDefine(gnuHash: hash, touched: pages),
                         member.defines(names.name(name), gnuHash: hash, plt: plt, touched: pages)
                     {
-                        steps[name] = Int32(truncatingIfNeeded: position + 1)
+                        definers[name] = Int32(truncatingIfNeeded: position)
                         break
                     }
                     guard !exhaustive, unsaturated == position, let tablePages = member.hashTablePages else { continue }
@@ -147,7 +153,7 @@ public enum LoaderWorkAnalyzer {
                 if anySaturated { open.removeAll { saturated[$0] } }
             }
         }
-        return steps
+        return definers
     }
 
     /// Lookups glibc 2.36 makes at every start-up besides the objects' relocations: calloc,

@@ -1,7 +1,7 @@
 /// What `launchprof calibrate` measured on one host and the cost model it fitted: stored in
 /// the user's cache directory, read by `inspect`, and printed as the calibration's report.
 public struct HostCalibration: Codable, Sendable, Equatable {
-    public static let currentSchemaVersion = 3
+    public static let currentSchemaVersion = 4
 
     public var schemaVersion: Int
     public var host: LaunchReport.Host

@@ -53,6 +53,7 @@ extension LaunchCostModel {
                 calibration.write(to: &json)
             }
             json.member("perInitializerPs", perInitializerPs)
+            json.member("perLargeTableLookupPs", perLargeTableLookupPs)
             json.member("perLaunchPs", perLaunchPs)
             json.member("perLookupNameBytePs", perLookupNameBytePs)
             json.member("perLookupPs", perLookupPs)
@@ -84,6 +85,7 @@ extension LaunchCostModel.Calibration {
 extension LoaderWork {
     func write(to json: inout InspectJSONText) {
         json.object { json in
+            json.member("largeTableLookups", largeTableLookups)
             json.member("lookupNameBytes", lookupNameBytes)
             json.member("lookups", lookups)
             json.member("mappedObjects", mappedObjects)

@@ -32,7 +32,8 @@ extension LaunchCostModel {
             perPageTouchedPs: try integer("perPageTouchedPs"), perVersionCheckPs: try integer("perVersionCheckPs"),
             perSymbolTablePagePs: try integer("perSymbolTablePagePs"),
             perSymbolTableFaultPs: try integer("perSymbolTableFaultPs"),
-            perLookupNameBytePs: try integer("perLookupNameBytePs"), perInitializerPs: try integer("perInitializerPs"),
+            perLookupNameBytePs: try integer("perLookupNameBytePs"),
+            perLargeTableLookupPs: try integer("perLargeTableLookupPs"), perInitializerPs: try integer("perInitializerPs"),
             source: try string("source"), calibration: calibration)
     }
 }

@@ -28,6 +28,9 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     public var perSymbolTableFaultPs: Int
     /// A byte of a name looked up: hashed, and compared with the definer's.
     public var perLookupNameBytePs: Int
+    /// A lookup answered by an object with large symbol and string tables, beyond a lookup's
+    /// price: its reads of them miss the TLB and caches.
+    public var perLargeTableLookupPs: Int
     /// Calling one initializer, excluding its own work. Not part of the estimate (initializers
     /// run after `loader.relocate`); it prices the initializer advice.
     public var perInitializerPs: Int
@@ -59,10 +62,11 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     public init(
         perLaunchPs: Int, perObjectPs: Int, perSegmentPs: Int, perRelativeRelocationPs: Int, perLookupPs: Int,
         perScopeStepPs: Int, perPageTouchedPs: Int, perVersionCheckPs: Int,
-        perSymbolTablePagePs: Int, perSymbolTableFaultPs: Int = 0, perLookupNameBytePs: Int = 0, perInitializerPs: Int,
-        source: String, calibration: Calibration? = nil
+        perSymbolTablePagePs: Int, perSymbolTableFaultPs: Int = 0, perLookupNameBytePs: Int = 0,
+        perLargeTableLookupPs: Int = 0, perInitializerPs: Int, source: String, calibration: Calibration? = nil
     ) {
         self.perLookupNameBytePs = perLookupNameBytePs
+        self.perLargeTableLookupPs = perLargeTableLookupPs
         self.perSymbolTablePagePs = perSymbolTablePagePs
         self.perSymbolTableFaultPs = perSymbolTableFaultPs
         self.perLaunchPs = perLaunchPs
@@ -97,7 +101,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     /// The terms of the model, in the order of `coefficientsPs` and `features(_:)`.
     public static let termNames = [
         "launch", "mappedObjects", "segments", "relative", "lookups", "scopeSteps", "pagesTouched", "versionChecks",
-        "symbolTablePages", "symbolTableFaults", "lookupNameBytes",
+        "symbolTablePages", "symbolTableFaults", "lookupNameBytes", "largeTableLookups",
     ]
 
     /// The coefficients in `termNames` order.
@@ -105,6 +109,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
         [
             perLaunchPs, perObjectPs, perSegmentPs, perRelativeRelocationPs, perLookupPs, perScopeStepPs,
             perPageTouchedPs, perVersionCheckPs, perSymbolTablePagePs, perSymbolTableFaultPs, perLookupNameBytePs,
+            perLargeTableLookupPs,
         ]
     }
 
@@ -116,7 +121,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
             perRelativeRelocationPs: coefficients[3], perLookupPs: coefficients[4], perScopeStepPs: coefficients[5],
             perPageTouchedPs: coefficients[6], perVersionCheckPs: coefficients[7],
             perSymbolTablePagePs: coefficients[8], perSymbolTableFaultPs: coefficients[9],
-            perLookupNameBytePs: coefficients[10], perInitializerPs: perInitializerPs,
+            perLookupNameBytePs: coefficients[10], perLargeTableLookupPs: coefficients[11], perInitializerPs: perInitializerPs,
             source: source, calibration: calibration)
     }
 
@@ -125,7 +130,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
         [
             1, Double(work.mappedObjects), Double(work.segments), Double(work.relative), Double(work.lookups),
             Double(work.scopeSteps), Double(work.pagesTouched), Double(work.versionChecks), Double(work.symbolTablePages),
-            Double(work.symbolTableFaults), Double(work.lookupNameBytes),
+            Double(work.symbolTableFaults), Double(work.lookupNameBytes), Double(work.largeTableLookups),
         ]
     }
 

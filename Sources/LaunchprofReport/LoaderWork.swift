@@ -35,13 +35,20 @@ public struct LoaderWork: Codable, Sendable, Equatable {
     /// lookup, C++ and Swift names 25–75 (swift-frontend's 74), and 2k lookups of 88-byte names
     /// take ~0.2 ms more than of 7-byte ones.
     public var lookupNameBytes: Int
+    /// Lookups answered by an object whose symbol and string tables exceed 256 KiB (the reach
+    /// of a 64-entry L1 data TLB): the bucket, chain, symbol, name and version each such lookup
+    /// reads lie far apart, a TLB and cache miss apiece, where lookups in small tables hit.
+    /// node's libstdc++ and libc lookups, a Swift program's into Foundation and the runtime,
+    /// LLVM's into libLLVM: 100–200 ns each on our hosts beyond a lookup's price.
+    public var largeTableLookups: Int
 
     public init(
         mappedObjects: Int = 0, segments: Int = 0, relative: Int = 0, lookups: Int = 0, scopeSteps: Int = 0,
         pagesTouched: Int = 0, versionChecks: Int = 0, symbolTablePages: Int = 0,
-        symbolTableFaults: Int = 0, lookupNameBytes: Int = 0
+        symbolTableFaults: Int = 0, lookupNameBytes: Int = 0, largeTableLookups: Int = 0
     ) {
         self.lookupNameBytes = lookupNameBytes
+        self.largeTableLookups = largeTableLookups
         self.symbolTablePages = symbolTablePages
         self.symbolTableFaults = symbolTableFaults
         self.mappedObjects = mappedObjects
@@ -64,6 +71,7 @@ public struct LoaderWork: Codable, Sendable, Equatable {
             versionChecks: lhs.versionChecks + rhs.versionChecks,
             symbolTablePages: lhs.symbolTablePages + rhs.symbolTablePages,
             symbolTableFaults: lhs.symbolTableFaults + rhs.symbolTableFaults,
-            lookupNameBytes: lhs.lookupNameBytes + rhs.lookupNameBytes)
+            lookupNameBytes: lhs.lookupNameBytes + rhs.lookupNameBytes,
+            largeTableLookups: lhs.largeTableLookups + rhs.largeTableLookups)
     }
 }

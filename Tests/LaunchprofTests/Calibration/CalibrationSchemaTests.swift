@@ -129,7 +129,7 @@ struct CalibrationSchemaTests {
             ("\"runsPerPoint\" : 7", "\"runsPerPoint\" : \"7\""), ("\"cores\" : 2", "\"cores\" : 2.5"),
             ("\"durationNs\" : 2500000000", "\"durationNs\" : 2500000000.5"), ("\"name\" : \"builder\"", "\"name\" : null"),
             // Another version, a local time, a point without runs.
-            ("\"schemaVersion\" : 3", "\"schemaVersion\" : 2"),
+            ("\"schemaVersion\" : 4", "\"schemaVersion\" : 3"),
             ("\"measuredAt\" : \"\(stamp)\"", "\"measuredAt\" : \"\(stamp.dropLast())+01:00\""), ("\"runs\" : 1", "\"runs\" : 0"),
         ] {
             let bad = good.replacingOccurrences(of: from, with: to)

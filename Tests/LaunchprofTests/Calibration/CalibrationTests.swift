@@ -106,6 +106,37 @@ struct CalibrationTests {
         #expect(short.lookupNameBytes >= 300 * 16)
     }
 
+    /// A lookup answered by an object whose symbol and string tables pass 256 KiB counts as a
+    /// large-table lookup. Truth is ld.so's own: the bindings it reports (LD_DEBUG=bindings) from
+    /// the user library to the table library, beside the table's size read from its sections.
+    @Test("large-table lookups: every binding ld.so makes into a 12k-symbol table, none into a 4k one", arguments: [
+        (12_000, true), (4_000, false),
+    ])
+    func largeTableLookups(symbols: Int, large: Bool) throws {
+        let generator = try Self.generator.get()
+        let program = try generator.largeSymbolTable(symbols: symbols, lookups: 300)
+        let folder = (program as NSString).deletingLastPathComponent
+        let output = try InspectTruth.run(program, [], environment: ["LD_DEBUG": "bindings"])
+        #expect(output.status == 0, "\(program)")
+        let bindings = output.stderr.split(separator: "\n").filter {
+            $0.contains("binding file \(folder)/liblpuse.so ") && $0.contains(" to \(folder)/liblpbig.so ")
+        }.count
+        #expect(bindings == 300, "ld.so bound \(bindings) symbols into liblpbig.so")
+        // The table's size as binutils reads it: .dynsym and .dynstr from the section headers.
+        let sections = try InspectTruth.run("/usr/bin/readelf", ["-SW", "\(folder)/liblpbig.so"], environment: [:]).stdout
+        let tableBytes = sections.split(separator: "\n").reduce(0) { total, line in
+            let fields = line.split(separator: "]").last.map { $0.split(separator: " ") } ?? []
+            guard fields.count > 4, fields[0] == ".dynsym" || fields[0] == ".dynstr" else { return total }
+            return total + (Int(fields[4], radix: 16) ?? 0)
+        }
+        #expect((tableBytes > 256 << 10) == large, "liblpbig.so's .dynsym and .dynstr: \(tableBytes) bytes")
+        let report = try Self.work(program).report
+        let user = try #require(report.objects.first { $0.path.hasSuffix("/liblpuse.so") }).loaderWork
+        #expect(user.lookups >= bindings, "\(user)")
+        #expect(user.largeTableLookups == (large ? bindings : 0), "\(user)")
+        #expect(report.totals.loaderWork.largeTableLookups == user.largeTableLookups, "only liblpuse.so looks up in it")
+    }
+
     /// node's regime, each lookup alone in its windows of a 200k-symbol table: by construction
     /// its 64 symbols lie 75 KB apart in .dynsym, a 64 KiB window each; and once dropped from the
     /// page cache, the table is read back as installed files are, a read fault a 64 KiB window

@@ -23,12 +23,14 @@ struct CostModelFitTests {
                 mappedObjects: objects, segments: segmentsPerObject.map { $0 * objects } ?? next(0...240),
                 relative: next(0...150_000), lookups: lookups, scopeSteps: lookups * next(1...40),
                 pagesTouched: next(0...3_000), versionChecks: next(0...600), symbolTablePages: tablePages,
-                symbolTableFaults: tablePages / next(1...16), lookupNameBytes: lookups * next(8...80))
+                symbolTableFaults: tablePages / next(1...16), lookupNameBytes: lookups * next(8...80),
+                largeTableLookups: lookups / next(1...8))
         }
     }
 
     static let truth = [
         300_000_000, 30_000_000, 2_000_000, 6_000, 150_000, 10_000, 2_000_000, 1_000_000, 200_000, 2_500_000, 1_200,
+        110_000,
     ]
 
     static func points(_ count: Int, coefficients: [Int], segmentsPerObject: Int? = nil) -> [CostModelFit.Point] {
@@ -126,7 +128,7 @@ struct CostModelFitTests {
     /// pages and node, which reads a page or two per fault, came out short.
     @Test("a read fault is priced apart from a table page; tables faulting half as often as counted price it low")
     func faultsApartFromPages() throws {
-        let truth = [305_000_000, 40_000_000, 0, 3_200, 120_000, 9_000, 2_200_000, 420_000, 200_000, 2_500_000, 0]
+        let truth = [305_000_000, 40_000_000, 0, 3_200, 120_000, 9_000, 2_200_000, 420_000, 200_000, 2_500_000, 0, 0]
         let model = LaunchCostModel.standard.with(coefficientsPs: truth, source: "test", calibration: nil)
         var noise = Counts()
         // The three probes reading a table of hundreds of pages (the synthetic ones).
