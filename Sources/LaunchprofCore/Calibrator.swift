@@ -40,8 +40,9 @@ public struct Calibrator: Sendable {
 
     /// Synthetic closures, each varying one kind of work: libraries (objects, segments),
     /// relative relocations packed and spread over pages (up to a million, as a browser's),
-    /// lookups shallow and deep, lookups reading large symbol tables densely, sparsely and a page
-    /// or two per read fault (pages and read faults apart from objects and from each other),
+    /// lookups shallow and deep, lookups reading large symbol tables densely, sparsely, a page
+    /// or two per read fault and each on a page of its own (pages, read faults and large-table
+    /// lookups apart from objects and from each other),
     /// lookups of long names, version requirements apart from objects. They are dropped from the
     /// page cache once built, so that they are read back as an installed program's files are
     /// (`ProgramGenerator.dropFromPageCache`). (The linker sorts symbolic relocations by symbol,

@@ -88,8 +88,9 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     /// loader.relocate 12.0), 8.6 ns per relative relocation, 33.1 ns per symbolic relocation
     /// (each a lookup: consecutive entries named different symbols), 27.6 ns per trivial
     /// initializer. The study varied one count at a time on tiny libraries, so it has no
-    /// figure for segments, scope depth, pages, versions or symbol-table pages and faults: those terms are 0 here, and real
-    /// closures cost several times this estimate. `launchprof calibrate` measures them all.
+    /// figure for segments, scope depth, pages, versions, symbol-table pages and faults, name
+    /// bytes or large tables: those terms are 0 here, and real closures cost several times this
+    /// estimate. `launchprof calibrate` measures them all.
     public static let standard = LaunchCostModel(
         perLaunchPs: 0, perObjectPs: 38_500_000, perSegmentPs: 0, perRelativeRelocationPs: 8_600,
         perLookupPs: 33_100, perScopeStepPs: 0, perPageTouchedPs: 0, perVersionCheckPs: 0,
