@@ -70,9 +70,9 @@ public struct Calibrator: Sendable {
             Probe(
                 name: "synthetic: 64 lookups in a 200k-symbol table, a fault each",
                 path: try generator.largeSymbolTable(symbols: 200_000, lookups: 64)),
-            // Lookups far apart in a 4.8 MB table, each symbol on a page of its own: the TLB and
-            // cache misses of node's and a Swift program's lookups (`largeTableLookups`), which the
-            // 40k table's neighbouring symbols mostly avoid.
+            // Lookups far apart in a 4.8 MB table, each symbol on a page of its own: large-table
+            // lookups (`largeTableLookups`) read as node's and a Swift program's are, which the
+            // 40k table's neighbouring symbols are not.
             Probe(
                 name: "synthetic: 2k lookups in a 200k-symbol table",
                 path: try generator.largeSymbolTable(symbols: 200_000, lookups: 2_000)),

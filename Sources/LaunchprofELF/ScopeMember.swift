@@ -91,9 +91,8 @@ struct ScopeMember {
     var isInert: Bool { gnu == nil && sysv == nil }
 
     /// Symbol and string tables together larger than a 64-entry L1 data TLB of 4 KiB pages
-    /// reaches (256 KiB, on AMD and Intel cores alike). A lookup this object answers reads a
-    /// bucket, a chain, a symbol, its name and its version far apart in them: TLB and cache
-    /// misses that lookups in small, cache-resident tables do not take (`LoaderWork.largeTableLookups`).
+    /// reaches (256 KiB, on AMD and Intel cores alike): lookups this object answers cost more
+    /// than those small, cache-resident tables answer (`LoaderWork.largeTableLookups`).
     var hasLargeTables: Bool { symbols.count + strings.count > Self.largeTableBytes }
     static let largeTableBytes = 256 << 10
 

@@ -29,7 +29,7 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
     /// A byte of a name looked up: hashed, and compared with the definer's.
     public var perLookupNameBytePs: Int
     /// A lookup answered by an object with large symbol and string tables, beyond a lookup's
-    /// price: its reads of them miss the TLB and caches.
+    /// price (`LoaderWork.largeTableLookups`).
     public var perLargeTableLookupPs: Int
     /// Calling one initializer, excluding its own work. Not part of the estimate (initializers
     /// run after `loader.relocate`); it prices the initializer advice.

@@ -36,10 +36,11 @@ public struct LoaderWork: Codable, Sendable, Equatable {
     /// take ~0.2 ms more than of 7-byte ones.
     public var lookupNameBytes: Int
     /// Lookups answered by an object whose symbol and string tables exceed 256 KiB (the reach
-    /// of a 64-entry L1 data TLB): the bucket, chain, symbol, name and version each such lookup
-    /// reads lie far apart, a TLB and cache miss apiece, where lookups in small tables hit.
-    /// node's libstdc++ and libc lookups, a Swift program's into Foundation and the runtime,
-    /// LLVM's into libLLVM: 100–200 ns each on our hosts beyond a lookup's price.
+    /// of a 64-entry L1 data TLB): libstdc++'s own in node, a Swift program's into Foundation
+    /// and the runtime, LLVM's into libLLVM. In real closures they cost ~50–130 ns each beyond
+    /// a lookup's price, most likely cache and TLB misses once the lookups' working set
+    /// outgrows the caches (neighbouring symbols of one large table, alone in a synthetic
+    /// program, cost no more: Benchmarks/RESULTS.md §21).
     public var largeTableLookups: Int
 
     public init(
