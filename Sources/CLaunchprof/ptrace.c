@@ -14,6 +14,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -46,9 +47,10 @@ int lp_ptrace(int request, pid_t pid, uintptr_t addr, uintptr_t data, long *resu
 
 int lp_wait(pid_t pid, bool nohang, lp_wait_result *r) {
     int status = 0;
+    struct rusage usage;
     pid_t got;
     do {
-        got = waitpid(pid, &status, __WALL | __WNOTHREAD | (nohang ? WNOHANG : 0));
+        got = wait4(pid, &status, __WALL | __WNOTHREAD | (nohang ? WNOHANG : 0), &usage);
     } while (got < 0 && errno == EINTR);
     if (got < 0) return errno;
     memset(r, 0, sizeof *r);
@@ -66,7 +68,10 @@ int lp_wait(pid_t pid, bool nohang, lp_wait_result *r) {
         r->kind = LP_WAIT_STOPPED;
         r->value = WSTOPSIG(status);
         r->event = (status >> 16) & 0xff;
+        return 0;
     }
+    r->major_faults = (uint64_t)usage.ru_majflt;
+    r->minor_faults = (uint64_t)usage.ru_minflt;
     return 0;
 }
 

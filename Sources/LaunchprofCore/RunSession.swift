@@ -343,11 +343,19 @@ public final class RunSession: @unchecked Sendable {
                 .observerSamplesLost,
                 "\(result.lostSamples) probe hit(s) found the uprobe ring buffer full; boundaries may be missing"))
         }
+        if let faults = result.pageFaults, faults.major > 0, !configuration.cold {
+            timeline.warnings.append(TimelineWarning(
+                .pagesReadFromDisk,
+                "the launch read \(faults.major) page(s) from disk (major faults): part of its files had left the page cache,"
+                    + " so it was not a warm launch"))
+        }
         var run = LaunchRun(
             index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
             residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes,
             tracerPauseNs: result.pauseNs, outcome: Self.outcome(
                 of: timeline, observed, timeoutNs: configuration.timeoutNs, resumeCycles: configuration.resumeCycles))
+        run.majorFaults = result.pageFaults?.major
+        run.minorFaults = result.pageFaults?.minor
         if configuration.resumeCycles > 0 { Self.addLifecycle(&run, observed, spawn: result.events.first) }
         if case .spawned(let spawnedAt) = result.events.first {
             run.phases = ObserverAccounting.assign(result.observerCosts, spawnedAtNs: spawnedAt, to: run.phases)

@@ -111,6 +111,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
                 pad("tracer stops", 20) + " median " + leftPad(DurationText.text(pause.median), 9)
                     + "  per run: launchprof's own cost, inside the times above")
         }
+        if let faults = pageFaultLine(report) { lines.append(faults) }
         lines += sampledWorkLines(report)
 
         var absent: [AbsentPhase] = []
@@ -171,6 +172,17 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
     }
 
     /// The observer's median cost in the phase, marked when it is half the phase or more.
+    /// Page faults per launch, and how many launches read pages from disk (not warm).
+    private func pageFaultLine(_ report: LaunchReport) -> String? {
+        guard let faults = report.summary.pageFaults else { return nil }
+        var text = pad("page faults", 20) + " median " + leftPad(String(faults.medianMinorFaults), 9) + "  per run"
+        if faults.runsReadingFromDisk > 0 {
+            text += "; \(faults.runsReadingFromDisk) of \(report.summary.runs) read \(faults.majorFaults) page(s) from disk"
+                + " (major faults)" + (report.mode.cold ? "" : ": not warm launches")
+        }
+        return text
+    }
+
     private func observerColumn(_ phase: PhaseSummary) -> String {
         guard let cost = phase.observerNs?.median, phase.durationNs.median > 0 else { return leftPad("", 10) }
         let mark = cost * 2 >= phase.durationNs.median && cost > 0 ? "*" : " "

@@ -35,6 +35,8 @@ extension LaunchRun {
                 if let value = metrics.timeToFirstFrameNs { json.field("timeToFirstFrameNs", value) }
                 if let value = metrics.timeToMainNs { json.field("timeToMainNs", value) }
             }
+            if let majorFaults { json.field("majorFaults", majorFaults) }
+            if let minorFaults { json.field("minorFaults", minorFaults) }
             if let outcome { json.encoded("outcome", outcome) }
             json.key("phases")
             json.array(phases) { json, phase in

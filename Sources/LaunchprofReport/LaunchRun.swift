@@ -21,6 +21,11 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     /// How long the child was held stopped while launchprof handled its breakpoints, in all
     /// (already inside the phases' times: the cost of observing this run).
     public var tracerPauseNs: UInt64?
+    /// The child's page faults over its life, as the kernel counted them when it was reaped:
+    /// major ones read a page from disk (a warm launch takes none), minor ones found the page
+    /// in memory. Nil when launchprof did not reap the child itself.
+    public var majorFaults: UInt64?
+    public var minorFaults: UInt64?
     /// `--sample`: heavy main-thread work found during the launch.
     public var flags: [LaunchFlag]?
     /// `--sample`: the main thread's sampled stacks over the whole launch.

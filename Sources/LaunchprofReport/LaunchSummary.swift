@@ -23,6 +23,24 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
     /// How many runs ended each way, one entry per distinct outcome in the order first seen
     /// (nil in reports written before outcomes were recorded).
     public var outcomes: [OutcomeCount]?
+    /// The runs' page faults, where launchprof reaped the children (nil otherwise).
+    public var pageFaults: PageFaultSummary?
+
+    /// Page faults over the runs: a warm launch reads no page from disk.
+    public struct PageFaultSummary: Sendable, Equatable, Codable {
+        /// Runs that took major faults (read pages from disk): not warm launches.
+        public var runsReadingFromDisk: Int
+        /// Major faults over all runs.
+        public var majorFaults: UInt64
+        /// The median run's minor faults (pages found in memory and mapped).
+        public var medianMinorFaults: UInt64
+
+        public init(runsReadingFromDisk: Int, majorFaults: UInt64, medianMinorFaults: UInt64) {
+            self.runsReadingFromDisk = runsReadingFromDisk
+            self.majorFaults = majorFaults
+            self.medianMinorFaults = medianMinorFaults
+        }
+    }
 
     /// Runs that ended one way.
     public struct OutcomeCount: Sendable, Equatable, Codable {

@@ -20,6 +20,9 @@ public struct LaunchSummaryBuilder: Sendable {
     private var failedRuns = 0
     private var metrics = [StreamingStatistics](repeating: StreamingStatistics(), count: 6)
     private var tracerPause = StreamingStatistics()
+    private var minorFaults: [UInt64] = []
+    private var runsReadingFromDisk = 0
+    private var majorFaults: UInt64 = 0
     private var phaseIndex: [PhaseKey: Int] = [:]
     private var phases: [PhaseAccumulator] = []
     private var prewarm = PrewarmSummaryBuilder()
@@ -44,6 +47,11 @@ public struct LaunchSummaryBuilder: Sendable {
             if let value = metric.valueNs { metrics[slot].record(value) }
         }
         if let pause = run.tracerPauseNs { tracerPause.record(pause) }
+        if let minor = run.minorFaults { minorFaults.append(minor) }
+        if let major = run.majorFaults, major > 0 {
+            runsReadingFromDisk += 1
+            majorFaults += major
+        }
         if let prewarmRun = run.prewarm { prewarm.add(prewarmRun) }
         if let runFlags = run.flags { flags.add(runFlags) }
         var seen: [PhaseKey: Int] = [:]
@@ -73,6 +81,11 @@ public struct LaunchSummaryBuilder: Sendable {
         summary.prewarm = prewarm.summary
         summary.flags = flags.summaries
         summary.outcomes = runs == 0 ? nil : outcomes
+        if !minorFaults.isEmpty {
+            summary.pageFaults = LaunchSummary.PageFaultSummary(
+                runsReadingFromDisk: runsReadingFromDisk, majorFaults: majorFaults,
+                medianMinorFaults: minorFaults.sorted()[minorFaults.count / 2])
+        }
         return summary
     }
 

@@ -30,6 +30,9 @@ public struct TimelineWarning: Sendable, Equatable, Hashable, Codable {
         case crashed
         /// The uprobe observer's ring buffer overflowed: some probe hits were not recorded.
         case observerSamplesLost
+        /// A warm launch read pages from disk (major page faults): part of its files had left the
+        /// page cache, so it was not the warm launch the mode promises.
+        case pagesReadFromDisk
         /// The X server lacks X-Resource: window owners came from `_NET_WM_PID`, which some
         /// programs do not set (their windows are then not seen).
         case displayOwnerFromWindowProperty

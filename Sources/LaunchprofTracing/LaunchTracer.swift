@@ -55,6 +55,17 @@ public struct TraceRequest: Sendable {
 }
 
 /// What the tracer observed in one launch.
+/// A process's page faults (getrusage's `ru_majflt` and `ru_minflt`).
+public struct PageFaults: Sendable, Equatable {
+    public var major: UInt64
+    public var minor: UInt64
+
+    public init(major: UInt64, minor: UInt64) {
+        self.major = major
+        self.minor = minor
+    }
+}
+
 public struct TraceResult: Sendable {
     public var pid: Int32
     /// Boundaries in the order observed, the observer's merged in (`EventMerge`); the session
@@ -76,6 +87,10 @@ public struct TraceResult: Sendable {
     public var observerCosts: [ObserverCost] = []
     /// Probe hits the ring buffers had no room for (uprobe observer).
     public var lostSamples: UInt64 = 0
+    /// The child's page faults over its life (the kernel's count, read as it was reaped): major
+    /// ones read a page from disk — a launch that takes any did not run from the page cache
+    /// alone. Nil when launchprof did not reap it (the trace stopped first).
+    public var pageFaults: PageFaults?
     /// `TraceRequest.defersUprobeHits`: the hits not read yet; `events`, `observerCosts` and
     /// `lostSamples` lack them until `PendingUprobeHits.completeAll`.
     public var pendingUprobeHits: PendingUprobeHits?
@@ -142,6 +157,7 @@ private struct TracedLaunch {
     var leftovers: [pid_t] = []
     /// Time the child spent stopped while the tracer worked (from each wait to the next CONT).
     var pauseNs: UInt64 = 0
+    var pageFaults: PageFaults?
     var observerCosts: [ObserverCost] = []
     /// Processes stopped at a listen(2) entry, resumed to its exit to read the result.
     var listening: Set<pid_t> = []
@@ -394,6 +410,7 @@ private struct TracedLaunch {
             status = .signaled(signal: stop.value, coreDumped: stop.core_dumped)
         }
         exitStatus = status
+        pageFaults = PageFaults(major: stop.major_faults, minor: stop.minor_faults)
         events.append(.exited(status, atNs: stop.at_ns))
     }
 
@@ -426,6 +443,7 @@ private struct TracedLaunch {
             crashStack: crashStack, crashMappings: crashMappings, pauseNs: pauseNs &- min(pauseNs, heldNs))
         result.observerCosts = (observerCosts + observation.costs).sorted { $0.atNs < $1.atNs }
         result.lostSamples = observation.lostSamples
+        result.pageFaults = pageFaults
         result.pendingUprobeHits = deferred
         return result
     }

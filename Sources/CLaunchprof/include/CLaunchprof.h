@@ -102,9 +102,13 @@ typedef struct lp_wait_result {
     bool core_dumped;
     /// CLOCK_MONOTONIC ns right after the wait returned.
     uint64_t at_ns;
+    /// The ended child's page faults (wait4's rusage), when kind is EXITED or SIGNALED: major
+    /// ones read a page from disk, minor ones found it in memory.
+    uint64_t major_faults;
+    uint64_t minor_faults;
 } lp_wait_result;
 
-/// waitpid(pid, …, __WALL | __WNOTHREAD) retried on EINTR, decoded: only the calling thread's
+/// wait4(pid, …, __WALL | __WNOTHREAD) retried on EINTR, decoded: only the calling thread's
 /// children and tracees, so the tracer never reaps processes other threads started.
 /// Returns 0 or errno (ECHILD).
 int lp_wait(pid_t pid, bool nohang, lp_wait_result *_Nonnull result);
