@@ -150,7 +150,7 @@ public struct Calibrator: Sendable {
         } catch {
             throw .measurementFailed(program: probe.path, reason: error.description)
         }
-        let samples = Mutex<[Int]>([])
+        let samples = Mutex<[Sample]>([])
         let missing = Mutex<String?>(nil)
         let writer: LaunchReportWriter
         do {
@@ -169,7 +169,8 @@ public struct Calibrator: Sendable {
                     missing.withLock { $0 = reasons.isEmpty ? "no loader phases" : reasons }
                     return
                 }
-                samples.withLock { $0.append(Int(map.durationNs + relocate.durationNs)) }
+                let sample = Sample(loaderNs: Int(map.durationNs + relocate.durationNs), readFromDisk: (run.majorFaults ?? 0) > 0)
+                samples.withLock { $0.append(sample) }
             })
         } catch {
             throw .measurementFailed(program: probe.path, reason: error.description)
@@ -177,7 +178,7 @@ public struct Calibrator: Sendable {
         if let reason = missing.withLock({ $0 }) {
             throw .measurementFailed(program: probe.path, reason: "loader.map or loader.relocate was not observed (\(reason))")
         }
-        let measured = samples.withLock { $0 }
+        let measured = Self.warm(samples.withLock { $0 })
         guard !measured.isEmpty else { throw .measurementFailed(program: probe.path, reason: "no run was measured") }
         return measured
     }
@@ -218,6 +219,22 @@ public struct Calibrator: Sendable {
             }
         }
         return pooled
+    }
+
+    /// One launch's `loader.map` + `loader.relocate`, and whether it read pages from disk.
+    struct Sample: Equatable {
+        var loaderNs: Int
+        var readFromDisk: Bool
+    }
+
+    /// The loader times the model is about: those of launches that ran from the page cache. The
+    /// cost model is a warm one, and a launch that read pages from disk (a host reclaiming idle
+    /// page cache) measures the disk. Where fewer than half the launches ran warm — a program
+    /// that reads from disk every time, after `main` as much as before — all of them count, or
+    /// there would be too few to take a median of.
+    static func warm(_ samples: [Sample]) -> [Int] {
+        let warm = samples.filter { !$0.readFromDisk }
+        return (warm.count * 2 >= samples.count ? warm : samples).map(\.loaderNs)
     }
 
     /// The `fraction` quantile of `values` (linear between neighbours), 0 for none.
