@@ -171,7 +171,6 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         return (hidden, groups)
     }
 
-    /// The observer's median cost in the phase, marked when it is half the phase or more.
     /// Page faults per launch, and how many launches read pages from disk (not warm).
     private func pageFaultLine(_ report: LaunchReport) -> String? {
         guard let faults = report.summary.pageFaults else { return nil }
@@ -183,6 +182,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         return text
     }
 
+    /// The observer's median cost in the phase, marked when it is half the phase or more.
     private func observerColumn(_ phase: PhaseSummary) -> String {
         guard let cost = phase.observerNs?.median, phase.durationNs.median > 0 else { return leftPad("", 10) }
         let mark = cost * 2 >= phase.durationNs.median && cost > 0 ? "*" : " "
