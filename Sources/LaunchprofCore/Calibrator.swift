@@ -40,9 +40,8 @@ public struct Calibrator: Sendable {
 
     /// Synthetic closures, each varying one kind of work: libraries (objects, segments),
     /// relative relocations packed and spread over pages (up to a million, as a browser's),
-    /// lookups shallow and deep, lookups reading large symbol tables densely, sparsely, a page
-    /// or two per read fault and each on a page of its own (pages, read faults and large-table
-    /// lookups apart from objects and from each other),
+    /// lookups shallow and deep, lookups reading large symbol tables densely, sparsely and a page
+    /// or two per read fault (pages and read faults apart from objects and from each other),
     /// lookups of long names, version requirements apart from objects. They are dropped from the
     /// page cache once built, so that they are read back as an installed program's files are
     /// (`ProgramGenerator.dropFromPageCache`). (The linker sorts symbolic relocations by symbol,
@@ -70,12 +69,6 @@ public struct Calibrator: Sendable {
             Probe(
                 name: "synthetic: 64 lookups in a 200k-symbol table, a fault each",
                 path: try generator.largeSymbolTable(symbols: 200_000, lookups: 64)),
-            // Lookups far apart in a 4.8 MB table, each symbol on a page of its own: large-table
-            // lookups (`largeTableLookups`) read as node's and a Swift program's are, which the
-            // 40k table's neighbouring symbols are not.
-            Probe(
-                name: "synthetic: 2k lookups in a 200k-symbol table",
-                path: try generator.largeSymbolTable(symbols: 200_000, lookups: 2_000)),
             // C++ and Swift names: 2k lookups of 96 bytes a name, and the same of 16 (C names).
             Probe(
                 name: "synthetic: 2k lookups of 16-byte names",

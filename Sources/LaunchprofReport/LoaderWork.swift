@@ -39,8 +39,8 @@ public struct LoaderWork: Codable, Sendable, Equatable {
     /// of a 64-entry L1 data TLB): libstdc++'s own in node, a Swift program's into Foundation
     /// and the runtime, LLVM's into libLLVM. In real closures they cost ~50–130 ns each beyond
     /// a lookup's price, most likely cache and TLB misses once the lookups' working set
-    /// outgrows the caches (neighbouring symbols of one large table, alone in a synthetic
-    /// program, cost no more: Benchmarks/RESULTS.md §21).
+    /// outgrows the caches (lookups in one large table, alone in a synthetic program, cost no
+    /// more, so the price is fitted on system programs: Benchmarks/RESULTS.md §21).
     public var largeTableLookups: Int
 
     public init(
