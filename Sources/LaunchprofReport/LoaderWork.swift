@@ -37,7 +37,7 @@ public struct LoaderWork: Codable, Sendable, Equatable {
     public var lookupNameBytes: Int
     /// Lookups answered by an object whose symbol and string tables exceed 256 KiB (the reach
     /// of a 64-entry L1 data TLB): libstdc++'s own in node, a Swift program's into Foundation
-    /// and the runtime, LLVM's into libLLVM. In real closures they cost ~50–130 ns each beyond
+    /// and the runtime, LLVM's into libLLVM. In real closures they cost ~50–120 ns each beyond
     /// a lookup's price, most likely cache and TLB misses once the lookups' working set
     /// outgrows the caches (lookups in one large table, alone in a synthetic program, cost no
     /// more, so the price is fitted on system programs: Benchmarks/RESULTS.md §21).
