@@ -162,7 +162,8 @@ public struct Calibrator: Sendable {
                     missing.withLock { $0 = reasons.isEmpty ? "no loader phases" : reasons }
                     return
                 }
-                let sample = Sample(loaderNs: Int(map.durationNs + relocate.durationNs), readFromDisk: (run.majorFaults ?? 0) > 0)
+                let sample = Sample(
+                    loaderNs: Int(map.durationNs + relocate.durationNs), readFromDisk: (run.majorFaults ?? 0) > 0)
                 samples.withLock { $0.append(sample) }
             })
         } catch {

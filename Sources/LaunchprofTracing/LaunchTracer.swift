@@ -54,7 +54,6 @@ public struct TraceRequest: Sendable {
     }
 }
 
-/// What the tracer observed in one launch.
 /// A process's page faults (getrusage's `ru_majflt` and `ru_minflt`).
 public struct PageFaults: Sendable, Equatable {
     public var major: UInt64
@@ -66,6 +65,7 @@ public struct PageFaults: Sendable, Equatable {
     }
 }
 
+/// What the tracer observed in one launch.
 public struct TraceResult: Sendable {
     public var pid: Int32
     /// Boundaries in the order observed, the observer's merged in (`EventMerge`); the session
