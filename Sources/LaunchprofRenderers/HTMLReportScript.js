@@ -148,8 +148,15 @@
 
   // Headline metrics.
   (function () {
+    // Runs that read pages from disk (major faults) were not warm: say so beside the figures.
+    var faults = summary.pageFaults, fromDisk = "";
+    if (faults && faults.runsReadingFromDisk > 0) {
+      fromDisk = "; " + faults.runsReadingFromDisk + " of " + summary.runs + " runs read " + faults.majorFaults +
+        " page(s) from disk (major faults)" + (report.mode.cold ? "" : ": not warm launches");
+    }
     var node = section(main, "Metrics", "Across " + summary.runs + " runs" +
-      (failures ? " (" + failures + ")" : summary.failedRuns ? " (" + summary.failedRuns + " failed)" : "") + "; times from the spawn.");
+      (failures ? " (" + failures + ")" : summary.failedRuns ? " (" + summary.failedRuns + " failed)" : "") +
+      fromDisk + "; times from the spawn.");
     var table = el("table", {}, node);
     var head = el("tr", {}, table);
     ["metric", "median", "min", "p90", "max", "runs"].forEach(function (name) { el("th", {}, head, name); });

@@ -138,4 +138,21 @@ struct HTMLReportRendererTests {
         #expect(ticks.count >= 3)
         #expect(Set(ticks).count == ticks.count, "tick labels differ: \(ticks)")
     }
+
+    /// Page faults: runs that read pages from disk are named beside the metrics (not warm).
+    @Test("run page: runs that read pages from disk are named under Metrics")
+    func pagesReadFromDisk() throws {
+        var runs = (0..<10).map { ExportSamples.run(index: $0, firstFrameMs: 15, tasks: false, hangsMs: [], sampled: false) }
+        for index in runs.indices {
+            runs[index].minorFaults = 450 + UInt64(index)
+            runs[index].majorFaults = index < 2 ? 4 + UInt64(index) : 0
+        }
+        let html = try HTMLReportRenderer().render(ExportSamples.report(runs))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lp-faults-\(UUID().uuidString).html")
+        try html.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let page = try HeadlessChromium.load(file.path, screenshot: try HeadlessChromium.artifactPath("run-page-faults.png"))
+        #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
+        #expect(page.dom.contains("2 of 10 runs read 9 page(s) from disk (major faults): not warm launches"), "\(page.dom.prefix(2_000))")
+    }
 }
