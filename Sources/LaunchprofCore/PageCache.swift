@@ -34,6 +34,15 @@ enum PageCache {
         return residency
     }
 
+    /// How much of the file at `path` is in the page cache now.
+    static func residency(_ path: String) -> Residency {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return Residency(residentBytes: 0, totalBytes: 0) }
+        defer { close(fd) }
+        let (resident, total) = measure(fd)
+        return Residency(residentBytes: resident, totalBytes: total)
+    }
+
     /// Bytes of the file that are in the page cache (mincore over a mapping of it).
     private static func measure(_ fd: Int32) -> (resident: UInt64, total: UInt64) {
         var status = stat()

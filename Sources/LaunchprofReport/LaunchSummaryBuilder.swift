@@ -20,7 +20,7 @@ public struct LaunchSummaryBuilder: Sendable {
     private var failedRuns = 0
     private var metrics = [StreamingStatistics](repeating: StreamingStatistics(), count: 6)
     private var tracerPause = StreamingStatistics()
-    private var minorFaults: [UInt64] = []
+    private var minorFaults = StreamingStatistics()
     private var runsReadingFromDisk = 0
     private var majorFaults: UInt64 = 0
     private var phaseIndex: [PhaseKey: Int] = [:]
@@ -47,7 +47,7 @@ public struct LaunchSummaryBuilder: Sendable {
             if let value = metric.valueNs { metrics[slot].record(value) }
         }
         if let pause = run.tracerPauseNs { tracerPause.record(pause) }
-        if let minor = run.minorFaults { minorFaults.append(minor) }
+        if let minor = run.minorFaults { minorFaults.record(minor) }
         if let major = run.majorFaults, major > 0 {
             runsReadingFromDisk += 1
             majorFaults += major
@@ -81,10 +81,9 @@ public struct LaunchSummaryBuilder: Sendable {
         summary.prewarm = prewarm.summary
         summary.flags = flags.summaries
         summary.outcomes = runs == 0 ? nil : outcomes
-        if !minorFaults.isEmpty {
+        if let minor = minorFaults.summary {
             summary.pageFaults = LaunchSummary.PageFaultSummary(
-                runsReadingFromDisk: runsReadingFromDisk, majorFaults: majorFaults,
-                medianMinorFaults: minorFaults.sorted()[minorFaults.count / 2])
+                runsReadingFromDisk: runsReadingFromDisk, majorFaults: majorFaults, medianMinorFaults: minor.median)
         }
         return summary
     }

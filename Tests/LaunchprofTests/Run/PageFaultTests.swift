@@ -1,34 +1,18 @@
 import Foundation
-import LaunchprofCore
+@testable import LaunchprofCore
 import LaunchprofReport
 import Testing
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Each run's page faults are the kernel's count for the child, read as launchprof reaps it:
 /// the fixture reports its own count (getrusage) as the last thing it does, and the two must be
 /// equal. A launch that read pages from disk (major faults) is not a warm launch and says so.
 @Suite("Run: page faults")
 struct PageFaultTests {
-    /// Writes `path` out and drops it from the page cache; true when none of it stayed resident
-    /// (a file system that keeps files in memory, such as tmpfs, cannot drop them).
-    static func dropFromPageCache(_ path: String) throws -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        try #require(fd >= 0, "open \(path)")
-        defer { close(fd) }
-        fdatasync(fd)
-        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
-        var info = stat()
-        try #require(fstat(fd, &info) == 0)
-        let size = Int(info.st_size)
-        guard let map = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), map != MAP_FAILED else { return false }
-        defer { munmap(map, size) }
-        let pages = (size + 4_095) / 4_096
-        var resident = [UInt8](repeating: 0, count: pages)
-        try #require(mincore(map, size, &resident) == 0)
-        return resident.allSatisfy { $0 & 1 == 0 }
+    /// Writes `path` out and drops it from the page cache (as `calibrate` drops its programs);
+    /// true when none of it stayed resident (a file system that keeps files in memory, such as
+    /// tmpfs, cannot drop them).
+    static func dropFromPageCache(_ path: String) -> Bool {
+        ProgramGenerator.dropFromPageCache(path) && PageCache.residency(path).residentBytes == 0
     }
 
     /// The fixture's `faults` truth lines, as (major, minor) pairs.
@@ -45,7 +29,7 @@ struct PageFaultTests {
     @Test("cold runs: major and minor faults equal the child's own count, every run read from disk")
     func coldRunsCountTheirMajorFaults() throws {
         let program = try RunFixtures.program("faults")
-        let evictable = try Self.dropFromPageCache(program)
+        let evictable = Self.dropFromPageCache(program)
         let truthPath = FixtureTruth.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
         let outcome = try RunHarness.run(program, runs: 2, environment: ["LP_FIXTURE_TRUTH": truthPath]) {
