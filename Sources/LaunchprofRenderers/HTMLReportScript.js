@@ -315,6 +315,14 @@
     if (!values.length) return;
     var lo = Math.min.apply(null, values.map(function (v) { return v.value; }));
     var hi = Math.max.apply(null, values.map(function (v) { return v.value; }));
+    // Launches that took (nearly) the same time get a span of 1% around them, so that the
+    // bins and ticks are read in that resolution, not in nanoseconds no clock resolves.
+    var narrowest = Math.max(hi * 0.01, 1000);
+    if (hi - lo < narrowest) {
+      var widen = (narrowest - (hi - lo)) / 2;
+      lo = Math.max(lo - widen, 0);
+      hi += widen;
+    }
     var bin = niceStep(Math.max(hi - lo, 1), Math.min(24, Math.max(4, Math.ceil(Math.sqrt(values.length)) * 2)));
     var first = Math.floor(lo / bin) * bin, last = Math.floor(hi / bin) * bin + bin;
     var counts = [];

@@ -139,6 +139,30 @@ struct HTMLReportRendererTests {
         #expect(Set(ticks).count == ticks.count, "tick labels differ: \(ticks)")
     }
 
+    /// Launches that all took the same time: the histogram is read at 1% of it around the value,
+    /// not in nanosecond bins whose ticks read "15.000000 ms", "15.000001 ms".
+    @Test("run page: identical launch times get a histogram around them, in readable ticks")
+    func identicalLaunchTimes() throws {
+        let runs = (0..<10).map { ExportSamples.run(index: $0, firstFrameMs: 15, tasks: false, hangsMs: [], sampled: false) }
+        #expect(runs.allSatisfy { $0.metrics.timeToFirstFrameNs == 15_000_000 })
+        let html = try HTMLReportRenderer().render(ExportSamples.report(runs))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lp-same-\(UUID().uuidString).html")
+        try html.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let page = try HeadlessChromium.load(file.path, screenshot: try HeadlessChromium.artifactPath("run-page-identical.png"))
+        #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
+        let ticks = page.dom.matches(of: /class="axis hist-tick"[^>]*>([0-9.]+) ms</).map { String($0.output.1) }
+        let values = ticks.compactMap(Double.init)
+        #expect(values.count >= 3 && values.count == ticks.count, "\(ticks)")
+        #expect(Set(ticks).count == ticks.count, "tick labels differ: \(ticks)")
+        #expect(ticks.allSatisfy { ($0.split(separator: ".").last?.count ?? 0) <= 2 }, "at most 2 decimals: \(ticks)")
+        #expect((values.first ?? 99) < 15 && (values.last ?? 0) > 15, "the value inside the axis: \(ticks)")
+        // One bar holds all ten launches, with empty bins on both sides of it.
+        let counts = page.dom.matches(of: /class="hist-bar" data-count="([0-9]+)"/).compactMap { Int($0.output.1) }
+        #expect(counts.filter { $0 > 0 } == [10], "\(counts)")
+        #expect(counts.first == 0 && counts.last == 0, "\(counts)")
+    }
+
     /// Page faults: runs that read pages from disk are named beside the metrics (not warm).
     @Test("run page: runs that read pages from disk are named under Metrics")
     func pagesReadFromDisk() throws {
