@@ -29,8 +29,11 @@ public struct Calibrator: Sendable {
     public var runs = 10
     public var warmup = 1
     /// The probes are measured in turn, a share of their runs per round, so that a busy spell
-    /// of a shared machine falls on all of them alike instead of on one.
-    public var rounds = 4
+    /// of a shared machine falls on all of them alike instead of on one. Many short rounds rather
+    /// than a few long ones: on a shared VM a whole `run` session can be 20-50% slower than the
+    /// next (every phase of every launch in it), and with 4 rounds how many of a program's
+    /// rounds fell in such spells decided its median more than its closure did.
+    public var rounds = 10
     /// The environment the probes run in (launchprof's own, less what it runs under).
     public var environment: [String: String]
 
@@ -206,13 +209,27 @@ public struct Calibrator: Sendable {
     /// `runs[i]` samples of `probes[i]`, taken a round at a time over all probes.
     private func interleavedSamples(_ probes: [Probe], runs: [Int]) throws(CalibrationError) -> [[Int]] {
         var pooled = [[Int]](repeating: [], count: probes.count)
-        let rounds = max(self.rounds, 1)
-        for _ in 0..<rounds {
+        let rounds = Self.roundCount(rounds, runs: runs)
+        for round in 0..<rounds {
             for (index, probe) in probes.enumerated() {
-                pooled[index] += try samples(probe, runs: max(1, (runs[index] + rounds - 1) / rounds))
+                let share = Self.share(of: runs[index], inRound: round, of: rounds)
+                if share > 0 { pooled[index] += try samples(probe, runs: share) }
             }
         }
         return pooled
+    }
+
+    /// As many rounds as asked for, but no more than the most launches any program needs (a
+    /// round with nothing to launch would only repeat warm-ups).
+    static func roundCount(_ rounds: Int, runs: [Int]) -> Int {
+        max(1, min(rounds, runs.max() ?? 1))
+    }
+
+    /// The launches of a program with `runs` in round `round` of `rounds`: spread evenly, so
+    /// that they add up to exactly `runs` and a program with fewer runs than rounds is
+    /// launched in rounds across the whole calibration, not only in its first ones.
+    static func share(of runs: Int, inRound round: Int, of rounds: Int) -> Int {
+        runs * (round + 1) / rounds - runs * round / rounds
     }
 
     /// One launch's `loader.map` + `loader.relocate`, and whether it read pages from disk.

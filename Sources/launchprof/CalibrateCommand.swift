@@ -27,7 +27,7 @@ struct CalibrateCommand: ParsableCommand {
             \(ExitCause.summary([.success, .usage, .noInput, .unavailable, .software, .cannotCreate, .interrupted], [.interrupted: "interrupted (Ctrl-C, SIGTERM): the launched program was killed, no calibration stored"]))
             """)
 
-    @Option(name: .shortAndLong, help: "Measured launches per calibration program, in 4 interleaved rounds (the fit uses their median; 4 to 10000).", transform: { try OptionValue.count($0, 4...10_000, unit: "the number of runs") })
+    @Option(name: .shortAndLong, help: "Measured launches per calibration program, spread over 10 interleaved rounds (the fit uses their median; 4 to 10000).", transform: { try OptionValue.count($0, 4...10_000, unit: "the number of runs") })
     var runs = 20
 
     @Option(
@@ -45,7 +45,7 @@ struct CalibrateCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        guard runs >= 4 else { throw ValidationError("--runs must be at least 4 (one per round)") }
+        guard runs >= 4 else { throw ValidationError("--runs must be at least 4 (the median of fewer is noise)") }
         guard checkRuns >= 3 else { throw ValidationError("--check-runs must be at least 3 (the median of fewer is noise)") }
         if report != nil && check.isEmpty { throw ValidationError("--report needs at least one --check program") }
         // Checked before the whole calibration, not after it.

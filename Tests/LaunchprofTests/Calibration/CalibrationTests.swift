@@ -360,7 +360,7 @@ struct CalibrationTests {
     }
 
     /// A busy spell must slow the fit's programs and the checked ones alike: the check program
-    /// is launched in each of the fit's 4 rounds, between them (it records its own
+    /// is launched in each of the fit's rounds (4 here: no program needs more), between them (it records its own
     /// CLOCK_MONOTONIC; a round of the fit's programs takes far longer than the gap between two
     /// launches of one program).
     @Test("calibrate launches the --check programs in the fit's interleaved rounds")
@@ -378,7 +378,8 @@ struct CalibrationTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         #expect(outcome.stdout.contains("sh \(script)"), "\(outcome.stdout)")
         let times = try String(contentsOfFile: records, encoding: .utf8).split(separator: "\n").compactMap { Double($0) }
-        // Per round a warm-up and one measured launch (4 runs over 4 rounds), in as many passes
+        // Per round a warm-up and one measured launch (4 runs over 4 rounds: no more rounds than
+        // the most runs any program needs), in as many passes
         // as the fit took (1 to 3).
         #expect(times.count % 8 == 0 && times.count >= 8, "\(times)")
         let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
