@@ -175,7 +175,6 @@ public final class PrewarmSession: @unchecked Sendable {
         case .hold(let ns): extra = ns
         case .pipe: extra = configuration.ttlNs ?? 3_600_000_000_000
         }
-        nonisolated(unsafe) let gate = gate
         let freezeAt = configuration.freezeAt
         let freeze = TraceFreeze(point: point) { pid, spawnedAt, stoppedAt in
             record.pid = pid
