@@ -93,10 +93,7 @@ struct HTMLReportRendererTests {
         // The severity and why a newer report carries: the page reads them when present.
         html = html.replacingOccurrences(
             of: #""kind":"randomness""#, with: #""kind":"randomness","severity":"note","why":"a spawned process draws its own seed""#)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lp-prewarm-\(UUID().uuidString).html")
-        try html.write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let page = try HeadlessChromium.load(file.path, screenshot: try HeadlessChromium.artifactPath("prewarm-page.png"))
+        let page = try Self.load(html, screenshot: "prewarm-page")
         #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
         #expect(page.consoleLines.isEmpty, "console: \(page.consoleLines)")
         // Both kinds of launch, counted from the report: five paired ordinary launches.
@@ -126,10 +123,7 @@ struct HTMLReportRendererTests {
         var html = try HTMLReportRenderer().render(ExportSamples.report(runs))
         // A flag's `path` (owner → innermost), as a newer report carries it.
         html = html.replacingOccurrences(of: #""function":"syncDatabase""#, with: #""function":"syncDatabase","path":["loadCatalog","syncDatabase","fsync_wrapper"]"#)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lp-run-\(UUID().uuidString).html")
-        try html.write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let page = try HeadlessChromium.load(file.path, screenshot: try HeadlessChromium.artifactPath("run-page.png"))
+        let page = try Self.load(html, screenshot: "run-page")
         #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
         #expect(page.dom.contains("loadCatalog</b> → syncDatabase → fsync_wrapper"))
         #expect(page.count(class: "flag-row") == 1)
@@ -146,10 +140,7 @@ struct HTMLReportRendererTests {
         let runs = (0..<10).map { ExportSamples.run(index: $0, firstFrameMs: 15, tasks: false, hangsMs: [], sampled: false) }
         #expect(runs.allSatisfy { $0.metrics.timeToFirstFrameNs == 15_000_000 })
         let html = try HTMLReportRenderer().render(ExportSamples.report(runs))
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lp-same-\(UUID().uuidString).html")
-        try html.write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let page = try HeadlessChromium.load(file.path, screenshot: try HeadlessChromium.artifactPath("run-page-identical.png"))
+        let page = try Self.load(html, screenshot: "run-page-identical")
         #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
         let ticks = page.dom.matches(of: /class="axis hist-tick"[^>]*>([0-9.]+) ms</).map { String($0.output.1) }
         let values = ticks.compactMap(Double.init)
@@ -172,11 +163,17 @@ struct HTMLReportRendererTests {
             runs[index].majorFaults = index < 2 ? 4 + UInt64(index) : 0
         }
         let html = try HTMLReportRenderer().render(ExportSamples.report(runs))
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lp-faults-\(UUID().uuidString).html")
-        try html.write(to: file, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let page = try HeadlessChromium.load(file.path, screenshot: try HeadlessChromium.artifactPath("run-page-faults.png"))
+        let page = try Self.load(html, screenshot: "run-page-faults")
         #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
         #expect(page.dom.contains("2 of 10 runs read 9 page(s) from disk (major faults): not warm launches"), "\(page.dom.prefix(2_000))")
+    }
+
+    /// `html` loaded in headless Chromium from a temporary file (removed after), its screenshot
+    /// kept as a test artifact named `screenshot`.png.
+    static func load(_ html: String, screenshot: String) throws -> HeadlessChromium.Page {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("lp-\(screenshot)-\(UUID().uuidString).html")
+        try html.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try HeadlessChromium.load(file.path, screenshot: try HeadlessChromium.artifactPath(screenshot + ".png"))
     }
 }
