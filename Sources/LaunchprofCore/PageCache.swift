@@ -27,9 +27,9 @@ enum PageCache {
             guard fd >= 0 else { continue }
             defer { close(fd) }
             posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
-            let (resident, total) = measure(fd)
-            residency.residentBytes += resident
-            residency.totalBytes += total
+            let file = measure(fd)
+            residency.residentBytes += file.residentBytes
+            residency.totalBytes += file.totalBytes
         }
         return residency
     }
@@ -39,24 +39,24 @@ enum PageCache {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return Residency(residentBytes: 0, totalBytes: 0) }
         defer { close(fd) }
-        let (resident, total) = measure(fd)
-        return Residency(residentBytes: resident, totalBytes: total)
+        return measure(fd)
     }
 
     /// Bytes of the file that are in the page cache (mincore over a mapping of it).
-    private static func measure(_ fd: Int32) -> (resident: UInt64, total: UInt64) {
+    private static func measure(_ fd: Int32) -> Residency {
         var status = stat()
-        guard fstat(fd, &status) == 0, status.st_size > 0 else { return (0, 0) }
+        guard fstat(fd, &status) == 0, status.st_size > 0 else { return Residency(residentBytes: 0, totalBytes: 0) }
         let size = Int(status.st_size)
+        let noneResident = Residency(residentBytes: 0, totalBytes: UInt64(size))
         guard let mapping = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), mapping != MAP_FAILED else {
-            return (0, UInt64(size))
+            return noneResident
         }
         defer { munmap(mapping, size) }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let pages = (size + page - 1) / page
         var vector = [UInt8](repeating: 0, count: pages)
-        guard mincore(mapping, size, &vector) == 0 else { return (0, UInt64(size)) }
+        guard mincore(mapping, size, &vector) == 0 else { return noneResident }
         let residentPages = vector.reduce(0) { $0 + Int($1 & 1) }
-        return (UInt64(min(residentPages * page, size)), UInt64(size))
+        return Residency(residentBytes: UInt64(min(residentPages * page, size)), totalBytes: UInt64(size))
     }
 }
