@@ -78,7 +78,7 @@ let package = Package(
             resources: [.embedInCode("HTMLReportScript.js")]),
 
         // ELF reading and the loader's dependency resolution, from files alone.
-        .target(name: "LaunchprofELF", dependencies: ["CElf", "LaunchprofReport"]),
+        .target(name: "LaunchprofELF", dependencies: ["CElf", "CLaunchprof", "LaunchprofReport"]),
 
         // Stacks: libunwind-ptrace for stopped tracees, perf-event sampling unwound offline,
         // and naming frames through launchprof's own ELF readers.

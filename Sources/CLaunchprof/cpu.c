@@ -1,8 +1,11 @@
 // The processor's brand string from CPUID, the text the kernel prints as /proc/cpuinfo's
 // "model name": generating /proc/cpuinfo asks every CPU for its current frequency, which costs
 // more than a small `inspect` (which names its stored calibration by the CPU model).
+#define _GNU_SOURCE
 #include "CLaunchprof.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -30,4 +33,13 @@ int lp_cpu_brand(char *out, size_t capacity) {
     (void)capacity;
     return -1;
 #endif
+}
+
+int lp_thread_attr_other_cpu(void *attributes) {
+    cpu_set_t allowed;
+    int current = sched_getcpu();
+    if (current < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+    CPU_CLR(current, &allowed);
+    if (CPU_COUNT(&allowed) == 0) return -1;
+    return pthread_attr_setaffinity_np((pthread_attr_t *)attributes, sizeof allowed, &allowed) == 0 ? 0 : -1;
 }

@@ -7,10 +7,18 @@ public struct InspectConfiguration: Sendable {
     /// The environment the loader would see (LD_LIBRARY_PATH, LD_PRELOAD, PATH).
     public var environment: [String: String]
     public var costModel: LaunchCostModel
+    /// When set, the cost model instead: asked for once the closure's loader work is counted, so
+    /// that it can be read meanwhile (`launchprof inspect` reads the stored calibration on
+    /// another thread while the closure is resolved).
+    public var pendingCostModel: (@Sendable () -> LaunchCostModel)?
 
-    public init(program: String, environment: [String: String], costModel: LaunchCostModel = .standard) {
+    public init(
+        program: String, environment: [String: String], costModel: LaunchCostModel = .standard,
+        pendingCostModel: (@Sendable () -> LaunchCostModel)? = nil
+    ) {
         self.program = program
         self.environment = environment
         self.costModel = costModel
+        self.pendingCostModel = pendingCostModel
     }
 }

@@ -6,9 +6,9 @@ import LaunchprofReport
 struct InspectReportBuilder {
     let costModel: LaunchCostModel
 
-    func report(closure: Closure, script: InspectReport.Script?) -> InspectReport {
+    /// `work`: the closure's `LoaderWorkAnalyzer` counts, one per entry.
+    func report(closure: Closure, work: [LoaderWork], script: InspectReport.Script?) -> InspectReport {
         let entries = closure.entries
-        let work = LoaderWorkAnalyzer.analyze(closure)
         let objects = zip(entries, work).map { entry, work in object(entry, work: work, in: entries) }
         let programImage = entries[0].image
         let program = InspectReport.Program(

@@ -46,8 +46,12 @@ public struct InspectSession: Sendable {
             }
             throw .file(error)
         }
-        let closure = resolver.resolve(program: image, environment: configuration.environment)
-        let report = InspectReportBuilder(costModel: configuration.costModel).report(closure: closure, script: script)
+        // The loader work is replayed object by object on a second CPU while the resolver reads on.
+        let work = LoaderWorkAnalyzer.Pipeline()
+        let closure = resolver.resolve(program: image, environment: configuration.environment) { work.add($0.image) }
+        let loaderWork = work.finish(closure)
+        let costModel = configuration.pendingCostModel?() ?? configuration.costModel
+        let report = InspectReportBuilder(costModel: costModel).report(closure: closure, work: loaderWork, script: script)
         // The PATH entries tried before the program, the program, its interpreter, the closure.
         let tried = ProgramLocator.candidates(configuration.program, environment: configuration.environment)
         let consulted = Array(tried.prefix { $0 != path }) + [path] + (script == nil ? [] : [programPath])

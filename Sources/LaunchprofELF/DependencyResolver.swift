@@ -46,9 +46,13 @@ public struct DependencyResolver: Sendable {
     }
 
     /// The closure of `program`. Libraries that cannot be found or read are listed in
-    /// `missing`; the rest is still resolved.
-    public func resolve(program: ELFImage, environment: [String: String]) -> Closure {
-        var state = ResolutionState(resolver: self, environment: environment)
+    /// `missing`; the rest is still resolved. `onEntry` is called with each object as it joins
+    /// the closure, in load order (the program first), for work that can start before the
+    /// closure is complete.
+    public func resolve(
+        program: ELFImage, environment: [String: String], onEntry: ((Closure.Entry) -> Void)? = nil
+    ) -> Closure {
+        var state = ResolutionState(resolver: self, environment: environment, onEntry: onEntry)
         state.run(program)
         var consulted = state.consulted.paths
         if let cachePath { consulted.append(cachePath) }
@@ -70,9 +74,11 @@ private struct ResolutionState {
     let realPaths = RealPathCache()
     let consulted = ConsultedPaths()
     var missingIndex: [String: Int] = [:]
+    let onEntry: ((Closure.Entry) -> Void)?
 
-    init(resolver: DependencyResolver, environment: [String: String]) {
+    init(resolver: DependencyResolver, environment: [String: String], onEntry: ((Closure.Entry) -> Void)?) {
         self.resolver = resolver
+        self.onEntry = onEntry
         self.libraryPath = environment["LD_LIBRARY_PATH"].map {
             $0.split(separator: ":", omittingEmptySubsequences: false).flatMap {
                 $0.split(separator: ";", omittingEmptySubsequences: false)
@@ -116,6 +122,7 @@ private struct ResolutionState {
         entries.append(entry)
         names[entry.loadedAs] = names[entry.loadedAs] ?? index
         if let soname = entry.image.dynamic.soname { names[soname] = names[soname] ?? index }
+        onEntry?(entry)
     }
 
     /// Binds `name`, needed by entry `requester`, to a loaded or newly loaded object.

@@ -24,28 +24,45 @@ public enum LoaderWorkAnalyzer {
     /// `exhaustive`: walk every name through every member (no stepping over), the reference
     /// the tests compare the stepping walk with.
     static func analyze(_ closure: Closure, exhaustive: Bool) -> [LoaderWork] {
-        let entries = closure.entries
-        let scope = entries.enumerated().map { index, entry in ScopeMember(image: entry.image, isProgram: index == 0) }
-        // One flat allocation of page flags, a slice per member: a lookup marks pages through a
-        // pointer (no copy-on-write checks on nested arrays in the hottest loop).
-        let pageFlags = UnsafeMutableBufferPointer<Bool>.allocate(capacity: scope.reduce(0) { $0 + $1.pageCount })
-        pageFlags.initialize(repeating: false)
-        defer { pageFlags.deallocate() }
-        var start = 0
-        let touched = scope.map { member in
-            defer { start += member.pageCount }
-            return UnsafeMutableBufferPointer(rebasing: pageFlags[start..<(start + member.pageCount)])
-        }
         // A name looked up is mostly one some object imports; symbolic lookups of an object's
         // own exports add about half as many again (gdb: 7,326 imports, ~10,000 names).
-        let imports = entries.reduce(0) { $0 + $1.image.importedSymbolCount }
+        let imports = closure.entries.reduce(0) { $0 + $1.image.importedSymbolCount }
         let names = LookupNameTable(expectedNames: imports + imports / 2)
-        var lookedUp: [[Int32]] = []
-        lookedUp.reserveCapacity(entries.count)
+        let scanned = closure.entries.enumerated().map { position, entry in
+            ScannedObject(entry.image, position: position, names: names)
+        }
+        return finish(closure.entries, scanned: scanned, names: names, exhaustive: exhaustive)
+    }
+
+    /// One object's relocation tables replayed (`Scan`): its work but for the scope walk, the
+    /// names it looks up through the scope, and the pages of its own file the lookups read.
+    struct ScannedObject {
+        let member: ScopeMember
+        let fileID: ELFImage.FileID
+        let pagesRead: PageFlags
+        let work: LoaderWork
+        let lookedUp: [Int32]
+
+        /// `position`: the object's place in the scope (0: the program).
+        init(_ image: ELFImage, position: Int, names: LookupNameTable) {
+            member = ScopeMember(image: image, isProgram: position == 0)
+            fileID = image.fileID
+            pagesRead = PageFlags(count: member.pageCount)
+            var scan = Scan(member: member, touched: pagesRead.flags, names: names)
+            work = scan.run(image)
+            lookedUp = scan.lookedUp
+        }
+    }
+
+    /// The closure's work from its objects' scans: the scope walk of every name looked up, the
+    /// loader's own share, the pages read.
+    static func finish(
+        _ entries: [Closure.Entry], scanned: [ScannedObject], names: LookupNameTable, exhaustive: Bool
+    ) -> [LoaderWork] {
+        let scope = scanned.map(\.member)
+        let touched = scanned.map(\.pagesRead.flags)
         var result = entries.indices.map { index in
-            var scan = Scan(scope: scope, index: index, touched: touched, names: names)
-            var work = scan.run(entries[index].image)
-            lookedUp.append(scan.lookedUp)
+            var work = scanned[index].work
             let source = entries[index].source
             if index > 0 && source != .interpreter {
                 work.mappedObjects = 1
@@ -65,7 +82,7 @@ public enum LoaderWorkAnalyzer {
         let definers = walk(names, scope: scope, touched: touched, exhaustive: exhaustive)
         let largeTables = scope.map(\.hasLargeTables)
         for index in result.indices {
-            for name in lookedUp[index] {
+            for name in scanned[index].lookedUp {
                 // A lookup searches up to its definer, or the whole scope for an undefined name.
                 let definer = Int(definers[Int(name)])
                 result[index].scopeSteps += definer < 0 ? scope.count : definer + 1
@@ -74,7 +91,7 @@ public enum LoaderWorkAnalyzer {
         }
         // Pages are the searched object's: counted once, however many lookups read them.
         for index in result.indices {
-            result[index].symbolTablePages = touched[index].reduce(0) { $0 + ($1 ? 1 : 0) }
+            result[index].symbolTablePages = scanned[index].pagesRead.markedCount
             result[index].symbolTableFaults = faultWindows(touched[index])
         }
         return result
@@ -197,8 +214,6 @@ public enum LoaderWorkAnalyzer {
 
     /// The walk over one object's relocation tables.
     private struct Scan {
-        let scope: [ScopeMember]
-        let index: Int
         /// The scanned object's own member, copied once (not at every relocation).
         let member: ScopeMember
         var work = LoaderWork()
@@ -210,17 +225,15 @@ public enum LoaderWorkAnalyzer {
         var pages = UnsafeMutableBufferPointer<Bool>(start: nil, count: 0)
         var pageBase: UInt64 = 0
 
-        /// Per scope member, the file pages lookups have read so far.
-        let touched: [UnsafeMutableBufferPointer<Bool>]
+        /// The pages of the object's own file its lookups read (its symbols and their names).
+        let touched: UnsafeMutableBufferPointer<Bool>
         /// The closure's names looked up so far.
         let names: LookupNameTable
         /// The number of each name this object looks up through the scope, once per lookup.
         var lookedUp: [Int32] = []
 
-        init(scope: [ScopeMember], index: Int, touched: [UnsafeMutableBufferPointer<Bool>], names: LookupNameTable) {
-            self.scope = scope
-            self.index = index
-            member = scope[index]
+        init(member: ScopeMember, touched: UnsafeMutableBufferPointer<Bool>, names: LookupNameTable) {
+            self.member = member
             self.touched = touched
             self.names = names
         }
@@ -396,11 +409,11 @@ public enum LoaderWorkAnalyzer {
             work.lookupNameBytes += name.count
             // The importer's own symbol and name are read too (the name to hash it): node's
             // imports, named all over 5 MB of strings, fault in 58 windows of their own.
-            member.mark(member.symbols, entry, touched[index])
-            member.mark(member.strings, nameOffset, touched[index])
+            member.mark(member.symbols, entry, touched)
+            member.mark(member.strings, nameOffset, touched)
             let plt = lookupClass == 1
             // DT_SYMBOLIC: the object's own definitions first.
-            if member.isSymbolic, member.defines(name, gnuHash: hash, plt: plt, touched: touched[index]) {
+            if member.isSymbolic, member.defines(name, gnuHash: hash, plt: plt, touched: touched) {
                 work.scopeSteps += 1
                 return
             }

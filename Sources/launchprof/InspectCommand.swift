@@ -62,17 +62,21 @@ struct InspectCommand: ParsableCommand {
     static func execute(_ request: Request) throws {
         let startedAtNs = InspectResultCache.realTimeNs()
         let environment = InspectCommand.environment()
-        let (model, modelFile) = costModel(environment)
+        let calibration = StoredCalibration(environment)
+        let modelFile = calibration?.path
         let cache = request.useCache ? InspectResultCache.user(environment: environment) : nil
-        let key = InspectResultCache.key(
+        let key = cache == nil ? nil : InspectResultCache.key(
             program: request.program, json: request.json, environment: environment, modelFile: modelFile)
         if let cache, let key, let stored = cache.lookup(key: key) {
             Terminal.write(1, stored.standardOutput)
             Terminal.write(2, stored.standardError)
             Glibc.exit(stored.exitStatus)
         }
+        // Read on the other CPU while this one resolves the closure (the resolver's own second
+        // thread, the scans, has time to spare until the closure is complete).
+        let model = WorkerThread(offCurrentCPU: true) { calibration?.costModel() ?? .standard }
         let session = InspectSession(
-            configuration: .init(program: request.program, environment: environment, costModel: model))
+            configuration: .init(program: request.program, environment: environment, pendingCostModel: model.join))
         let outcome: InspectOutcome
         do {
             outcome = try session.inspect()
@@ -114,22 +118,6 @@ struct InspectCommand: ParsableCommand {
         }
     }
 
-    /// This host's calibration (`launchprof calibrate`) when there is one, else the built-in
-    /// defaults; a stored file that cannot be used is reported and skipped. Also the file the
-    /// model comes from (or would), which decides it as much as launchprof's own build does.
-    static func costModel(_ environment: [String: String]) -> (model: LaunchCostModel, file: String?) {
-        guard let store = CalibrationStore.user(environment: environment) else { return (.standard, nil) }
-        let host = HostInfo.current()
-        // No store, no calibration: nothing to read.
-        guard access(store.directory, F_OK) == 0 else { return (.standard, store.path(for: host)) }
-        do {
-            return (try store.loadModel(host: host) ?? .standard, store.path(for: host))
-        } catch {
-            Terminal.write(2, "launchprof: \(error.description); using the built-in cost model\n")
-            return (.standard, store.path(for: host))
-        }
-    }
-
     /// The variables that change what `inspect` resolves (the loader's and the shell's
     /// search paths), read with getenv: building the whole environment costs more.
     static func environment() -> [String: String] {
@@ -140,4 +128,34 @@ struct InspectCommand: ParsableCommand {
         return result
     }
 
+}
+
+/// Where this host's calibration (`launchprof calibrate`) is stored, or would be: the file decides
+/// the cost model as much as launchprof's own build does, so its path is part of a stored
+/// result's key, and the model is read only when no stored result answers.
+struct StoredCalibration {
+    let store: CalibrationStore
+    let host: LaunchReport.Host
+    let path: String
+
+    /// Nil when the environment names no store directory.
+    init?(_ environment: [String: String]) {
+        guard let store = CalibrationStore.user(environment: environment) else { return nil }
+        self.store = store
+        host = HostInfo.current()
+        path = store.path(for: host)
+    }
+
+    /// The calibration's model when there is one, else the built-in defaults; a stored file that
+    /// cannot be used is reported and skipped.
+    func costModel() -> LaunchCostModel {
+        // No store, no calibration: nothing to read.
+        guard access(store.directory, F_OK) == 0 else { return .standard }
+        do {
+            return try store.loadModel(host: host) ?? .standard
+        } catch {
+            Terminal.write(2, "launchprof: \(error.description); using the built-in cost model\n")
+            return .standard
+        }
+    }
 }

@@ -210,6 +210,9 @@ void lp_kill_tracked_children(void);
 
 /// The CPU's brand string (/proc/cpuinfo's "model name") into `out`; -1 where CPUID has none.
 int lp_cpu_brand(char *_Nonnull out, size_t capacity);
+/// Sets `attributes` (a pthread_attr_t) so that the thread starts on one of the caller's allowed
+/// CPUs other than the one it runs on; leaves them alone (returns -1) when there is no other.
+int lp_thread_attr_other_cpu(void *_Nonnull attributes);
 
 /// NULL when libunwind's remote unwinder loads (on first use), else the soname or symbol that
 /// is missing: `--sample` refuses to start without it.
