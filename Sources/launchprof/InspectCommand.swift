@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLaunchprof
 import LaunchprofCore
 import LaunchprofELF
 import LaunchprofReport
@@ -111,9 +112,11 @@ struct InspectCommand: ParsableCommand {
                 result, key: key, consulted: outcome.consultedPaths + (modelFile.map { [$0] } ?? []),
                 startedAtNs: startedAtNs)
         }
-        // Exit with the closure still mapped: unmapping ~60 files one by one costs more than
-        // reading them did, and the process is done.
+        // Exit with the closure still mapped, and leave the address space's teardown to a
+        // helper (lp_detach_teardown): unmapping ~60 files costs more than reading them did,
+        // and nobody needs to wait for it.
         withExtendedLifetime(outcome) {
+            _ = lp_detach_teardown()
             Glibc.exit(status)
         }
     }

@@ -213,6 +213,10 @@ int lp_cpu_brand(char *_Nonnull out, size_t capacity);
 /// Sets `attributes` (a pthread_attr_t) so that the thread starts on one of the caller's allowed
 /// CPUs other than the one it runs on; leaves them alone (returns -1) when there is no other.
 int lp_thread_attr_other_cpu(void *_Nonnull attributes);
+/// Starts a helper that shares this process's memory and ends when this process does, so that
+/// exiting leaves the address space's teardown to it (teardown.c). Call just before exiting;
+/// -1 where no helper could be started (exiting then simply takes longer).
+int lp_detach_teardown(void);
 
 /// NULL when libunwind's remote unwinder loads (on first use), else the soname or symbol that
 /// is missing: `--sample` refuses to start without it.
