@@ -32,11 +32,11 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
-        // libelf (Debian: libelf-dev). libunwind (libunwind-dev) is not linked: CLaunchprof
-        // loads it with dlopen when a stack is first unwound, and uses only its headers.
-        .systemLibrary(
-            name: "CElf", pkgConfig: "libelf",
-            providers: [.apt(["libelf-dev"])]),
+        // libelf (Debian: libelf-dev), found on the default paths (no pkg-config: its -L would
+        // come before launchprof's Scripts/link, see below). libunwind (libunwind-dev) is not
+        // linked: CLaunchprof loads it with dlopen when a stack is first unwound, and uses only
+        // its headers.
+        .systemLibrary(name: "CElf", providers: [.apt(["libelf-dev"])]),
 
         // The only hand-written C in launchprof itself: fork/exec, variadic ptrace, libunwind's
         // macro-named API. Exported symbols are prefixed `lp_`.
@@ -111,10 +111,11 @@ let package = Package(
             //   runtime's start-up `dladdr` scans and ld.so searches first for every lookup;
             // - a position-dependent executable has no address adjustments at all (the static
             //   Swift runtime's 45,000 wrote 400 KiB of pages at every start: 0.3 ms here);
-            // - the C++ runtime the Swift runtime needs is linked in (Scripts/link/libstdc++.so is
-            //   a linker script naming libstdc++.a, found first on the search path): ld.so then
-            //   neither maps libstdc++ and libgcc_s nor binds their 5,000 symbol references
-            //   (0.4 ms); with a shared Swift runtime (debug builds) that one brings its own.
+            // - the C++ runtime the Swift runtime needs, and libelf with its zlib, are linked in
+            //   (Scripts/link/libstdc++.so and libelf.so are linker scripts naming the static
+            //   archives, found first on the search path): ld.so then neither maps libstdc++,
+            //   libgcc_s, libelf and libz nor binds their 5,000 symbol references (0.5 ms); with
+            //   a shared Swift runtime (debug builds) that one brings its own C++ runtime.
             linkerSettings: [
                 .unsafeFlags([
                     "-Xlinker", "--no-export-dynamic", "-use-ld=bfd", "-Xclang-linker", "-no-pie",

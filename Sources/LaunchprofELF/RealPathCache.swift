@@ -34,10 +34,12 @@ final class RealPathCache {
 
     /// The target of a symlink, or nil when `path` is not one.
     private static func readLink(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // On the stack: a fresh 4 KiB heap block per call is a page faulted in now and then.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(PATH_MAX)) { buffer in
+            let count = readlink(path, buffer.baseAddress!, buffer.count)
+            guard count > 0, count < buffer.count else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
+        }
     }
 
     static func realPath(_ path: String) -> String {

@@ -13,6 +13,11 @@ struct InspectJSONText {
         bytes.reserveCapacity(1 << 17)
     }
 
+    /// Ends the text with a newline (in place: a 100 KiB report copied is 25 pages faulted in).
+    mutating func endLine() {
+        bytes.append(UInt8(ascii: "\n"))
+    }
+
     private mutating func newline() {
         bytes.append(UInt8(ascii: "\n"))
         bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: empty.count * 2))

@@ -5,7 +5,8 @@ extension InspectReport {
     public func jsonBytes() throws(LaunchReportError) -> [UInt8] {
         var json = InspectJSONText()
         write(to: &json)
-        return json.bytes + [UInt8(ascii: "\n")]
+        json.endLine()
+        return json.bytes
     }
 
     func write(to json: inout InspectJSONText) {
