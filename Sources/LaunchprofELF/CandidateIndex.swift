@@ -1,68 +1,77 @@
-/// For the loader-work walk (`LoaderWorkAnalyzer.walk`): per looked-up name, the scope members
-/// stepped over by the walk that may still define it, the members whose GNU hash chains hold a
-/// hash equal to the name's but in bit 0 (the bit a chain uses to mark its end).
+import CLaunchprof
+
+/// For the loader-work walk (`LoaderWorkAnalyzer.walk`): per looked-up name, a bit per scope
+/// member whose GNU hash chains hold a hash equal to the name's but in bit 0 (the bit a chain
+/// uses to mark its end): the members that may define it. Once the walk has read all of a
+/// member's hash table, it tests the member only against the names it is a candidate for.
 ///
-/// Members join one at a time, when the walk stops testing every name against them; a name is
-/// then tested only against the joined members it has a candidate in.
-struct CandidateIndex {
+/// A member is indexed when the walk first steps over it, once, by whichever of the walk's
+/// threads gets there first (`index(_:at:)`); bits are set and read atomically, and a member's
+/// bits are published before the walk relies on them (`isIndexed`).
+final class CandidateIndex: @unchecked Sendable {
     private let names: LookupNameTable
+    /// 64-bit words per name (scope positions 0..<64 in the first, and so on).
+    let words: Int
+    private let masks: UnsafeMutablePointer<UInt64>
+    /// Per member: 0 not indexed, 1 being indexed, 2 indexed.
+    private let states: UnsafeMutablePointer<UInt8>
     /// One bit per value of a key's bits 1...18: set when some name has such a key. Most exports
     /// are no looked-up name's; this 32 KiB filter rejects them from L1 cache, before a probe of
     /// the name table.
-    private var keyFilter: [UInt64] = []
-    /// Per name, its most recent candidate node (-1: none); nodes form lists through `next`.
-    private var head: [Int32]
-    private var nodePosition: [Int32] = []
-    private var nodeNext: [Int32] = []
+    private let keyFilter: [UInt64]
 
-    init(names: LookupNameTable) {
+    init(names: LookupNameTable, memberCount: Int) {
         self.names = names
-        head = [Int32](repeating: -1, count: names.count)
-        // Most names end up with one candidate (their definer): one allocation each.
-        nodePosition.reserveCapacity(names.count)
-        nodeNext.reserveCapacity(names.count)
+        words = max((memberCount + 63) / 64, 1)
+        masks = .allocate(capacity: max(names.count, 1) * words)
+        masks.initialize(repeating: 0, count: max(names.count, 1) * words)
+        states = .allocate(capacity: max(memberCount, 1))
+        states.initialize(repeating: 0, count: max(memberCount, 1))
+        var filter = [UInt64](repeating: 0, count: (Self.filterMask + 1) / 64)
+        for number in 0..<names.count {
+            let bit = Self.filterBit(names.hash(number) | 1)
+            filter[bit >> 6] |= 1 << UInt64(bit & 63)
+        }
+        keyFilter = filter
     }
 
-    /// Adds every name numbered above `name` that `member` (at scope `position`) may define.
-    mutating func add(_ member: ScopeMember, at position: Int, after name: Int) {
-        if keyFilter.isEmpty { buildFilter() }
-        // A local copy (not mutated here): no exclusivity checks on `self` per export.
-        let keyFilter = self.keyFilter
-        let position = Int32(truncatingIfNeeded: position)
-        member.forEachExportHash { chainHash in
-            let key = chainHash | 1
-            let bit = Int(key >> 1) & Self.filterMask
-            guard keyFilter[bit >> 6] & 1 << UInt64(bit & 63) != 0 else { return }
-            names.forEachName(withKey: key) { number in
-                // A name can have several exports of its key here (symbol versions): one node.
-                guard number > name, head[number] < 0 || nodePosition[Int(head[number])] != position else { return }
-                nodePosition.append(position)
-                nodeNext.append(head[number])
-                head[number] = Int32(truncatingIfNeeded: nodePosition.count - 1)
+    deinit {
+        masks.deallocate()
+        states.deallocate()
+    }
+
+    /// Word `word` of `name`'s candidate mask.
+    @inline(__always)
+    func mask(_ name: Int, word: Int) -> UInt64 {
+        lp_mask_get(masks, name &* words &+ word)
+    }
+
+    /// Whether `member`'s candidates are all in the masks.
+    func isIndexed(_ position: Int) -> Bool {
+        lp_index_ready(states, position)
+    }
+
+    /// Indexes `member` (at scope `position`) unless the other thread is already doing so;
+    /// returns whether it is indexed now.
+    func index(_ member: ScopeMember, at position: Int) -> Bool {
+        if lp_index_ready(states, position) { return true }
+        guard lp_index_claim(states, position) else { return false }
+        let word = position / 64
+        let bit = UInt64(1) << UInt64(position % 64)
+        keyFilter.withUnsafeBufferPointer { filter in
+            member.forEachExportHash { chainHash in
+                let key = chainHash | 1
+                let filterBit = Self.filterBit(key)
+                guard filter[filterBit >> 6] & 1 << UInt64(filterBit & 63) != 0 else { return }
+                names.forEachName(withKey: key) { number in
+                    lp_mask_add(masks, number &* words &+ word, bit)
+                }
             }
         }
+        lp_index_publish(states, position)
+        return true
     }
 
-    /// The candidate positions of `name`, ascending, in `positions` (replacing its contents).
-    func positions(of name: Int, into positions: inout [Int32]) {
-        positions.removeAll(keepingCapacity: true)
-        var node = head[name]
-        while node >= 0 {
-            positions.append(nodePosition[Int(node)])
-            node = nodeNext[Int(node)]
-        }
-        // Members join in the order they fill up, not scope order; lists are a few entries.
-        if positions.count > 1 { positions.sort() }
-    }
-
-    private mutating func buildFilter() {
-        keyFilter = [UInt64](repeating: 0, count: (Self.filterMask + 1) / 64)
-        for number in 0..<names.count {
-            let hash = names.hash(number)
-            let bit = Int((hash | 1) >> 1) & Self.filterMask
-            keyFilter[bit >> 6] |= 1 << UInt64(bit & 63)
-        }
-    }
-
+    private static func filterBit(_ key: UInt32) -> Int { Int(key >> 1) & filterMask }
     private static let filterMask = (1 << 18) - 1
 }

@@ -1,3 +1,4 @@
+import CLaunchprof
 import LaunchprofReport
 import Synchronization
 
@@ -22,8 +23,8 @@ public enum LoaderWorkAnalyzer {
     }
 
     /// `exhaustive`: walk every name through every member (no stepping over), the reference
-    /// the tests compare the stepping walk with.
-    static func analyze(_ closure: Closure, exhaustive: Bool) -> [LoaderWork] {
+    /// the tests compare the stepping walk with; `threads`: how many walk (`walk`).
+    static func analyze(_ closure: Closure, exhaustive: Bool, threads: Int = 1) -> [LoaderWork] {
         // A name looked up is mostly one some object imports; symbolic lookups of an object's
         // own exports add about half as many again (gdb: 7,326 imports, ~10,000 names).
         let imports = closure.entries.reduce(0) { $0 + $1.image.importedSymbolCount }
@@ -31,7 +32,7 @@ public enum LoaderWorkAnalyzer {
         let scanned = closure.entries.enumerated().map { position, entry in
             ScannedObject(entry.image, position: position, names: names)
         }
-        return finish(closure.entries, scanned: scanned, names: names, exhaustive: exhaustive)
+        return finish(closure.entries, scanned: scanned, names: names, exhaustive: exhaustive, threads: threads)
     }
 
     /// One object's relocation tables replayed (`Scan`): its work but for the scope walk, the
@@ -56,8 +57,10 @@ public enum LoaderWorkAnalyzer {
 
     /// The closure's work from its objects' scans: the scope walk of every name looked up, the
     /// loader's own share, the pages read.
+    /// `threads`: how many threads walk the names (`walk`); `helper`, a running thread for the second.
     static func finish(
-        _ entries: [Closure.Entry], scanned: [ScannedObject], names: LookupNameTable, exhaustive: Bool
+        _ entries: [Closure.Entry], scanned: [ScannedObject], names: LookupNameTable, exhaustive: Bool,
+        threads: Int = 1, helper: WalkHelper? = nil
     ) -> [LoaderWork] {
         let scope = scanned.map(\.member)
         let touched = scanned.map(\.pagesRead.flags)
@@ -79,7 +82,7 @@ public enum LoaderWorkAnalyzer {
             work.versionChecks = versionRequirements(entries[index].image)
             return work
         }
-        let definers = walk(names, scope: scope, touched: touched, exhaustive: exhaustive)
+        let definers = walk(names, scope: scope, touched: touched, exhaustive: exhaustive, threads: threads, helper: helper)
         let largeTables = scope.map(\.hasLargeTables)
         for index in result.indices {
             for name in scanned[index].lookedUp {
@@ -107,70 +110,121 @@ public enum LoaderWorkAnalyzer {
     /// only pages already counted and find nothing. The counts are those of the full walk; most
     /// small members drop out after a few names, which cuts the Bloom filter tests (memory-bound,
     /// a cache miss each) several-fold on large closures.
+    ///
+    /// `threads`: with 2, the caller and a second thread (`helper`'s, else a new one) each walk
+    /// every other name, marking the same page flags and sharing the candidate index. A name's
+    /// search does not depend on the others', and a page's mark is the same whoever sets it, so
+    /// the counts do not depend on the split; a member is stepped over as soon as the two
+    /// together have read its hash table.
     static func walk(
-        _ names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>], exhaustive: Bool
+        _ names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>], exhaustive: Bool,
+        threads: Int = 1, helper: WalkHelper? = nil
     ) -> [Int32] {
-        let memberCount = scope.count
-        var definers = [Int32](repeating: -1, count: names.count)
-        var candidates = CandidateIndex(names: names)
-        // The members every name is tested against: those with a table not yet fully marked.
-        var open = scope.indices.filter { !scope[$0].isInert }
-        var saturated = [Bool](repeating: false, count: memberCount)
-        // Per member, the first page of its hash table not yet seen marked (pages only get
-        // marked, so it only moves forward), and tests since it was last checked.
-        var unmarked = scope.map { $0.hashTablePages?.lowerBound ?? 0 }
-        var sinceCheck = [Int](repeating: 0, count: memberCount)
-        var found: [Int32] = []
-        scope.withUnsafeBufferPointer { members in
-            for name in 0..<names.count {
-                let hash = names.hash(name)
-                let lookupClass = names.lookupClass(name)
-                let plt = lookupClass == 1
-                candidates.positions(of: name, into: &found)
-                var nextFound = 0
-                var nextOpen = 0
-                var anySaturated = false
-                while true {
-                    let candidate = nextFound < found.count ? Int(found[nextFound]) : memberCount
-                    let unsaturated = nextOpen < open.count ? open[nextOpen] : memberCount
-                    let position = min(candidate, unsaturated)
-                    guard position < memberCount else { break }
-                    if candidate == position { nextFound += 1 }
-                    if unsaturated == position { nextOpen += 1 }
-                    let member = members[position]
-                    // Copy relocations skip the program (its copy is the target, not the source).
-                    if lookupClass == 2 && member.isProgram { continue }
-                    let pages = touched[position]
-                    if member.mayDefine(gnuHash: hash, touched: pages),
-                        member.defines(names.name(name), gnuHash: hash, plt: plt, touched: pages)
-                    {
-                        definers[name] = Int32(truncatingIfNeeded: position)
-                        break
-                    }
-                    guard !exhaustive, unsaturated == position, let tablePages = member.hashTablePages else { continue }
-                    sinceCheck[position] += 1
-                    guard sinceCheck[position] >= 16 else { continue }
-                    sinceCheck[position] = 0
-                    while unmarked[position] <= tablePages.upperBound, unmarked[position] < pages.count,
-                        pages[unmarked[position]]
-                    {
-                        unmarked[position] += 1
-                    }
-                    guard unmarked[position] > tablePages.upperBound else { continue }
-                    // Indexing costs a probe per export: worth it while enough names remain.
-                    if member.hashedSymbolCount <= 4 * (names.count - name) {
-                        // From the next name on, only names it may define are tested here.
-                        candidates.add(member, at: position, after: name)
-                        saturated[position] = true
-                        anySaturated = true
-                    } else {
-                        sinceCheck[position] = .min
+        let walk = Walk(
+            names: names, scope: scope, touched: touched, exhaustive: exhaustive,
+            candidates: CandidateIndex(names: names, memberCount: scope.count))
+        // Below a few hundred names a second thread costs more than it saves.
+        guard threads > 1, names.count >= 512 else {
+            return walk.run(share: 0, of: 1)
+        }
+        let other: () -> [Int32]
+        if let helper {
+            other = helper.run { walk.run(share: 1, of: 2) }
+        } else {
+            other = WorkerThread(offCurrentCPU: true) { walk.run(share: 1, of: 2) }.join
+        }
+        let shares = [walk.run(share: 0, of: 2), other()]
+        return (0..<names.count).map { shares[$0 & 1][$0 >> 1] }
+    }
+
+    /// One walk's inputs, shared by the threads that split its names (page flags and candidate
+    /// masks are marked atomically).
+    private final class Walk: @unchecked Sendable {
+        let names: LookupNameTable
+        let scope: [ScopeMember]
+        let touched: [UnsafeMutableBufferPointer<Bool>]
+        let exhaustive: Bool
+        let candidates: CandidateIndex
+
+        init(
+            names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>], exhaustive: Bool,
+            candidates: CandidateIndex
+        ) {
+            self.names = names
+            self.scope = scope
+            self.touched = touched
+            self.exhaustive = exhaustive
+            self.candidates = candidates
+        }
+
+        /// Walks the names numbered `share` modulo `shares`; returns their definers in that order
+        /// (each thread its own array: names side by side would share cache lines between cores).
+        func run(share: Int, of shares: Int) -> [Int32] {
+            var definers = [Int32](repeating: -1, count: (names.count - share + shares - 1) / shares)
+            let words = candidates.words
+            // The members every name is tested against (bits by scope position): those with a
+            // table not yet fully marked; and those stepped over, tested only where a candidate.
+            var open = [UInt64](repeating: 0, count: words)
+            for position in scope.indices where !scope[position].isInert {
+                open[position / 64] |= 1 << UInt64(position % 64)
+            }
+            var steppedOver = [UInt64](repeating: 0, count: words)
+            // Per member, the first page of its hash table not yet seen marked (pages only get
+            // marked, so it only moves forward), and tests since it was last checked.
+            var unmarked = scope.map { $0.hashTablePages?.lowerBound ?? 0 }
+            var sinceCheck = [Int](repeating: 0, count: scope.count)
+            scope.withUnsafeBufferPointer { members in
+                touched.withUnsafeBufferPointer { touched in
+                    for name in stride(from: share, to: names.count, by: shares) {
+                        let hash = names.hash(name)
+                        let lookupClass = names.lookupClass(name)
+                        let plt = lookupClass == 1
+                        search: for word in 0..<words {
+                            var members64 = open[word] | (candidates.mask(name, word: word) & steppedOver[word])
+                            while members64 != 0 {
+                                let position = word * 64 + members64.trailingZeroBitCount
+                                let bit = members64 & (0 &- members64)
+                                members64 &= members64 &- 1
+                                let member = members[position]
+                                // Copy relocations skip the program (its copy is the target, not the source).
+                                if lookupClass == 2 && member.isProgram { continue }
+                                let pages = touched[position]
+                                if member.mayDefine(gnuHash: hash, touched: pages),
+                                    member.defines(names.name(name), gnuHash: hash, plt: plt, touched: pages)
+                                {
+                                    definers[name / shares] = Int32(truncatingIfNeeded: position)
+                                    break search
+                                }
+                                guard !exhaustive, open[word] & bit != 0, let tablePages = member.hashTablePages else {
+                                    continue
+                                }
+                                sinceCheck[position] += 1
+                                guard sinceCheck[position] >= 16 else { continue }
+                                sinceCheck[position] = 0
+                                while unmarked[position] <= tablePages.upperBound, unmarked[position] < pages.count,
+                                    lp_flag_get(pages.baseAddress!, unmarked[position])
+                                {
+                                    unmarked[position] += 1
+                                }
+                                guard unmarked[position] > tablePages.upperBound else { continue }
+                                // Indexing costs a probe per export: worth it while enough names remain.
+                                guard member.hashedSymbolCount <= 4 * (names.count - name) else {
+                                    sinceCheck[position] = .min
+                                    continue
+                                }
+                                // From the next name on, only names it may define are tested here
+                                // (once indexed: while the other thread indexes it, it stays open).
+                                if candidates.index(member, at: position) {
+                                    open[word] &= ~bit
+                                    steppedOver[word] |= bit
+                                }
+                            }
+                        }
                     }
                 }
-                if anySaturated { open.removeAll { saturated[$0] } }
             }
+            return definers
         }
-        return definers
     }
 
     /// Lookups glibc 2.36 makes at every start-up besides the objects' relocations: calloc,

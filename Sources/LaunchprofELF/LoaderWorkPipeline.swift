@@ -8,12 +8,15 @@ extension LoaderWorkAnalyzer {
     /// `LoaderWorkAnalyzer.analyze` on two CPUs, for `inspect`: each object's relocations are
     /// replayed on a second thread as the resolver adds it to the closure (`add`, from the
     /// resolver's `onEntry`), while the resolver goes on finding and reading the next ones;
-    /// `finish` then walks the names through the scope, split over both threads. Same counts as
-    /// `analyze`; on gdb's 59 objects the scans overlap nearly all of the resolution.
+    /// `finish` then walks the names through the scope, split between the caller and that same
+    /// thread. Same counts as `analyze`; on gdb's 59 objects the scans overlap nearly all of the
+    /// resolution.
     public final class Pipeline: @unchecked Sendable {
         private let queue = ImageQueue()
         private let names: LookupNameTable
-        private let scanner: WorkerThread<ScannedObjects>
+        private let shared: ScannedObjects
+        private let helper = WalkHelper()
+        private let scanner: WorkerThread<Void>
         private var finished = false
 
         public init() {
@@ -22,13 +25,16 @@ extension LoaderWorkAnalyzer {
             self.names = names
             let queue = self.queue
             let shared = ScannedObjects(names: names)
+            self.shared = shared
+            let helper = self.helper
             scanner = WorkerThread(offCurrentCPU: true) {
                 var position = 0
                 while let image = queue.next() {
                     shared.objects.append(ScannedObject(image, position: position, names: shared.names))
                     position += 1
                 }
-                return shared
+                // Then this thread walks half of the names, if `finish` asks it to.
+                helper.serve(afterPosting: shared.scanned)
             }
         }
 
@@ -41,75 +47,138 @@ extension LoaderWorkAnalyzer {
         public func finish(_ closure: Closure) -> [LoaderWork] {
             queue.close()
             finished = true
-            let scanned = scanner.join().objects
+            // Without a thread of its own (none could be started) the scanner runs here, now,
+            // and the walk has no second thread.
+            let helping: WalkHelper? = scanner.isRunning ? helper : nil
+            if helping == nil {
+                helper.release()
+                scanner.join()
+            }
+            shared.scanned.wait()
+            defer {
+                // Whether or not the walk used it, the scanner's thread ends here.
+                helper.release()
+                scanner.join()
+            }
+            let scanned = shared.objects
             guard scanned.count == closure.entries.count,
                 zip(scanned, closure.entries).allSatisfy({ $0.fileID == $1.image.fileID })
             else {
                 // Not the closure the scans saw: analyze it from the start.
                 return LoaderWorkAnalyzer.analyze(closure)
             }
-            return LoaderWorkAnalyzer.finish(closure.entries, scanned: scanned, names: names, exhaustive: false)
+            return LoaderWorkAnalyzer.finish(
+                closure.entries, scanned: scanned, names: names, exhaustive: false, threads: 2, helper: helping)
         }
 
         deinit {
             // Never finished (an inspection that failed): let the scanner end.
             if !finished {
                 queue.close()
-                _ = scanner.join()
+                helper.release()
+                scanner.join()
             }
         }
     }
 
-    /// The scanner's results, handed back through `WorkerThread.join` (the table and the scans
-    /// are the scanner's alone until then).
+    /// The scanner's results, read by the caller once `scanned` is posted (the table and the
+    /// scans are the scanner's alone until then).
     private final class ScannedObjects: @unchecked Sendable {
         let names: LookupNameTable
         var objects: [ScannedObject] = []
+        let scanned = Semaphore()
 
         init(names: LookupNameTable) { self.names = names }
     }
 }
 
-/// Images from the resolver to the scanner: a list under a lock and a semaphore counting what
-/// the scanner has yet to take (and the close).
-private final class ImageQueue: @unchecked Sendable {
-    private let images = Mutex<(pending: [ELFImage], closed: Bool)>(([], false))
-    private let available = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+/// A thread done with its own work that runs one more body for a walk, so that the walk's
+/// second half starts on a thread already running (a new thread takes ~70 µs to start on a
+/// VM, and the scanner would end just before).
+final class WalkHelper: @unchecked Sendable {
+    private var body: (@Sendable () -> [Int32])?
+    private var result: [Int32] = []
+    private let given = Semaphore()
+    private let done = Semaphore()
+    private let released = Atomic<Bool>(false)
 
-    init() { sem_init(available, 0, 0) }
-
-    deinit {
-        sem_destroy(available)
-        available.deallocate()
+    /// On the helper's thread: posts `ready`, then waits for a body (or a release) and runs it.
+    func serve(afterPosting ready: Semaphore) {
+        ready.post()
+        given.wait()
+        if let body { result = body() }
+        done.post()
     }
 
+    /// Runs `body` on the helper's thread; the function returned waits for its result.
+    func run(_ body: @escaping @Sendable () -> [Int32]) -> () -> [Int32] {
+        self.body = body
+        release()
+        return {
+            self.done.wait()
+            return self.result
+        }
+    }
+
+    /// Lets the helper go (with the body given, if any); only the first call counts.
+    func release() {
+        if !released.exchange(true, ordering: .acquiringAndReleasing) { given.post() }
+    }
+}
+
+/// A POSIX semaphore whose wait polls for up to `pollNs` before it sleeps: the threads of a
+/// pipeline hand each other work every few tens of µs, and a wake-up from sleep costs a
+/// cross-CPU interrupt (tens of µs on a VM) each time.
+final class Semaphore: @unchecked Sendable {
+    private let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
     static let pollNs = 200_000
 
-    private func monotonicNs() -> Int {
+    init() { sem_init(semaphore, 0, 0) }
+
+    deinit {
+        sem_destroy(semaphore)
+        semaphore.deallocate()
+    }
+
+    func post() { sem_post(semaphore) }
+
+    func wait() {
+        let deadline = Self.monotonicNs() + Self.pollNs
+        while sem_trywait(semaphore) != 0 {
+            guard Self.monotonicNs() < deadline else {
+                while sem_wait(semaphore) != 0 && errno == EINTR {}
+                return
+            }
+        }
+    }
+
+    private static func monotonicNs() -> Int {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return now.tv_sec * 1_000_000_000 + now.tv_nsec
     }
+}
+
+/// Images from the resolver to the scanner: a list under a lock and a semaphore counting what
+/// the scanner has yet to take (and the close). The resolver adds one every ~30 µs.
+private final class ImageQueue: @unchecked Sendable {
+    private let images = Mutex<(pending: [ELFImage], closed: Bool)>(([], false))
+    private let available = Semaphore()
 
     func push(_ image: ELFImage) {
         images.withLock { $0.pending.append(image) }
-        sem_post(available)
+        available.post()
     }
 
     func close() {
         images.withLock { $0.closed = true }
-        sem_post(available)
+        available.post()
     }
 
-    /// Waits for the next image; nil once the queue is closed and empty. The resolver adds one
-    /// every ~30 µs: the wait polls for up to `pollNs` before it sleeps, as a wake-up from
-    /// sleep costs a cross-CPU interrupt (tens of µs on a VM) per image.
+    /// Waits for the next image; nil once the queue is closed and empty.
     func next() -> ELFImage? {
         while true {
-            let deadline = monotonicNs() + Self.pollNs
-            var taken = sem_trywait(available) == 0
-            while !taken, monotonicNs() < deadline { taken = sem_trywait(available) == 0 }
-            if !taken { while sem_wait(available) != 0 && errno == EINTR {} }
+            available.wait()
             let image: ELFImage?? = images.withLock { state in
                 if !state.pending.isEmpty { return .some(state.pending.removeFirst()) }
                 return state.closed ? .some(nil) : nil
@@ -118,4 +187,3 @@ private final class ImageQueue: @unchecked Sendable {
         }
     }
 }
-

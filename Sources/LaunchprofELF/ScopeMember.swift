@@ -1,3 +1,4 @@
+import CLaunchprof
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -121,7 +122,7 @@ struct ScopeMember {
         guard let bloom else { return true }
         let offset = Int((gnuHash / 64) & bloomIndexMask) * 8
         let page = (bloomFileOffset + offset) >> Self.pageShift
-        if page < touched.count { touched[page] = true }
+        if page < touched.count { lp_flag_set(touched.baseAddress!, page) }
         let word = UInt64(littleEndian: bloom.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
         let mask = (UInt64(1) << UInt64(gnuHash % 64)) | (UInt64(1) << UInt64((gnuHash >> bloomShift) % 64))
         return word & mask == mask
@@ -190,7 +191,7 @@ struct ScopeMember {
     func mark(_ table: UnsafeRawBufferPointer, _ offset: Int, _ touched: UnsafeMutableBufferPointer<Bool>) {
         guard let fileBase, let base = table.baseAddress else { return }
         let page = (base - fileBase + offset) >> Self.pageShift
-        if page >= 0, page < touched.count { touched[page] = true }
+        if page >= 0, page < touched.count { lp_flag_set(touched.baseAddress!, page) }
     }
 
     private func nameEquals(_ offset: Int, _ name: UnsafeRawBufferPointer) -> Bool {

@@ -53,6 +53,9 @@ open class WorkerThread<Result: Sendable>: ThreadEntry, @unchecked Sendable {
         result = body()
     }
 
+    /// Whether the body runs on a thread of its own (else `join` runs it on the caller's).
+    public var isRunning: Bool { started }
+
     /// Waits for the thread and returns what it produced. If no thread could be created, runs
     /// the body on the calling thread instead (without the prologue: it set up the thread).
     public func join() -> Result {

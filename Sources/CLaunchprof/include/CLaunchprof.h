@@ -213,6 +213,41 @@ int lp_cpu_brand(char *_Nonnull out, size_t capacity);
 /// Sets `attributes` (a pthread_attr_t) so that the thread starts on one of the caller's allowed
 /// CPUs other than the one it runs on; leaves them alone (returns -1) when there is no other.
 int lp_thread_attr_other_cpu(void *_Nonnull attributes);
+
+/// Page flags two threads of the loader-work walk mark and read at once: relaxed atomic byte
+/// stores and loads (plain moves on x86-64). A flag only ever goes from false to true, and a
+/// stale false only costs a test that marks nothing new. A set flag is not stored again: most
+/// marks are of pages already marked, and a store would take the cache line from the other
+/// thread's core every time.
+static inline void lp_flag_set(bool *_Nonnull flags, long index) {
+    if (!__atomic_load_n(&flags[index], __ATOMIC_RELAXED)) __atomic_store_n(&flags[index], true, __ATOMIC_RELAXED);
+}
+static inline bool lp_flag_get(const bool *_Nonnull flags, long index) {
+    return __atomic_load_n(&flags[index], __ATOMIC_RELAXED);
+}
+
+/// The walk's candidate masks (one bit per scope member, per name), which either thread adds
+/// to: relaxed atomic OR and load.
+static inline void lp_mask_add(uint64_t *_Nonnull words, long index, uint64_t bits) {
+    __atomic_fetch_or(&words[index], bits, __ATOMIC_RELAXED);
+}
+static inline uint64_t lp_mask_get(const uint64_t *_Nonnull words, long index) {
+    return __atomic_load_n(&words[index], __ATOMIC_RELAXED);
+}
+
+/// A member's candidate index, built once by whichever walk thread first needs it: 0 not built,
+/// 1 being built, 2 built. `lp_index_claim` makes the caller the builder (true) if nobody is;
+/// `lp_index_publish` (release) and `lp_index_ready` (acquire) order the masks' bits before it.
+static inline bool lp_index_claim(uint8_t *_Nonnull states, long member) {
+    uint8_t expected = 0;
+    return __atomic_compare_exchange_n(&states[member], &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+static inline void lp_index_publish(uint8_t *_Nonnull states, long member) {
+    __atomic_store_n(&states[member], 2, __ATOMIC_RELEASE);
+}
+static inline bool lp_index_ready(const uint8_t *_Nonnull states, long member) {
+    return __atomic_load_n(&states[member], __ATOMIC_ACQUIRE) == 2;
+}
 /// Starts a helper that shares this process's memory and ends when this process does, so that
 /// exiting leaves the address space's teardown to it (teardown.c). Call just before exiting;
 /// -1 where no helper could be started (exiting then simply takes longer).

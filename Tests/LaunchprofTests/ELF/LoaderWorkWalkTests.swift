@@ -9,11 +9,13 @@ import Testing
 /// walk's, where every name is tested against every member until its definer.
 @Suite("ELF: loader-work walk")
 struct LoaderWorkWalkTests {
-    @Test("stepping over filled members gives the exhaustive walk's counts, object by object",
-          arguments: ["/usr/bin/gdb", "/usr/bin/python3", "/usr/bin/git", "/bin/true"])
-    func steppingMatchesExhaustive(_ program: String) throws {
+    /// With two threads each walks every other name; a member is stepped over once their marks
+    /// together fill its table, at whatever name each thread notices.
+    @Test("stepping over filled members gives the exhaustive walk's counts, object by object, on one thread or two",
+          arguments: ["/usr/bin/gdb", "/usr/bin/python3", "/usr/bin/git", "/bin/true"], [1, 2])
+    func steppingMatchesExhaustive(_ program: String, threads: Int) throws {
         let closure = DependencyResolver.system().resolve(program: try ELFImage.read(path: program), environment: [:])
-        let stepping = LoaderWorkAnalyzer.analyze(closure)
+        let stepping = LoaderWorkAnalyzer.analyze(closure, exhaustive: false, threads: threads)
         let exhaustive = LoaderWorkAnalyzer.analyze(closure, exhaustive: true)
         #expect(stepping.count == closure.entries.count)
         for (index, entry) in closure.entries.enumerated() {
