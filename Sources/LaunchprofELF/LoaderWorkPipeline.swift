@@ -13,24 +13,23 @@ extension LoaderWorkAnalyzer {
     /// resolution.
     public final class Pipeline: @unchecked Sendable {
         private let queue = ImageQueue()
-        private let names: LookupNameTable
-        private let shared: ScannedObjects
+        private let shared = ScannedObjects()
         private let helper = WalkHelper()
         private let scanner: WorkerThread<Void>
         private var finished = false
 
         public init() {
-            // The closure's size is unknown yet: room for gdb's ~11,000 names, grown past that.
-            let names = LookupNameTable(expectedNames: 16_384)
-            self.names = names
             let queue = self.queue
-            let shared = ScannedObjects(names: names)
-            self.shared = shared
+            let shared = self.shared
             let helper = self.helper
             scanner = WorkerThread(offCurrentCPU: true) {
+                // Made here, not by the caller: clearing its 256 KiB of slots (~0.1 ms of fresh
+                // pages) overlaps the resolver's first steps.
+                let names = LookupNameTable(expectedNames: ScannedObjects.expectedNames)
+                shared.names = names
                 var position = 0
                 while let image = queue.next() {
-                    shared.objects.append(ScannedObject(image, position: position, names: shared.names))
+                    shared.objects.append(ScannedObject(image, position: position, names: names))
                     position += 1
                 }
                 // Then this thread walks half of the names, if `finish` asks it to.
@@ -61,6 +60,7 @@ extension LoaderWorkAnalyzer {
                 scanner.join()
             }
             let scanned = shared.objects
+            let names = shared.names!
             guard scanned.count == closure.entries.count,
                 zip(scanned, closure.entries).allSatisfy({ $0.fileID == $1.image.fileID })
             else {
@@ -84,11 +84,11 @@ extension LoaderWorkAnalyzer {
     /// The scanner's results, read by the caller once `scanned` is posted (the table and the
     /// scans are the scanner's alone until then).
     private final class ScannedObjects: @unchecked Sendable {
-        let names: LookupNameTable
+        /// The closure's size is unknown yet: room for gdb's ~11,000 names, grown past that.
+        static let expectedNames = 16_384
+        var names: LookupNameTable?
         var objects: [ScannedObject] = []
         let scanned = Semaphore()
-
-        init(names: LookupNameTable) { self.names = names }
     }
 }
 

@@ -73,11 +73,16 @@ struct InspectCommand: ParsableCommand {
             Terminal.write(2, stored.standardError)
             Glibc.exit(stored.exitStatus)
         }
-        // Read on the other CPU while this one resolves the closure (the resolver's own second
-        // thread, the scans, has time to spare until the closure is complete).
-        let model = WorkerThread(offCurrentCPU: true) { calibration?.costModel() ?? .standard }
+        // A stored calibration is read on the other CPU while this one resolves the closure;
+        // without one, the built-in model needs neither the file nor a thread (~80 us to start).
+        let pendingModel: (@Sendable () -> LaunchCostModel)?
+        if let calibration, access(calibration.path, F_OK) == 0 {
+            pendingModel = WorkerThread(offCurrentCPU: true) { calibration.costModel() }.join
+        } else {
+            pendingModel = nil
+        }
         let session = InspectSession(
-            configuration: .init(program: request.program, environment: environment, pendingCostModel: model.join))
+            configuration: .init(program: request.program, environment: environment, pendingCostModel: pendingModel))
         let outcome: InspectOutcome
         do {
             outcome = try session.inspect()
