@@ -81,7 +81,7 @@ struct PrewarmHazardTests {
         let home = NSTemporaryDirectory() + "prewarm-home-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: home) }
-        FileManager.default.createFile(atPath: home + "/settings.conf", contents: Data("x".utf8))
+        try #require(FileManager.default.createFile(atPath: home + "/settings.conf", contents: Data("x".utf8)))
         let outcome = try PrewarmHarness.run(
             try PrewarmHarness.app(),
             environment: ["PW_HAZARDS": "2", "PW_INIT_US": "1000", "PW_POST_US": "1000", "HOME": home]

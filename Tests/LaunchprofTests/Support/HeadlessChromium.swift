@@ -51,8 +51,9 @@ enum HeadlessChromium {
         defer { try? FileManager.default.removeItem(at: work) }
         let domFile = work.appendingPathComponent("dom.html")
         let logFile = work.appendingPathComponent("log.txt")
-        FileManager.default.createFile(atPath: domFile.path, contents: nil)
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        for file in [domFile, logFile] where !FileManager.default.createFile(atPath: file.path, contents: nil) {
+            throw Failure(description: "cannot create \(file.path)")
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try executable())
         process.arguments = [
