@@ -50,7 +50,10 @@ public enum LoaderWorkAnalyzer {
             fileID = image.fileID
             pagesRead = PageFlags(count: member.pageCount)
             var scan = Scan(member: member, touched: pagesRead.flags, names: names)
-            work = scan.run(image)
+            var work = scan.run(image)
+            // Read here, with the object's other tables (in `inspect`, on the scanner's thread).
+            work.versionChecks = LoaderWorkAnalyzer.versionRequirements(image)
+            self.work = work
             lookedUp = scan.lookedUp
         }
     }
@@ -79,7 +82,6 @@ public enum LoaderWorkAnalyzer {
                 work.relative = max(0, work.relative - slots)
                 work.lookups += slots + Self.loaderOwnLookups
             }
-            work.versionChecks = versionRequirements(entries[index].image)
             return work
         }
         let definers = walk(names, scope: scope, touched: touched, exhaustive: exhaustive, threads: threads, helper: helper)

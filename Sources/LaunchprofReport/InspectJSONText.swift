@@ -20,8 +20,16 @@ struct InspectJSONText {
 
     private mutating func newline() {
         bytes.append(UInt8(ascii: "\n"))
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: empty.count * 2))
+        let indent = empty.count * 2
+        if indent <= Self.spaces.count {
+            bytes.append(contentsOf: Self.spaces[..<indent])
+        } else {
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+        }
     }
+
+    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 32)
+    private static let keyEnd = Array("\" : ".utf8)
 
     /// Separates an element from the previous one and indents it.
     private mutating func element() {
@@ -65,7 +73,7 @@ struct InspectJSONText {
         element()
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        bytes.append(contentsOf: "\" : ".utf8)
+        bytes.append(contentsOf: Self.keyEnd)
     }
 
     mutating func string(_ text: String) {
@@ -73,7 +81,18 @@ struct InspectJSONText {
     }
 
     mutating func integer(_ value: some BinaryInteger) {
-        bytes.append(contentsOf: String(value).utf8)
+        // Digits written in place: a String per number was most of the report's encoding.
+        var magnitude = value.magnitude
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 40) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude != 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     mutating func bool(_ value: Bool) {
