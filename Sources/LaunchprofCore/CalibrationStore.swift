@@ -30,15 +30,23 @@ public struct CalibrationStore: Sendable {
 
     /// The calibration file for `host`.
     public func path(for host: LaunchReport.Host) -> String {
-        directory + "/calibration-" + Self.key(host) + ".json"
+        path(cpu: host.cpu, kernel: host.kernel)
     }
 
-    /// "AMD EPYC 7B13 … / 6.18.0-1-amd64" as a file-name-safe key.
-    static func key(_ host: LaunchReport.Host) -> String {
+    /// The calibration file for a host of this CPU model and kernel release (all a file's name
+    /// depends on: `inspect` needs nothing else of `HostInfo.current()`).
+    public func path(cpu: String, kernel: String) -> String {
+        directory + "/calibration-" + Self.key(cpu: cpu, kernel: kernel) + ".json"
+    }
+
+    /// "AMD EPYC 7B13 … / 6.18.0-1-amd64" as a file-name-safe key: ASCII letters, digits, "."
+    /// and "_" kept, any run of other characters one "-".
+    static func key(cpu: String, kernel: String) -> String {
         var key = ""
-        for character in (host.cpu + "-" + host.kernel).unicodeScalars {
-            let safe = character.properties.isAlphabetic || ("0"..."9").contains(character) || character == "." || character == "_"
-            if safe, character.isASCII {
+        for character in (cpu + "-" + kernel).unicodeScalars {
+            let safe = ("a"..."z").contains(character) || ("A"..."Z").contains(character)
+                || ("0"..."9").contains(character) || character == "." || character == "_"
+            if safe {
                 key.unicodeScalars.append(character)
             } else if !key.hasSuffix("-") {
                 key += "-"
@@ -62,8 +70,12 @@ public struct CalibrationStore: Sendable {
     /// without JSONDecoder, whose first use costs more than inspecting a small program (see
     /// JSONScalars); the measured points are checked as JSON but not decoded.
     public func loadModel(host: LaunchReport.Host) throws(CalibrationError) -> LaunchCostModel? {
-        let file = path(for: host)
-        return try decoded(file) { bytes in
+        try loadModel(file: path(for: host))
+    }
+
+    /// The fitted model stored in `file` (a path from `path(for:)`); nil when there is none.
+    public func loadModel(file: String) throws(CalibrationError) -> LaunchCostModel? {
+        try decoded(file) { bytes in
             let scalars = try JSONScalars(bytes)
             // Before the model: another version may name its fields otherwise.
             try Self.expectCurrentVersion(scalars.integer("schemaVersion") ?? 0, of: file)

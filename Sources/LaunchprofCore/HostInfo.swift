@@ -23,7 +23,7 @@ public enum HostInfo {
     }
 
     /// `uname -r`.
-    static func kernelRelease() -> String {
+    public static func kernelRelease() -> String {
         var names = utsname()
         guard uname(&names) == 0 else { return "unknown" }
         return withUnsafeBytes(of: &names.release) { raw in
@@ -34,7 +34,7 @@ public enum HostInfo {
     /// The CPU's brand string: from CPUID on x86 (what the kernel prints), else the first
     /// `model name` in /proc/cpuinfo; other architectures name it differently. Read once: in a
     /// virtual machine each CPUID leaf is a trip to the hypervisor.
-    static func cpuModel() -> String { cpuBrand }
+    public static func cpuModel() -> String { cpuBrand }
 
     private static let cpuBrand = readCPUModel()
 

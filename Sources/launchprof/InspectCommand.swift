@@ -143,15 +143,13 @@ struct InspectCommand: ParsableCommand {
 /// result's key, and the model is read only when no stored result answers.
 struct StoredCalibration {
     let store: CalibrationStore
-    let host: LaunchReport.Host
     let path: String
 
     /// Nil when the environment names no store directory.
     init?(_ environment: [String: String]) {
         guard let store = CalibrationStore.user(environment: environment) else { return nil }
         self.store = store
-        host = HostInfo.current()
-        path = store.path(for: host)
+        path = store.path(cpu: HostInfo.cpuModel(), kernel: HostInfo.kernelRelease())
     }
 
     /// The calibration's model when there is one, else the built-in defaults; a stored file that
@@ -160,7 +158,7 @@ struct StoredCalibration {
         // No store, no calibration: nothing to read.
         guard access(store.directory, F_OK) == 0 else { return .standard }
         do {
-            return try store.loadModel(host: host) ?? .standard
+            return try store.loadModel(file: path) ?? .standard
         } catch {
             Terminal.write(2, "launchprof: \(error.description); using the built-in cost model\n")
             return .standard
