@@ -7,7 +7,8 @@
 # 20 runs. Each round is one hyperfine run of the three commands (10 warm-up runs each), in an
 # order that turns by one every round: on a shared VM a block of runs of one command can be a
 # fifth faster at its end than at its start, and whichever command comes first would pay for it.
-# Each round's medians give its ratios; the verdict is the median of the rounds' ratios.
+# Each round's medians give its ratios; the verdict is the median of the rounds' ratios. The
+# user's stored calibration, if any, is copied into inspect's private cache.
 # Goals: the fresh reading at most ldd's time (issue 2; exits 1 when it is not) and at most half
 # of it (issue 20; reported for both). The CPU time (user + system, ldd's children included) is
 # printed beside; inspect leaves the unmapping of the files it read to a helper process that
@@ -21,6 +22,14 @@ runs="${4:-20}"
 command -v hyperfine >/dev/null || { echo "hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# The user's calibration, if any, goes with inspect into its private cache: a calibrated user's
+# inspection reads it (on a thread of its own), an uncalibrated one's does not.
+mkdir -p "$work/cache/launchprof"
+calibration=none
+for file in "${XDG_CACHE_HOME:-$HOME/.cache}"/launchprof/calibration-*.json; do
+    [ -f "$file" ] && cp "$file" "$work/cache/launchprof/" && calibration="$file"
+done
+echo "calibration: $calibration"
 ldd_command="ldd $program"
 fresh="$launchprof inspect --json --no-cache $program"
 again="$launchprof inspect --json $program"

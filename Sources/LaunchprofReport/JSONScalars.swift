@@ -50,7 +50,12 @@ public struct JSONScalars: Sendable {
         var offset = 0
 
         mutating func skipSpace() {
-            while offset < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[offset]) { offset += 1 }
+            while offset < bytes.count {
+                switch bytes[offset] {
+                case 0x20, 0x09, 0x0A, 0x0D: offset += 1
+                default: return
+                }
+            }
         }
 
         func fail(_ expected: String) -> SyntaxError { SyntaxError(offset: offset, expected: expected) }
@@ -75,9 +80,10 @@ public struct JSONScalars: Sendable {
                 }
                 repeat {
                     skipSpace()
-                    let key = try string()
+                    // Under an array nothing is kept: keys and paths are checked, not built.
+                    let key = try string(keeping: keep)
                     try expect(UInt8(ascii: ":"), "':'")
-                    try value(path: path.isEmpty ? key : path + "." + key, keep: keep, into: &values)
+                    try value(path: keep ? (path.isEmpty ? key : path + "." + key) : "", keep: keep, into: &values)
                     skipSpace()
                 } while try more(closing: UInt8(ascii: "}"))
                 return
@@ -93,7 +99,7 @@ public struct JSONScalars: Sendable {
                     skipSpace()
                 } while try more(closing: UInt8(ascii: "]"))
                 return
-            case UInt8(ascii: "\""): scalar = .string(try string())
+            case UInt8(ascii: "\""): scalar = .string(try string(keeping: keep))
             case UInt8(ascii: "t"): scalar = .bool(try literal("true"))
             case UInt8(ascii: "f"): scalar = .bool(!(try literal("false")))
             case UInt8(ascii: "n"):
@@ -132,7 +138,9 @@ public struct JSONScalars: Sendable {
                 let byte = bytes[offset]
                 if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
                     offset += 1
-                } else if [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-")].contains(byte) {
+                } else if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+                {
                     integral = false
                     offset += 1
                 } else {
@@ -156,7 +164,8 @@ public struct JSONScalars: Sendable {
             return .number(value)
         }
 
-        mutating func string() throws(SyntaxError) -> String {
+        /// A string, checked; its text only when `keeping` (else "").
+        mutating func string(keeping: Bool = true) throws(SyntaxError) -> String {
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("a string") }
             offset += 1
             var utf8: [UInt8] = []
@@ -164,7 +173,7 @@ public struct JSONScalars: Sendable {
                 let byte = bytes[offset]
                 offset += 1
                 switch byte {
-                case UInt8(ascii: "\""): return String(decoding: utf8, as: UTF8.self)
+                case UInt8(ascii: "\""): return keeping ? String(decoding: utf8, as: UTF8.self) : ""
                 case UInt8(ascii: "\\"):
                     guard offset < bytes.count else { throw fail("an escape") }
                     let escape = bytes[offset]
@@ -194,7 +203,7 @@ public struct JSONScalars: Sendable {
                 case 0..<0x20:
                     offset -= 1
                     throw fail("no control character in a string")
-                default: utf8.append(byte)
+                default: if keeping { utf8.append(byte) }
                 }
             }
             throw fail("'\"'")
