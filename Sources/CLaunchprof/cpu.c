@@ -43,3 +43,9 @@ int lp_thread_attr_other_cpu(void *attributes) {
     if (CPU_COUNT(&allowed) == 0) return -1;
     return pthread_attr_setaffinity_np((pthread_attr_t *)attributes, sizeof allowed, &allowed) == 0 ? 0 : -1;
 }
+
+int lp_allowed_cpu_count(void) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 1;
+    return CPU_COUNT(&allowed);
+}

@@ -1,3 +1,4 @@
+import CLaunchprof
 import LaunchprofReport
 import Synchronization
 #if canImport(Glibc)
@@ -128,10 +129,11 @@ final class WalkHelper: @unchecked Sendable {
 
 /// A POSIX semaphore whose wait polls for up to `pollNs` before it sleeps: the threads of a
 /// pipeline hand each other work every few tens of µs, and a wake-up from sleep costs a
-/// cross-CPU interrupt (tens of µs on a VM) each time.
+/// cross-CPU interrupt (tens of µs on a VM) each time. With a single CPU to run on, polling
+/// would only keep the other thread from it: the wait sleeps at once.
 final class Semaphore: @unchecked Sendable {
     private let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
-    static let pollNs = 200_000
+    static let pollNs = lp_allowed_cpu_count() > 1 ? 200_000 : 0
 
     init() { sem_init(semaphore, 0, 0) }
 

@@ -213,6 +213,8 @@ int lp_cpu_brand(char *_Nonnull out, size_t capacity);
 /// Sets `attributes` (a pthread_attr_t) so that the thread starts on one of the caller's allowed
 /// CPUs other than the one it runs on; leaves them alone (returns -1) when there is no other.
 int lp_thread_attr_other_cpu(void *_Nonnull attributes);
+/// How many CPUs the calling thread may run on (1 where that cannot be read).
+int lp_allowed_cpu_count(void);
 
 /// Page flags two threads of the loader-work walk mark and read at once: relaxed atomic byte
 /// stores and loads (plain moves on x86-64). A flag only ever goes from false to true, and a
