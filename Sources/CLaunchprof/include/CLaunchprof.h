@@ -250,9 +250,10 @@ static inline void lp_index_publish(uint8_t *_Nonnull states, long member) {
 static inline bool lp_index_ready(const uint8_t *_Nonnull states, long member) {
     return __atomic_load_n(&states[member], __ATOMIC_ACQUIRE) == 2;
 }
+
 /// Starts a helper that shares this process's memory and ends when this process does, so that
-/// exiting leaves the address space's teardown to it (teardown.c). Call just before exiting;
-/// -1 where no helper could be started (exiting then simply takes longer).
+/// exiting leaves the address space's teardown to it (teardown.c). Call once, just before
+/// exiting; -1 where no helper could be started (exiting then simply takes longer).
 int lp_detach_teardown(void);
 
 /// NULL when libunwind's remote unwinder loads (on first use), else the soname or symbol that
