@@ -7,7 +7,7 @@ import CLaunchprof
 ///
 /// A member is indexed when the walk first steps over it, once, by whichever of the walk's
 /// threads gets there first (`index(_:at:)`); bits are set and read atomically, and a member's
-/// bits are published before the walk relies on them (`isIndexed`).
+/// bits are published before `index` says it is indexed.
 final class CandidateIndex: @unchecked Sendable {
     private let names: LookupNameTable
     /// 64-bit words per name (scope positions 0..<64 in the first, and so on).
@@ -44,11 +44,6 @@ final class CandidateIndex: @unchecked Sendable {
     @inline(__always)
     func mask(_ name: Int, word: Int) -> UInt64 {
         lp_mask_get(masks, name &* words &+ word)
-    }
-
-    /// Whether `member`'s candidates are all in the masks.
-    func isIndexed(_ position: Int) -> Bool {
-        lp_index_ready(states, position)
     }
 
     /// Indexes `member` (at scope `position`) unless the other thread is already doing so;

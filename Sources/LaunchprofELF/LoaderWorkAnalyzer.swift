@@ -141,23 +141,12 @@ public enum LoaderWorkAnalyzer {
 
     /// One walk's inputs, shared by the threads that split its names (page flags and candidate
     /// masks are marked atomically).
-    private final class Walk: @unchecked Sendable {
+    private struct Walk: @unchecked Sendable {
         let names: LookupNameTable
         let scope: [ScopeMember]
         let touched: [UnsafeMutableBufferPointer<Bool>]
         let exhaustive: Bool
         let candidates: CandidateIndex
-
-        init(
-            names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>], exhaustive: Bool,
-            candidates: CandidateIndex
-        ) {
-            self.names = names
-            self.scope = scope
-            self.touched = touched
-            self.exhaustive = exhaustive
-            self.candidates = candidates
-        }
 
         /// Walks the names numbered `share` modulo `shares`; returns their definers in that order
         /// (each thread its own array: names side by side would share cache lines between cores).

@@ -76,7 +76,7 @@ struct InspectCommand: ParsableCommand {
         // A stored calibration is read on the other CPU while this one resolves the closure;
         // without one, the built-in model needs neither the file nor a thread (~80 us to start).
         let pendingModel: (@Sendable () -> LaunchCostModel)?
-        if let calibration, access(calibration.path, F_OK) == 0 {
+        if let calibration, calibration.isStored {
             pendingModel = WorkerThread(offCurrentCPU: true) { calibration.costModel() }.join
         } else {
             pendingModel = nil
@@ -152,11 +152,12 @@ struct StoredCalibration {
         path = store.path(cpu: HostInfo.cpuModel(), kernel: HostInfo.kernelRelease())
     }
 
+    /// Whether a calibration file is there (one `access`: reading it costs a thread).
+    var isStored: Bool { access(path, F_OK) == 0 }
+
     /// The calibration's model when there is one, else the built-in defaults; a stored file that
     /// cannot be used is reported and skipped.
     func costModel() -> LaunchCostModel {
-        // No store, no calibration: nothing to read.
-        guard access(store.directory, F_OK) == 0 else { return .standard }
         do {
             return try store.loadModel(file: path) ?? .standard
         } catch {
