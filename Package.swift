@@ -11,6 +11,10 @@
 // with plain values.
 import PackageDescription
 
+/// Each function in a section of its own, so that the link can place the code `inspect` runs
+/// side by side (Scripts/link/launchprof.order, see the launchprof target below).
+let functionSections: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-function-sections"])]
+
 let package = Package(
     name: "launchprof",
     platforms: [.macOS(.v13)],
@@ -64,33 +68,43 @@ let package = Package(
         // encoding and the run summary the report writer builds as runs stream to disk.
         .target(
             name: "LaunchprofReport",
-            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: functionSections),
 
         // What is derived from events and reports: phase timelines, comparisons and their
         // statistics, merging, the sample analyzer, calibration fits, the inspect advisor.
-        .target(name: "LaunchprofAnalysis", dependencies: ["LaunchprofReport"]),
+        .target(name: "LaunchprofAnalysis", dependencies: ["LaunchprofReport"], swiftSettings: functionSections),
 
         // Reports as text, HTML, Chrome/Perfetto trace, MetricKit, OpenMetrics, markdown, JSON.
         .target(
             name: "LaunchprofRenderers",
             dependencies: ["LaunchprofReport", "LaunchprofAnalysis"],
             // The HTML report's script, compiled into the binary (no bundle to ship beside it).
-            resources: [.embedInCode("HTMLReportScript.js")]),
+            resources: [.embedInCode("HTMLReportScript.js")],
+            swiftSettings: functionSections),
 
         // ELF reading and the loader's dependency resolution, from files alone.
-        .target(name: "LaunchprofELF", dependencies: ["CElf", "CLaunchprof", "LaunchprofReport"]),
+        .target(
+            name: "LaunchprofELF", dependencies: ["CElf", "CLaunchprof", "LaunchprofReport"],
+            swiftSettings: functionSections),
 
         // Stacks: libunwind-ptrace for stopped tracees, perf-event sampling unwound offline,
         // and naming frames through launchprof's own ELF readers.
-        .target(name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofReport"]),
+        .target(
+            name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofReport"],
+            swiftSettings: functionSections),
 
         // ptrace-based launch tracer.
         .target(
             name: "LaunchprofTracing",
-            dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling"]),
+            dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling"],
+            swiftSettings: functionSections),
 
         // First frames seen by the display server (X11: launchprof's own client on the display).
-        .target(name: "LaunchprofDisplay", dependencies: ["CFrameX11", "CFrameWayland", "CLaunchprof", "LaunchprofTracing", "LaunchprofReport"]),
+        .target(
+            name: "LaunchprofDisplay",
+            dependencies: ["CFrameX11", "CFrameWayland", "CLaunchprof", "LaunchprofTracing", "LaunchprofReport"],
+            swiftSettings: functionSections),
 
         // Sessions: inspect and run, from configuration to report.
         .target(
@@ -98,7 +112,8 @@ let package = Package(
             dependencies: [
                 "LaunchprofELF", "LaunchprofTracing", "LaunchprofSampling", "LaunchprofReport",
                 "LaunchprofAnalysis", "LaunchprofDisplay",
-            ]),
+            ],
+            swiftSettings: functionSections),
 
         .executableTarget(
             name: "launchprof",
@@ -106,6 +121,7 @@ let package = Package(
                 "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers", "CLaunchprof",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: functionSections,
             // Start-up is in every invocation (`inspect` is measured against `ldd`):
             // - exporting none of its own symbols (7,200 otherwise) keeps small the table the
             //   runtime's start-up `dladdr` scans and ld.so searches first for every lookup;
@@ -115,11 +131,18 @@ let package = Package(
             //   (Scripts/link/libstdc++.so and libelf.so are linker scripts naming the static
             //   archives, found first on the search path): ld.so then neither maps libstdc++,
             //   libgcc_s, libelf and libz nor binds their 5,000 symbol references (0.5 ms); with
-            //   a shared Swift runtime (debug builds) that one brings its own C++ runtime.
+            //   a shared Swift runtime (debug builds) that one brings its own C++ runtime;
+            // - lld places the ~1,100 functions `inspect` runs side by side, in the order of
+            //   Scripts/link/launchprof.order (Scripts/order-file.sh): spread over the binary they
+            //   were ~100 windows of 64 KiB, each a page fault at every start, now ~35 (0.15 ms);
+            // - `swift build --disable-local-rpath` (Scripts/demo.sh) leaves out the $ORIGIN
+            //   RUNPATH, where ld.so would first look for libc and libm in 11 directories that
+            //   do not exist (0.1 ms).
             linkerSettings: [
                 .unsafeFlags([
-                    "-Xlinker", "--no-export-dynamic", "-use-ld=bfd", "-Xclang-linker", "-no-pie",
+                    "-Xlinker", "--no-export-dynamic", "-use-ld=lld", "-Xclang-linker", "-no-pie",
                     "-L", "Scripts/link", "-Xclang-linker", "-static-libgcc",
+                    "-Xlinker", "--symbol-ordering-file=Scripts/link/launchprof.order", "-Xlinker", "--no-warn-symbol-ordering",
                 ])
             ]),
 

@@ -18,7 +18,7 @@ program="${1:-/usr/bin/gdb}"
 launchprof="${2:-.build/release/launchprof}"
 rounds="${3:-5}"
 runs="${4:-20}"
-[ -x "$launchprof" ] || { echo "build it first: swift build -c release --static-swift-stdlib" >&2; exit 2; }
+[ -x "$launchprof" ] || { echo "build it first: swift build -c release --static-swift-stdlib --disable-local-rpath" >&2; exit 2; }
 command -v hyperfine >/dev/null || { echo "hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

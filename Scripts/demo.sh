@@ -8,8 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash Scripts/setup.sh
-swift build -c release --static-swift-stdlib
-bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+swift build -c release --static-swift-stdlib --disable-local-rpath
+bin=$(swift build -c release --static-swift-stdlib --disable-local-rpath --show-bin-path)
 mkdir -p Reports
 echo "== launchprof inspect (what the loader will do) ==" >&2
 "$bin/launchprof" inspect "$bin/launchprof-demo"

@@ -11,7 +11,7 @@ find_launchprof() {
         [ -n "$launchprof" ] || { [ -x "$candidate" ] && launchprof="$candidate"; } || true
     done
     [ -x "$launchprof" ] || {
-        echo "$1: build launchprof first: swift build -c release --static-swift-stdlib --product launchprof --scratch-path .build-bench" >&2
+        echo "$1: build launchprof first: swift build -c release --static-swift-stdlib --disable-local-rpath --product launchprof --scratch-path .build-bench" >&2
         exit 2
     }
 }
