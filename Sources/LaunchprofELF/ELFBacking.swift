@@ -4,7 +4,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// The program and section headers of one file, as plain values (read through libelf).
+/// The ELF header's fields and the program headers of one file, as plain values.
 struct ELFHeaders {
     struct ProgramHeader {
         var type: UInt32
@@ -25,22 +25,26 @@ struct ELFHeaders {
     var type: UInt16
     var entry: UInt64
     var programHeaders: [ProgramHeader]
-    var sections: [SectionHeader]
 }
 
 /// An open, mapped ELF file: the only place launchprof touches libelf and raw file memory.
 /// It stays alive as long as any `ELFImage` made from it, so views into it stay valid.
+///
+/// The ELF and program headers are read from the mapped file directly (what the loader reads);
+/// the section headers through libelf, when first asked for (`sections`): they sit at the end
+/// of the file, and the loader's view of a library never needs them — on gdb's 58 libraries,
+/// reading them anyway was a page fault and a libelf descriptor each, a tenth of `inspect`.
 final class ELFBacking: @unchecked Sendable {
-    // Set once while `ELFImage.decode` runs, before the backing is shared; afterwards only
-    // `symtabIndex` changes, under its mutex.
+    // Set once while `ELFImage.decode` runs, before the backing is shared; afterwards only the
+    // section state and `symtabIndex` change, under their mutexes.
     private let fd: Int32
-    private let elf: OpaquePointer
     let bytes: UnsafeRawBufferPointer
     let fileID: ELFImage.FileID
     var hasDynamic = false
-    /// .dynsym and .symtab as byte ranges of the file, with their hash tables.
+    /// .dynsym as byte ranges of the file, with its hash tables.
     var dynamicSymbols: SymbolTableLocation?
-    var staticSymbols: SymbolTableLocation?
+    /// libelf's descriptor and the section headers it read, once asked for.
+    private let sectionState = Mutex<(elf: OpaquePointer?, sections: [ELFHeaders.SectionHeader]?)>((nil, nil))
     private let symtabIndex = Mutex<[String: UInt64]?>(nil)
 
     struct SymbolTableLocation {
@@ -52,15 +56,16 @@ final class ELFBacking: @unchecked Sendable {
 
     var view: ByteView { ByteView(bytes) }
 
-    private init(fd: Int32, elf: OpaquePointer, bytes: UnsafeRawBufferPointer, fileID: ELFImage.FileID) {
+    private init(fd: Int32, bytes: UnsafeRawBufferPointer, fileID: ELFImage.FileID) {
         self.fd = fd
-        self.elf = elf
         self.bytes = bytes
         self.fileID = fileID
     }
 
     deinit {
-        elf_end(elf)
+        sectionState.withLock { state in
+            if let elf = state.elf { elf_end(elf) }
+        }
         if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
         close(fd)
     }
@@ -74,7 +79,7 @@ final class ELFBacking: @unchecked Sendable {
     }
 
     /// Opens `path`, classifies failures (missing, directory, empty, not ELF, wrong class or
-    /// machine) and maps the file through libelf.
+    /// machine) and maps the file.
     static func open(_ path: String) throws(ELFError) -> ELFBacking {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -103,19 +108,7 @@ final class ELFBacking: @unchecked Sendable {
             close(fd)
             throw .empty(path: path)
         }
-        // Check identity bytes ourselves: libelf would accept other classes and byte orders.
-        var ident = [UInt8](repeating: 0, count: 20)
-        let got = ident.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 20, 0) }
-        do throws(ELFError) {
-            try checkIdentity(ident, count: got, path: path)
-            guard status.st_size >= 64 else {
-                throw ELFError.truncated(path: path, detail: "\(status.st_size)-byte file ends inside the 64-byte ELF header")
-            }
-        } catch {
-            close(fd)
-            throw error
-        }
-        // Mapped shared, read-only, and handed to libelf as memory: the kernel installs registered
+        // Mapped shared, read-only (libelf is handed the same memory): the kernel installs registered
         // uprobes (other launchprof processes' observers on libc, ld.so, …) into every private
         // mapping of a file that could be executable, copying a page for each; a shared mapping
         // is exempt, and reads the file's own bytes.
@@ -125,25 +118,26 @@ final class ELFBacking: @unchecked Sendable {
             close(fd)
             throw .unreadable(path: path, errno: code)
         }
-        _ = elf_version(UInt32(EV_CURRENT))
-        // libelf reads a native-endian (checked above) image in place: it never writes to it.
-        guard let elf = elf_memory(mapping.assumingMemoryBound(to: CChar.self), size) else {
+        // Check identity bytes ourselves: libelf would accept other classes and byte orders.
+        // (Read from the mapping, whose first page libelf reads next anyway: not a read of its own.)
+        let ident = UnsafeRawBufferPointer(start: mapping, count: min(size, 20))
+        do throws(ELFError) {
+            try checkIdentity(ident, path: path)
+            guard status.st_size >= 64 else {
+                throw ELFError.truncated(path: path, detail: "\(status.st_size)-byte file ends inside the 64-byte ELF header")
+            }
+        } catch {
             munmap(mapping, size)
             close(fd)
-            throw .malformed(path: path, detail: libelfMessage())
-        }
-        guard elf_kind(elf) == ELF_K_ELF else {
-            elf_end(elf)
-            munmap(mapping, size)
-            close(fd)
-            throw .notELF(path: path)
+            throw error
         }
         let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(mapping), count: size)
         let fileID = ELFImage.FileID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-        return ELFBacking(fd: fd, elf: elf, bytes: bytes, fileID: fileID)
+        return ELFBacking(fd: fd, bytes: bytes, fileID: fileID)
     }
 
-    private static func checkIdentity(_ ident: [UInt8], count: Int, path: String) throws(ELFError) {
+    private static func checkIdentity(_ ident: UnsafeRawBufferPointer, path: String) throws(ELFError) {
+        let count = ident.count
         guard count >= 4, ident[0] == 0x7f, ident[1] == 0x45, ident[2] == 0x4c, ident[3] == 0x46 else {
             throw .notELF(path: path)
         }
@@ -177,55 +171,98 @@ final class ELFBacking: @unchecked Sendable {
         }
     }
 
-    private static func libelfMessage() -> String {
-        guard let message = elf_errmsg(-1) else { return "libelf could not read it" }
-        return String(cString: message)
-    }
-
-    /// The ELF, program and section headers, through libelf.
+    /// The ELF header's fields and the program headers, read from the file (64-bit,
+    /// little-endian: checked when it was opened). The section header table is only checked to
+    /// lie within the file: a file cut before it lost its tail.
     func headers(path: String) throws(ELFError) -> ELFHeaders {
         guard bytes.count >= 64 else {
             throw .truncated(path: path, detail: "\(bytes.count)-byte file ends inside the ELF header")
         }
-        var header = GElf_Ehdr()
-        guard gelf_getehdr(elf, &header) != nil else {
-            throw .malformed(path: path, detail: ELFBacking.libelfMessage())
+        let view = self.view
+        let programOffset = try view.u64(32)
+        let sectionOffset = try view.u64(40)
+        let programEntrySize = try view.u16(54)
+        var programCount = Int(try view.u16(56))
+        let sectionEntrySize = try view.u16(58)
+        let sectionCount = max(UInt64(try view.u16(60)), sectionOffset == 0 ? 0 : 1)
+        let sectionTableEnd = sectionOffset &+ sectionCount &* UInt64(sectionEntrySize)
+        guard sectionOffset == 0 || (sectionTableEnd >= sectionOffset && sectionTableEnd <= UInt64(bytes.count)) else {
+            throw .truncated(path: path, detail: "section headers end at byte \(sectionTableEnd) of \(bytes.count)")
         }
-        // Section headers sit at the end: a file cut before them lost its tail.
-        let sectionCount = max(UInt64(header.e_shnum), header.e_shoff == 0 ? 0 : 1)
-        let sectionTableEnd = header.e_shoff &+ sectionCount &* UInt64(header.e_shentsize)
-        guard header.e_shoff == 0 || (sectionTableEnd >= header.e_shoff && sectionTableEnd <= UInt64(bytes.count)) else {
-            throw .truncated(
-                path: path, detail: "section headers end at byte \(sectionTableEnd) of \(bytes.count)")
+        // PN_XNUM: the count is section 0's sh_info.
+        if programCount == 0xffff {
+            guard sectionOffset != 0, let count = try? view.u32(Int(clamping: sectionOffset) + 44) else {
+                throw .malformed(path: path, detail: "program header count escapes to a missing section 0")
+            }
+            programCount = Int(count)
         }
-        var programHeaderCount = 0
-        guard elf_getphdrnum(elf, &programHeaderCount) == 0 else {
-            throw .truncated(path: path, detail: "program headers: \(ELFBacking.libelfMessage())")
+        guard programCount == 0 || programEntrySize == 56 else {
+            throw .malformed(path: path, detail: "program header entries of \(programEntrySize) bytes (64-bit ones are 56)")
+        }
+        let programTableEnd = programOffset &+ UInt64(programCount) &* 56
+        guard programCount == 0 || (programTableEnd >= programOffset && programTableEnd <= UInt64(bytes.count)) else {
+            throw .truncated(path: path, detail: "program headers end at byte \(programTableEnd) of \(bytes.count)")
         }
         var programHeaders: [ELFHeaders.ProgramHeader] = []
-        programHeaders.reserveCapacity(programHeaderCount)
-        for index in 0..<programHeaderCount {
-            var entry = GElf_Phdr()
-            guard gelf_getphdr(elf, Int32(index), &entry) != nil else {
-                throw .truncated(path: path, detail: "program header \(index): \(ELFBacking.libelfMessage())")
-            }
+        programHeaders.reserveCapacity(programCount)
+        for index in 0..<programCount {
+            let entry = Int(programOffset) + index * 56
             programHeaders.append(
                 .init(
-                    type: entry.p_type, offset: entry.p_offset, vaddr: entry.p_vaddr, fileSize: entry.p_filesz,
-                    memorySize: entry.p_memsz, alignment: entry.p_align))
+                    type: try view.u32(entry), offset: try view.u64(entry + 8), vaddr: try view.u64(entry + 16),
+                    fileSize: try view.u64(entry + 32), memorySize: try view.u64(entry + 40),
+                    alignment: try view.u64(entry + 48)))
         }
-        // Index 0 is the null section, which libelf's iteration skips: keep indices aligned.
-        var sections = [ELFHeaders.SectionHeader(type: 0, offset: 0, size: 0, link: 0)]
-        var section = elf_nextscn(elf, nil)
-        while let current = section {
-            var entry = GElf_Shdr()
-            if gelf_getshdr(current, &entry) != nil {
-                sections.append(.init(type: entry.sh_type, offset: entry.sh_offset, size: entry.sh_size, link: entry.sh_link))
-            }
-            section = elf_nextscn(elf, current)
-        }
-        return ELFHeaders(type: header.e_type, entry: header.e_entry, programHeaders: programHeaders, sections: sections)
+        return ELFHeaders(type: try view.u16(16), entry: try view.u64(24), programHeaders: programHeaders)
     }
+
+    /// The section headers, through libelf, read when first asked for; none when libelf cannot
+    /// read them. Index 0 is the null section, which libelf's iteration skips: indices match
+    /// the file's.
+    func sections() -> [ELFHeaders.SectionHeader] {
+        sectionState.withLock { state in
+            if let sections = state.sections { return sections }
+            var sections = [ELFHeaders.SectionHeader(type: 0, offset: 0, size: 0, link: 0)]
+            _ = elf_version(UInt32(EV_CURRENT))
+            // libelf reads a native-endian image in place: it never writes to it.
+            if let base = bytes.baseAddress,
+                let elf = elf_memory(UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: CChar.self)), bytes.count)
+            {
+                state.elf = elf
+                var section = elf_nextscn(elf, nil)
+                while let current = section {
+                    var entry = GElf_Shdr()
+                    if gelf_getshdr(current, &entry) != nil {
+                        sections.append(
+                            .init(type: entry.sh_type, offset: entry.sh_offset, size: entry.sh_size, link: entry.sh_link))
+                    }
+                    section = elf_nextscn(elf, current)
+                }
+            }
+            state.sections = sections
+            return sections
+        }
+    }
+
+    /// Whether the file has no .symtab.
+    var isStripped: Bool { !sections().contains { $0.type == Self.shtSymtab } }
+
+    /// .symtab and its string table as byte ranges of the file, when it has them.
+    var staticSymbols: SymbolTableLocation? {
+        let sections = sections()
+        guard let symtab = sections.first(where: { $0.type == Self.shtSymtab }), Int(symtab.link) < sections.count
+        else { return nil }
+        let strings = sections[Int(symtab.link)]
+        guard view.contains(offset: symtab.offset, length: symtab.size),
+            view.contains(offset: strings.offset, length: strings.size)
+        else { return nil }
+        return .init(
+            symbols: Int(symtab.offset)..<Int(symtab.offset + symtab.size),
+            strings: Int(strings.offset)..<Int(strings.offset + strings.size))
+    }
+
+    static let shtSymtab: UInt32 = 2
+    static let shtDynsym: UInt32 = 11
 
     func symbolAddress(_ name: String) -> UInt64? {
         if let dynamicSymbols, let table = symbolTable(dynamicSymbols),

@@ -8,10 +8,9 @@ extension ELFImage {
     private static let ptInterp: UInt32 = 3
     private static let ptNote: UInt32 = 4
     private static let ptTLS: UInt32 = 7
-    private static let shtSymtab: UInt32 = 2
-    private static let shtDynsym: UInt32 = 11
 
-    /// Decodes the mapped file: headers through libelf, tables with launchprof's own parsers.
+    /// Decodes the mapped file with launchprof's own parsers (section headers are read, through
+    /// libelf, only by what asks for them: `isStripped`, .symtab's symbols).
     static func decode(_ file: ELFBacking, path: String, realPath: String) throws(ELFError) -> ELFImage {
         let headers = try file.headers(path: path)
         let view = file.view
@@ -57,19 +56,7 @@ extension ELFImage {
             (relocations, firstTarget) = try countRelocations(dynamic, segments: segments, view: view)
         }
 
-        let sections = headers.sections
-        let isStripped = !sections.contains { $0.type == shtSymtab }
-        file.dynamicSymbols = try dynamicSymbolLocation(dynamic, sections: sections, segments: segments, view: view)
-        if let symtab = sections.first(where: { $0.type == shtSymtab }), Int(symtab.link) < sections.count {
-            let strings = sections[Int(symtab.link)]
-            if view.contains(offset: symtab.offset, length: symtab.size),
-                view.contains(offset: strings.offset, length: strings.size)
-            {
-                file.staticSymbols = .init(
-                    symbols: Int(symtab.offset)..<Int(symtab.offset + symtab.size),
-                    strings: Int(strings.offset)..<Int(strings.offset + strings.size))
-            }
-        }
+        file.dynamicSymbols = try dynamicSymbolLocation(dynamic, file: file, segments: segments, view: view)
         var symbolCounts = SymbolTable.Counts()
         if let location = file.dynamicSymbols, let table = file.symbolTable(location) {
             symbolCounts = try table.importExportCounts()
@@ -93,7 +80,7 @@ extension ELFImage {
         return ELFImage(
             path: realPath, openedPath: path, fileSize: UInt64(view.count), elfClass: "ELF64",
             machine: "x86-64", kind: kind, interpreter: interpreter, buildID: buildID, entry: headers.entry,
-            isStripped: isStripped, dynamic: dynamic, relocations: relocations, firstRelocationTarget: firstTarget,
+            dynamic: dynamic, relocations: relocations, firstRelocationTarget: firstTarget,
             tlsSize: tlsSize, importedSymbolCount: symbolCounts.imported,
             exportedSymbolCount: symbolCounts.exported, fileID: file.fileID, backing: file,
             segments: segments)
@@ -139,10 +126,11 @@ extension ELFImage {
         return (counts, first)
     }
 
-    /// Where .dynsym and its string and hash tables are: from section headers when present,
-    /// else from the dynamic section (the symbol count then comes from a hash table).
+    /// Where .dynsym and its string and hash tables are, from the dynamic section as the loader
+    /// finds them; the symbol count from a hash table (the same as .dynsym's section size in
+    /// each of 1,356 system files), else from the section.
     private static func dynamicSymbolLocation(
-        _ dynamic: DynamicInfo, sections: [ELFHeaders.SectionHeader], segments: SegmentMap, view: ByteView
+        _ dynamic: DynamicInfo, file: ELFBacking, segments: SegmentMap, view: ByteView
     ) throws(ELFError) -> ELFBacking.SymbolTableLocation? {
         guard let symtab = dynamic.symtab, let strtab = dynamic.strtab else { return nil }
         func range(_ slice: ByteView) -> Range<Int> {
@@ -158,10 +146,10 @@ extension ELFImage {
             try segments.viewToSegmentEnd(in: view, vaddr: address)
         }
         let symbolBytes: Int
-        if let section = sections.first(where: { $0.type == shtDynsym }) {
-            symbolBytes = Int(section.size)
-        } else if let count = try SymbolTable.symbolCount(gnuHash: gnuHash, sysvHash: sysvHash) {
+        if let count = try SymbolTable.symbolCount(gnuHash: gnuHash, sysvHash: sysvHash) {
             symbolBytes = count * SymbolTable.entrySize
+        } else if let section = file.sections().first(where: { $0.type == ELFBacking.shtDynsym }) {
+            symbolBytes = Int(section.size)
         } else {
             return nil
         }

@@ -5,8 +5,8 @@ import Glibc
 
 /// One parsed 64-bit x86-64 ELF file: what the loader needs from it, immutable.
 ///
-/// `read(path:)` opens the file with libelf (mapped, not copied) and decodes only what the
-/// reports and the tracer use; symbol lookups later go through the still-mapped file.
+/// `read(path:)` maps the file (not copied) and decodes only what the reports and the tracer
+/// use; symbol lookups later go through the still-mapped file.
 public struct ELFImage: Sendable {
     /// The resolved path (symlinks followed).
     public let path: String
@@ -24,8 +24,6 @@ public struct ELFImage: Sendable {
     public let buildID: String?
     /// e_entry (unrelocated).
     public let entry: UInt64
-    /// No .symtab section.
-    public let isStripped: Bool
     public let dynamic: DynamicInfo
     public let relocations: RelocationCounts
     /// The first address the loader writes when relocating this object: the first DT_RELR
@@ -51,6 +49,9 @@ public struct ELFImage: Sendable {
 
     /// Whether the object has a dynamic section (a static program has none).
     public var isDynamic: Bool { backing.hasDynamic }
+
+    /// No .symtab section (read from the section headers when first asked for).
+    public var isStripped: Bool { backing.isStripped }
 
     /// Number of initializers the loader (or libc, for the program) runs: DT_INIT plus the
     /// entries of DT_PREINIT_ARRAY and DT_INIT_ARRAY.

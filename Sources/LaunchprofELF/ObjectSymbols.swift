@@ -102,15 +102,14 @@ public final class ObjectSymbols: @unchecked Sendable {
         var source = Source.none
         var functions: [Function] = []
         var debugBacking: ELFBacking?
-        if let table = symbolTable(backing, headers, type: shtSymtab) {
+        if let table = symbolTable(backing, type: shtSymtab) {
             functions = collect(table)
             source = .symtab
         }
         if functions.isEmpty, let buildID, buildID.count > 2,
             let debug = try? ELFBacking.open(
                 "\(debugRoot)/.build-id/\(buildID.prefix(2))/\(buildID.dropFirst(2)).debug"),
-            let debugHeaders = try? debug.headers(path: path),
-            let table = symbolTable(debug, debugHeaders, type: shtSymtab)
+            let table = symbolTable(debug, type: shtSymtab)
         {
             functions = collect(table)
             if !functions.isEmpty {
@@ -118,7 +117,7 @@ public final class ObjectSymbols: @unchecked Sendable {
                 debugBacking = debug
             }
         }
-        if functions.isEmpty, let table = symbolTable(backing, headers, type: shtDynsym) {
+        if functions.isEmpty, let table = symbolTable(backing, type: shtDynsym) {
             functions = collect(table)
             if !functions.isEmpty { source = .dynsym }
         }
@@ -127,11 +126,11 @@ public final class ObjectSymbols: @unchecked Sendable {
             source: source, functions: functions, backing: backing, debugBacking: debugBacking)
     }
 
-    private static func symbolTable(_ backing: ELFBacking, _ headers: ELFHeaders, type: UInt32) -> SymbolTable? {
-        guard let section = headers.sections.first(where: { $0.type == type }),
-            Int(section.link) < headers.sections.count
+    private static func symbolTable(_ backing: ELFBacking, type: UInt32) -> SymbolTable? {
+        let sections = backing.sections()
+        guard let section = sections.first(where: { $0.type == type }), Int(section.link) < sections.count
         else { return nil }
-        let strings = headers.sections[Int(section.link)]
+        let strings = sections[Int(section.link)]
         let count = UInt64(backing.bytes.count)
         guard section.offset &+ section.size <= count, strings.offset &+ strings.size <= count else { return nil }
         func slice(_ offset: UInt64, _ size: UInt64) -> ByteView {
