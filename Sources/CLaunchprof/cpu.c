@@ -41,7 +41,19 @@ int lp_thread_attr_other_cpu(void *attributes) {
     if (current < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
     CPU_CLR(current, &allowed);
     if (CPU_COUNT(&allowed) == 0) return -1;
-    return pthread_attr_setaffinity_np((pthread_attr_t *)attributes, sizeof allowed, &allowed) == 0 ? 0 : -1;
+    return pthread_attr_setaffinity_np((pthread_attr_t *)attributes, sizeof allowed, &allowed) == 0 ? current : -1;
+}
+
+int lp_pin_self(int cpu, lp_cpu_mask *saved) {
+    cpu_set_t only;
+    if (sched_getaffinity(0, sizeof(cpu_set_t), (cpu_set_t *)saved->bits) != 0) return -1;
+    CPU_ZERO(&only);
+    CPU_SET(cpu, &only);
+    return sched_setaffinity(0, sizeof only, &only);
+}
+
+void lp_restore_affinity(const lp_cpu_mask *saved) {
+    sched_setaffinity(0, sizeof(cpu_set_t), (const cpu_set_t *)saved->bits);
 }
 
 int lp_allowed_cpu_count(void) {

@@ -7,9 +7,9 @@ public struct InspectConfiguration: Sendable {
     /// The environment the loader would see (LD_LIBRARY_PATH, LD_PRELOAD, PATH).
     public var environment: [String: String]
     public var costModel: LaunchCostModel
-    /// When set, the cost model instead: asked for once the closure's loader work is counted, so
-    /// that it can be read meanwhile (`launchprof inspect` reads the stored calibration on
-    /// another thread while the closure is resolved).
+    /// When set, the cost model instead: asked for once the closure is resolved, while the
+    /// second CPU finishes replaying its last objects (`launchprof inspect` reads the stored
+    /// calibration there, where it would otherwise wait).
     public var pendingCostModel: (@Sendable () -> LaunchCostModel)?
 
     public init(

@@ -22,7 +22,9 @@ public struct InspectSession: Sendable {
 
     /// The report and the closure it was built from. The closure keeps every object's file
     /// mapped until it is released (a caller about to exit can skip unmapping them).
-    public func inspect() throws(InspectError) -> InspectOutcome {
+    /// `analysis`: the loader-work pipeline, when the caller started it already (its thread sets
+    /// up its tables meanwhile).
+    public func inspect(analysis: LoaderWorkAnalyzer.Pipeline? = nil) throws(InspectError) -> InspectOutcome {
         let path = try locate(configuration.program)
         var script: InspectReport.Script?
         var programPath = path
@@ -47,16 +49,16 @@ public struct InspectSession: Sendable {
             throw .file(error)
         }
         // The loader work is replayed object by object on a second CPU while the resolver reads on.
-        let work = LoaderWorkAnalyzer.Pipeline()
+        let work = analysis ?? LoaderWorkAnalyzer.Pipeline()
         let closure = resolver.resolve(program: image, environment: configuration.environment) { work.add($0.image) }
-        let loaderWork = work.finish(closure)
-        let costModel = configuration.pendingCostModel?() ?? configuration.costModel
-        let report = InspectReportBuilder(costModel: costModel).report(closure: closure, work: loaderWork, script: script)
-        // The PATH entries tried before the program, the program, its interpreter, the closure.
+        var pendingModel: LaunchCostModel?
+        let loaderWork = work.finish(closure) { pendingModel = configuration.pendingCostModel?() }
+        let report = InspectReportBuilder(costModel: pendingModel ?? configuration.costModel)
+            .report(closure: closure, work: loaderWork, script: script)
+        // The PATH entries tried before the program, the program, its interpreter.
         let tried = ProgramLocator.candidates(configuration.program, environment: configuration.environment)
-        let consulted = Array(tried.prefix { $0 != path }) + [path] + (script == nil ? [] : [programPath])
-            + closure.consultedPaths
-        return InspectOutcome(report: report, closure: closure, consultedPaths: consulted)
+        let programPaths = Array(tried.prefix { $0 != path }) + [path] + (script == nil ? [] : [programPath])
+        return InspectOutcome(report: report, closure: closure, programPaths: programPaths, analysis: work)
     }
 
     /// The path a shell would execute for `name` (see `ProgramLocator.search`).
@@ -73,6 +75,12 @@ public struct InspectOutcome: Sendable {
     public let report: InspectReport
     /// The resolved closure (the ELF images behind `report.objects`, in the same order).
     public let closure: Closure
+    /// The PATH entries tried before the program, the program, its interpreter.
+    let programPaths: [String]
+    /// The loader-work analysis and its tables, freed with the outcome (a caller about to exit
+    /// can skip that too).
+    let analysis: LoaderWorkAnalyzer.Pipeline
+
     /// Every path whose presence or contents decided the report (`InspectResultCache`).
-    public let consultedPaths: [String]
+    public var consultedPaths: [String] { programPaths + closure.consultedPaths }
 }

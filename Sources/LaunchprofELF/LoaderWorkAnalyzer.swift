@@ -60,10 +60,11 @@ public enum LoaderWorkAnalyzer {
 
     /// The closure's work from its objects' scans: the scope walk of every name looked up, the
     /// loader's own share, the pages read.
-    /// `threads`: how many threads walk the names (`walk`); `helper`, a running thread for the second.
+    /// `threads`: how many threads walk the names (`walk`); `helper`, a running thread for the second;
+    /// `candidates`, the walk's index when made already (for `names` and these `scanned`).
     static func finish(
         _ entries: [Closure.Entry], scanned: [ScannedObject], names: LookupNameTable, exhaustive: Bool,
-        threads: Int = 1, helper: WalkHelper? = nil
+        threads: Int = 1, helper: WalkHelper? = nil, candidates: CandidateIndex? = nil
     ) -> [LoaderWork] {
         let scope = scanned.map(\.member)
         let touched = scanned.map(\.pagesRead.flags)
@@ -84,12 +85,14 @@ public enum LoaderWorkAnalyzer {
             }
             return work
         }
-        let definers = walk(names, scope: scope, touched: touched, exhaustive: exhaustive, threads: threads, helper: helper)
+        let definers = walk(
+            names, scope: scope, touched: touched, exhaustive: exhaustive, threads: threads, helper: helper,
+            candidates: candidates)
         let largeTables = scope.map(\.hasLargeTables)
         for index in result.indices {
             for name in scanned[index].lookedUp {
                 // A lookup searches up to its definer, or the whole scope for an undefined name.
-                let definer = Int(definers[Int(name)])
+                let definer = definers[Int(name)]
                 result[index].scopeSteps += definer < 0 ? scope.count : definer + 1
                 if definer >= 0 && largeTables[definer] { result[index].largeTableLookups += 1 }
             }
@@ -120,14 +123,14 @@ public enum LoaderWorkAnalyzer {
     /// together have read its hash table.
     static func walk(
         _ names: LookupNameTable, scope: [ScopeMember], touched: [UnsafeMutableBufferPointer<Bool>], exhaustive: Bool,
-        threads: Int = 1, helper: WalkHelper? = nil
-    ) -> [Int32] {
+        threads: Int = 1, helper: WalkHelper? = nil, candidates: CandidateIndex? = nil
+    ) -> Definers {
         let walk = Walk(
             names: names, scope: scope, touched: touched, exhaustive: exhaustive,
-            candidates: CandidateIndex(names: names, memberCount: scope.count))
+            candidates: candidates ?? CandidateIndex(names: names, memberCount: scope.count))
         // Below a few hundred names a second thread costs more than it saves.
         guard threads > 1, names.count >= 512 else {
-            return walk.run(share: 0, of: 1)
+            return Definers(shares: [walk.run(share: 0, of: 1)])
         }
         let other: () -> [Int32]
         if let helper {
@@ -135,8 +138,17 @@ public enum LoaderWorkAnalyzer {
         } else {
             other = WorkerThread(offCurrentCPU: true) { walk.run(share: 1, of: 2) }.join
         }
-        let shares = [walk.run(share: 0, of: 2), other()]
-        return (0..<names.count).map { shares[$0 & 1][$0 >> 1] }
+        return Definers(shares: [walk.run(share: 0, of: 2), other()])
+    }
+
+    /// Each name's first definer's scope position (-1: none), from the walk's shares: name n is
+    /// the (n / shares)th of share n % shares.
+    struct Definers {
+        let shares: [[Int32]]
+
+        subscript(name: Int) -> Int {
+            shares.count == 1 ? Int(shares[0][name]) : Int(shares[name & 1][name >> 1])
+        }
     }
 
     /// One walk's inputs, shared by the threads that split its names (page flags and candidate
@@ -234,7 +246,7 @@ public enum LoaderWorkAnalyzer {
         var start = 0
         while start < touched.count {
             let end = min(start + pagesPerFault, touched.count)
-            if touched[start..<end].contains(true) { windows += 1 }
+            if PageFlags.count(UnsafeRawBufferPointer(touched), in: start..<end) > 0 { windows += 1 }
             start = end
         }
         return windows
@@ -329,7 +341,7 @@ public enum LoaderWorkAnalyzer {
                 scan(table.bytes, entrySize: dynamic.pltrel == 17 ? 16 : 24, jumpSlots: true, bindNow: dynamic.bindNow,
                      symbolsFrom: 0)
             }
-            work.pagesTouched = pages.reduce(0) { $0 + ($1 ? 1 : 0) }
+            work.pagesTouched = PageFlags.count(UnsafeRawBufferPointer(pages), in: 0..<pages.count)
             return work
         }
 
@@ -370,6 +382,20 @@ public enum LoaderWorkAnalyzer {
             _ table: UnsafeRawBufferPointer, entrySize: Int, jumpSlots: Bool, bindNow: Bool, symbolsFrom: Int
         ) {
             var offset = 0
+            // DT_RELACOUNT's leading entries: relative relocations, sorted by address as linkers
+            // write them (112,000 of gdb's closure's 150,000). Only their pages matter, and
+            // consecutive entries mostly share one: a page is marked when it changes.
+            var lastPage = UInt64.max
+            while offset + entrySize <= min(symbolsFrom, table.count) {
+                let target = table.load64(offset)
+                guard UInt32(truncatingIfNeeded: table.load64(offset + 8)) == 8 else { break }  // R_X86_64_RELATIVE
+                offset += entrySize
+                work.relative += 1
+                if target >> 12 != lastPage {
+                    lastPage = target >> 12
+                    touch(target)
+                }
+            }
             var warmed = symbolsFrom
             while offset + entrySize <= table.count {
                 if offset >= warmed {

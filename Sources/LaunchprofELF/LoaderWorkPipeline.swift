@@ -18,6 +18,8 @@ extension LoaderWorkAnalyzer {
         private let helper = WalkHelper()
         private let scanner: WorkerThread<Void>
         private var finished = false
+        /// The caller's CPU affinity while it is kept on the CPU the scanner is kept off.
+        private var callerAffinity: lp_cpu_mask?
 
         public init() {
             let queue = self.queue
@@ -33,8 +35,24 @@ extension LoaderWorkAnalyzer {
                     shared.objects.append(ScannedObject(image, position: position, names: names))
                     position += 1
                 }
+                // The walk's index too, while the caller reads the cost model (`finish`).
+                shared.candidates = CandidateIndex(names: names, memberCount: position)
                 // Then this thread walks half of the names, if `finish` asks it to.
                 helper.serve(afterPosting: shared.scanned)
+            }
+            // The caller stays on the CPU the scanner keeps off until `finish`: when a thread that
+            // waited is woken, a VM's scheduler puts it on the waker's CPU (an idle vCPU looks
+            // preempted), and the two threads then shared one CPU for the whole walk.
+            if let cpu = scanner.keptOffCPU {
+                var saved = lp_cpu_mask()
+                if lp_pin_self(cpu, &saved) == 0 { callerAffinity = saved }
+            }
+        }
+
+        private func releaseCaller() {
+            if var saved = callerAffinity {
+                lp_restore_affinity(&saved)
+                callerAffinity = nil
             }
         }
 
@@ -44,9 +62,12 @@ extension LoaderWorkAnalyzer {
         }
 
         /// The loader work of `closure`, whose entries were all passed to `add` in order.
-        public func finish(_ closure: Closure) -> [LoaderWork] {
+        /// `meanwhile` runs first, while the scanner finishes the last objects (the caller would
+        /// otherwise only wait for it).
+        public func finish(_ closure: Closure, meanwhile: () -> Void = {}) -> [LoaderWork] {
             queue.close()
             finished = true
+            meanwhile()
             // Without a thread of its own (none could be started) the scanner runs here, now,
             // and the walk has no second thread.
             let helping: WalkHelper? = scanner.isRunning ? helper : nil
@@ -56,9 +77,10 @@ extension LoaderWorkAnalyzer {
             }
             shared.scanned.wait()
             defer {
-                // Whether or not the walk used it, the scanner's thread ends here.
+                // Whether or not the walk used it, the scanner's thread ends now, on its own.
                 helper.release()
-                scanner.join()
+                scanner.detach()
+                releaseCaller()
             }
             let scanned = shared.objects
             let names = shared.names!
@@ -69,7 +91,8 @@ extension LoaderWorkAnalyzer {
                 return LoaderWorkAnalyzer.analyze(closure)
             }
             return LoaderWorkAnalyzer.finish(
-                closure.entries, scanned: scanned, names: names, exhaustive: false, threads: 2, helper: helping)
+                closure.entries, scanned: scanned, names: names, exhaustive: false, threads: 2, helper: helping,
+                candidates: shared.candidates)
         }
 
         deinit {
@@ -78,6 +101,7 @@ extension LoaderWorkAnalyzer {
                 queue.close()
                 helper.release()
                 scanner.join()
+                releaseCaller()
             }
         }
     }
@@ -89,6 +113,7 @@ extension LoaderWorkAnalyzer {
         static let expectedNames = 16_384
         var names: LookupNameTable?
         var objects: [ScannedObject] = []
+        var candidates: CandidateIndex?
         let scanned = Semaphore()
     }
 }
@@ -133,9 +158,14 @@ final class WalkHelper: @unchecked Sendable {
 /// would only keep the other thread from it: the wait sleeps at once.
 final class Semaphore: @unchecked Sendable {
     private let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
-    static let pollNs = lp_allowed_cpu_count() > 1 ? 200_000 : 0
+    private static let canPoll = lp_allowed_cpu_count() > 1
+    private let pollNs: Int
 
-    init() { sem_init(semaphore, 0, 0) }
+    /// `pollNs`: how long a wait polls (where more than one CPU is allowed).
+    init(pollNs: Int = 200_000) {
+        self.pollNs = Self.canPoll ? pollNs : 0
+        sem_init(semaphore, 0, 0)
+    }
 
     deinit {
         sem_destroy(semaphore)
@@ -145,7 +175,7 @@ final class Semaphore: @unchecked Sendable {
     func post() { sem_post(semaphore) }
 
     func wait() {
-        let deadline = Self.monotonicNs() + Self.pollNs
+        let deadline = Self.monotonicNs() + pollNs
         while sem_trywait(semaphore) != 0 {
             guard Self.monotonicNs() < deadline else {
                 while sem_wait(semaphore) != 0 && errno == EINTR {}
@@ -162,10 +192,12 @@ final class Semaphore: @unchecked Sendable {
 }
 
 /// Images from the resolver to the scanner: a list under a lock and a semaphore counting what
-/// the scanner has yet to take (and the close). The resolver adds one every ~30 µs.
+/// the scanner has yet to take (and the close). The resolver adds one every ~30 µs; the first
+/// comes ~0.3 ms after the scanner starts (the caller reads the program meanwhile): the scanner
+/// polls that long, on a CPU nothing else wants, rather than be woken by an interrupt.
 private final class ImageQueue: @unchecked Sendable {
     private let images = Mutex<(pending: [ELFImage], closed: Bool)>(([], false))
-    private let available = Semaphore()
+    private let available = Semaphore(pollNs: 1_000_000)
 
     func push(_ image: ELFImage) {
         images.withLock { $0.pending.append(image) }

@@ -207,6 +207,20 @@ struct ScopeMember {
         guard offset >= 0, offset < strings.count, let base = strings.baseAddress else { return nil }
         var hash: UInt32 = 5381
         var end = offset
+        // Eight bytes at a time while no NUL is among them: h·33⁸ + Σ bᵢ·33⁷⁻ⁱ has eight
+        // independent products where the byte loop chains eight multiply-adds (names are ~25
+        // bytes; gdb's closure hashes 350 KB of them).
+        while end + 8 <= strings.count {
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: end, as: UInt64.self))
+            guard (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 == 0 else { break }
+            @inline(__always) func byte(_ index: UInt64) -> UInt32 {
+                UInt32(truncatingIfNeeded: word >> (8 * index)) & 0xff
+            }
+            // Powers of 33 modulo 2³², from 33⁸ down.
+            hash = hash &* 0x747c_7101 &+ byte(0) &* 0xec41_d4e1 &+ byte(1) &* 0x4cfa_3cc1 &+ byte(2) &* 0x0255_28a1
+            hash = hash &+ byte(3) &* 0x0012_1881 &+ byte(4) &* 0x8c61 &+ byte(5) &* 0x441 &+ byte(6) &* 33 &+ byte(7)
+            end += 8
+        }
         while end < strings.count {
             let byte = base.load(fromByteOffset: end, as: UInt8.self)
             if byte == 0 { return (UnsafeRawBufferPointer(start: base + offset, count: end - offset), hash) }

@@ -14,6 +14,9 @@ open class WorkerThread<Result: Sendable>: ThreadEntry, @unchecked Sendable {
     private let prologue: (@Sendable () -> Void)?
     private var thread = pthread_t()
     private var started = false
+    private var detached = false
+    /// The CPU the thread is kept off (its creator's when it was started), if it is.
+    public private(set) var keptOffCPU: Int32?
 
     /// Starts `body` on a new thread, after `prologue` (thread set-up, such as pinning).
     /// `offCurrentCPU`: keep the thread off the CPU the caller runs on (when another is allowed),
@@ -31,7 +34,8 @@ open class WorkerThread<Result: Sendable>: ThreadEntry, @unchecked Sendable {
             // A new thread starts on its creator's CPU: while the creator keeps that CPU busy it
             // waits there for a time slice (0.6–0.9 ms in 9 of 10 one-shot starts on a 2-vCPU
             // VM) instead of starting in ~70 µs on an idle one.
-            _ = lp_thread_attr_other_cpu(&attributes)
+            let cpu = lp_thread_attr_other_cpu(&attributes)
+            keptOffCPU = cpu >= 0 ? cpu : nil
         }
         super.init()
         let context = Unmanaged<ThreadEntry>.passRetained(self).toOpaque()
@@ -56,9 +60,21 @@ open class WorkerThread<Result: Sendable>: ThreadEntry, @unchecked Sendable {
     /// Whether the body runs on a thread of its own (else `join` runs it on the caller's).
     public var isRunning: Bool { started }
 
+    /// Lets a thread whose result is not needed end on its own: its end (glibc returns the
+    /// unused part of its stack to the kernel, a TLB flush on every CPU of the process) is then
+    /// not waited for. Without a thread of its own, the body is not run.
+    public func detach() {
+        if started {
+            pthread_detach(thread)
+            started = false
+        }
+        detached = true
+    }
+
     /// Waits for the thread and returns what it produced. If no thread could be created, runs
     /// the body on the calling thread instead (without the prologue: it set up the thread).
     public func join() -> Result {
+        precondition(!detached, "a detached thread's result is not kept")
         if started {
             pthread_join(thread, nil)
             started = false

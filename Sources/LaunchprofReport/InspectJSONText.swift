@@ -5,31 +5,64 @@
 /// `inspect` is benchmarked against `ldd`; encoding through `Codable` cost a fifth of its run
 /// time on gdb (generic metadata and one node per value), writing text directly almost none.
 struct InspectJSONText {
-    private(set) var bytes: [UInt8] = []
+    /// The text so far: written straight into the memory of the array `jsonBytes` returns (an
+    /// array's own appends cost a uniqueness and capacity check each, most of the encoding's time
+    /// on gdb's report). When it runs out of room the rest is dropped and `overflowed` is set:
+    /// the caller writes again into a larger one.
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+    private(set) var count = 0
+    private(set) var overflowed = false
     /// One entry per open container: whether it has no element yet.
     private var empty: [Bool] = []
 
-    init() {
-        bytes.reserveCapacity(1 << 17)
+    init(into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        self.buffer = buffer
+        empty.reserveCapacity(8)
     }
 
-    /// Ends the text with a newline (in place: a 100 KiB report copied is 25 pages faulted in).
+    /// Ends the text with a newline.
     mutating func endLine() {
-        bytes.append(UInt8(ascii: "\n"))
+        append(UInt8(ascii: "\n"))
+    }
+
+    private mutating func append(_ byte: UInt8) {
+        guard count < buffer.count else {
+            overflowed = true
+            return
+        }
+        buffer[count] = byte
+        count += 1
+    }
+
+    private mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count <= buffer.count - count else {
+            overflowed = true
+            return
+        }
+        if let source = bytes.baseAddress, let target = buffer.baseAddress {
+            (target + count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        }
+        count += bytes.count
     }
 
     private mutating func newline() {
-        bytes.append(UInt8(ascii: "\n"))
-        let indent = empty.count * 2
-        if indent <= Self.spaces.count {
-            bytes.append(contentsOf: Self.spaces[..<indent])
-        } else {
-            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent))
+        append(UInt8(ascii: "\n"))
+        var indent = empty.count * 2
+        while indent > 0 {
+            let run = min(indent, Self.spaces.utf8CodeUnitCount)
+            append(Self.spaces, count: run)
+            indent -= run
         }
     }
 
-    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 32)
-    private static let keyEnd = Array("\" : ".utf8)
+    // Constant text as static strings, copied from their bytes: a static array is retained and
+    // released at every use.
+    private static let spaces: StaticString = "                                "
+    private static let keyEnd: StaticString = "\" : "
+
+    private mutating func append(_ text: StaticString, count: Int? = nil) {
+        append(UnsafeRawBufferPointer(start: text.utf8Start, count: count ?? text.utf8CodeUnitCount))
+    }
 
     /// Separates an element from the previous one and indents it.
     private mutating func element() {
@@ -37,20 +70,20 @@ struct InspectJSONText {
         if empty[empty.count - 1] {
             empty[empty.count - 1] = false
         } else {
-            bytes.append(UInt8(ascii: ","))
+            append(UInt8(ascii: ","))
         }
         newline()
     }
 
     private mutating func open(_ bracket: UInt8) {
-        bytes.append(bracket)
+        append(bracket)
         empty.append(true)
     }
 
     private mutating func close(_ bracket: UInt8) {
         let wasEmpty = empty.removeLast()
         if !wasEmpty { newline() }
-        bytes.append(bracket)
+        append(bracket)
     }
 
     mutating func object(_ body: (inout InspectJSONText) -> Void) {
@@ -71,19 +104,31 @@ struct InspectJSONText {
     /// Starts a member of the current object; the value follows.
     mutating func key(_ name: StaticString) {
         element()
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        bytes.append(contentsOf: Self.keyEnd)
+        append(UInt8(ascii: "\""))
+        append(name)
+        append(Self.keyEnd)
     }
 
     mutating func string(_ text: String) {
-        JSONBytes.appendString(text, to: &bytes)
+        // Most strings (paths, names) need no escape: copied whole.
+        var text = text
+        let copied: Bool = text.withUTF8 { utf8 in
+            guard !utf8.contains(where: JSONBytes.needsEscape) else { return false }
+            append(UInt8(ascii: "\""))
+            append(UnsafeRawBufferPointer(utf8))
+            append(UInt8(ascii: "\""))
+            return true
+        }
+        guard !copied else { return }
+        var escaped: [UInt8] = []
+        JSONBytes.appendString(text, to: &escaped)
+        escaped.withUnsafeBytes { append($0) }
     }
 
     mutating func integer(_ value: some BinaryInteger) {
         // Digits written in place: a String per number was most of the report's encoding.
         var magnitude = value.magnitude
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        if value < 0 { append(UInt8(ascii: "-")) }
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 40) { digits in
             var start = digits.count
             repeat {
@@ -91,12 +136,12 @@ struct InspectJSONText {
                 digits[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
                 magnitude /= 10
             } while magnitude != 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(digits)[start...]))
         }
     }
 
     mutating func bool(_ value: Bool) {
-        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        append(value ? "true" : "false")
     }
 
     // Members: nil optionals are omitted, as Codable's synthesized encoding does.

@@ -68,15 +68,18 @@ struct JSONBytes {
         Self.appendString(value, to: &bytes)
     }
 
+    /// Whether a byte of a string must be escaped in JSON (quote, backslash, control).
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
     /// Appends `value` as a JSON string: the one escaping both of launchprof's JSON writers use
     /// (this compact one and the inspect report's indented `InspectJSONText`).
     static func appendString(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         // Most strings (paths, names) need no escape: copied whole, not byte by byte.
         let copied: Bool? = value.utf8.withContiguousStorageIfAvailable { utf8 in
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-                return false
-            }
+            guard !utf8.contains(where: needsEscape) else { return false }
             bytes.append(contentsOf: utf8)
             return true
         }

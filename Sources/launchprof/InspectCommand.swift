@@ -73,19 +73,18 @@ struct InspectCommand: ParsableCommand {
             Terminal.write(2, stored.standardError)
             Glibc.exit(stored.exitStatus)
         }
-        // A stored calibration is read on the other CPU while this one resolves the closure;
-        // without one, the built-in model needs neither the file nor a thread (~80 us to start).
-        let pendingModel: (@Sendable () -> LaunchCostModel)?
-        if let calibration, calibration.isStored {
-            pendingModel = WorkerThread(offCurrentCPU: true) { calibration.costModel() }.join
-        } else {
-            pendingModel = nil
-        }
+        // The second CPU's thread starts now: it sets up its tables while this one finds and
+        // reads the program.
+        let analysis = LoaderWorkAnalyzer.Pipeline()
+        // The stored calibration, if any, is read once the closure is resolved, while the other
+        // CPU replays its last objects (a thread of its own cost more to start than the read).
+        var pendingModel: (@Sendable () -> LaunchCostModel)?
+        if let calibration { pendingModel = { calibration.costModel() } }
         let session = InspectSession(
             configuration: .init(program: request.program, environment: environment, pendingCostModel: pendingModel))
         let outcome: InspectOutcome
         do {
-            outcome = try session.inspect()
+            outcome = try session.inspect(analysis: analysis)
         } catch {
             throw ExitCause.of(error).fail(error.description)
         }
@@ -151,9 +150,6 @@ struct StoredCalibration {
         self.store = store
         path = store.path(cpu: HostInfo.cpuModel(), kernel: HostInfo.kernelRelease())
     }
-
-    /// Whether a calibration file is there (one `access`: reading it costs a thread).
-    var isStored: Bool { access(path, F_OK) == 0 }
 
     /// The calibration's model when there is one, else the built-in defaults; a stored file that
     /// cannot be used is reported and skipped.

@@ -210,9 +210,15 @@ void lp_kill_tracked_children(void);
 
 /// The CPU's brand string (/proc/cpuinfo's "model name") into `out`; -1 where CPUID has none.
 int lp_cpu_brand(char *_Nonnull out, size_t capacity);
-/// Sets `attributes` (a pthread_attr_t) so that the thread starts on one of the caller's allowed
-/// CPUs other than the one it runs on; leaves them alone (returns -1) when there is no other.
+/// Sets `attributes` (a pthread_attr_t) so that the thread runs on the caller's allowed CPUs
+/// other than the one it runs on, and returns that one; leaves them alone (returns -1) when
+/// there is no other.
 int lp_thread_attr_other_cpu(void *_Nonnull attributes);
+/// A thread's CPU affinity, saved to be restored (a cpu_set_t's bytes).
+typedef struct { unsigned long bits[16]; } lp_cpu_mask;
+/// Keeps the calling thread on `cpu` until `lp_restore_affinity(saved)`; -1 if it cannot.
+int lp_pin_self(int cpu, lp_cpu_mask *_Nonnull saved);
+void lp_restore_affinity(const lp_cpu_mask *_Nonnull saved);
 /// How many CPUs the calling thread may run on (1 where that cannot be read).
 int lp_allowed_cpu_count(void);
 

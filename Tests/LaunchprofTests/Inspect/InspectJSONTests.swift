@@ -40,6 +40,20 @@ struct InspectJSONTests {
         try Self.expectMatchesFoundation(report)
     }
 
+    /// The text is written into memory sized from the report's counts; a report with longer
+    /// strings than that allows is written again into more, not cut.
+    @Test("a report larger than its first buffer: the same text, whole")
+    func largerThanItsBuffer() throws {
+        var report = try InspectSession(configuration: .init(program: "/bin/true", environment: [:])).run()
+        let path = "/" + String(repeating: "long-directory-name/", count: 20_000) + "true"
+        report.program.path = path
+        report.objects[0].path = path
+        let text = String(decoding: try report.jsonBytes(), as: UTF8.self)
+        #expect(text.utf8.count > 2 * path.utf8.count)
+        #expect(text.components(separatedBy: path).count == 3)
+        try Self.expectMatchesFoundation(report)
+    }
+
     @Test("a script with a missing library, optional members present and absent")
     func scriptAndMissing() throws {
         let program = try ELFFixtures.chain("runpath", programFlags: ["-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib"])
