@@ -119,7 +119,7 @@ final class ELFBacking: @unchecked Sendable {
             throw .unreadable(path: path, errno: code)
         }
         // Check identity bytes ourselves: libelf would accept other classes and byte orders.
-        // (Read from the mapping, whose first page libelf reads next anyway: not a read of its own.)
+        // (Read from the mapping, whose first page the headers come from next: no read of its own.)
         let ident = UnsafeRawBufferPointer(start: mapping, count: min(size, 20))
         do throws(ELFError) {
             try checkIdentity(ident, path: path)
