@@ -248,16 +248,20 @@ final class ELFBacking: @unchecked Sendable {
     var isStripped: Bool { !sections().contains { $0.type == Self.shtSymtab } }
 
     /// .symtab and its string table as byte ranges of the file, when it has them.
-    var staticSymbols: SymbolTableLocation? {
+    var staticSymbols: SymbolTableLocation? { symbolSection(type: Self.shtSymtab) }
+
+    /// The first section of `type` (.symtab, .dynsym) and its string table as byte ranges of the
+    /// file, when both lie within it.
+    func symbolSection(type: UInt32) -> SymbolTableLocation? {
         let sections = sections()
-        guard let symtab = sections.first(where: { $0.type == Self.shtSymtab }), Int(symtab.link) < sections.count
+        guard let symbols = sections.first(where: { $0.type == type }), Int(symbols.link) < sections.count
         else { return nil }
-        let strings = sections[Int(symtab.link)]
-        guard view.contains(offset: symtab.offset, length: symtab.size),
+        let strings = sections[Int(symbols.link)]
+        guard view.contains(offset: symbols.offset, length: symbols.size),
             view.contains(offset: strings.offset, length: strings.size)
         else { return nil }
         return .init(
-            symbols: Int(symtab.offset)..<Int(symtab.offset + symtab.size),
+            symbols: Int(symbols.offset)..<Int(symbols.offset + symbols.size),
             strings: Int(strings.offset)..<Int(strings.offset + strings.size))
     }
 

@@ -56,7 +56,7 @@ extension ELFImage {
             (relocations, firstTarget) = try countRelocations(dynamic, segments: segments, view: view)
         }
 
-        file.dynamicSymbols = try dynamicSymbolLocation(dynamic, file: file, segments: segments, view: view)
+        file.dynamicSymbols = try dynamicSymbolLocation(dynamic, file: file, segments: segments)
         var symbolCounts = SymbolTable.Counts()
         if let location = file.dynamicSymbols, let table = file.symbolTable(location) {
             symbolCounts = try table.importExportCounts()
@@ -130,8 +130,9 @@ extension ELFImage {
     /// finds them; the symbol count from a hash table (the same as .dynsym's section size in
     /// each of 1,356 system files), else from the section.
     private static func dynamicSymbolLocation(
-        _ dynamic: DynamicInfo, file: ELFBacking, segments: SegmentMap, view: ByteView
+        _ dynamic: DynamicInfo, file: ELFBacking, segments: SegmentMap
     ) throws(ELFError) -> ELFBacking.SymbolTableLocation? {
+        let view = file.view
         guard let symtab = dynamic.symtab, let strtab = dynamic.strtab else { return nil }
         func range(_ slice: ByteView) -> Range<Int> {
             // Slices of the mapped file: their offset is the distance between base addresses.

@@ -46,8 +46,6 @@ public final class ObjectSymbols: @unchecked Sendable {
     private static let ptLoad: UInt32 = 1
     private static let ptNote: UInt32 = 4
     private static let ptGNUEHFrame: UInt32 = 0x6474_e550
-    private static let shtSymtab: UInt32 = 2
-    private static let shtDynsym: UInt32 = 11
 
     private init(
         path: String, buildID: String?, segments: [Segment], ehFrameHeader: UInt64?, source: Source,
@@ -102,14 +100,14 @@ public final class ObjectSymbols: @unchecked Sendable {
         var source = Source.none
         var functions: [Function] = []
         var debugBacking: ELFBacking?
-        if let table = symbolTable(backing, type: shtSymtab) {
+        if let table = symbolTable(backing, type: ELFBacking.shtSymtab) {
             functions = collect(table)
             source = .symtab
         }
         if functions.isEmpty, let buildID, buildID.count > 2,
             let debug = try? ELFBacking.open(
                 "\(debugRoot)/.build-id/\(buildID.prefix(2))/\(buildID.dropFirst(2)).debug"),
-            let table = symbolTable(debug, type: shtSymtab)
+            let table = symbolTable(debug, type: ELFBacking.shtSymtab)
         {
             functions = collect(table)
             if !functions.isEmpty {
@@ -117,7 +115,7 @@ public final class ObjectSymbols: @unchecked Sendable {
                 debugBacking = debug
             }
         }
-        if functions.isEmpty, let table = symbolTable(backing, type: shtDynsym) {
+        if functions.isEmpty, let table = symbolTable(backing, type: ELFBacking.shtDynsym) {
             functions = collect(table)
             if !functions.isEmpty { source = .dynsym }
         }
@@ -127,18 +125,7 @@ public final class ObjectSymbols: @unchecked Sendable {
     }
 
     private static func symbolTable(_ backing: ELFBacking, type: UInt32) -> SymbolTable? {
-        let sections = backing.sections()
-        guard let section = sections.first(where: { $0.type == type }), Int(section.link) < sections.count
-        else { return nil }
-        let strings = sections[Int(section.link)]
-        let count = UInt64(backing.bytes.count)
-        guard section.offset &+ section.size <= count, strings.offset &+ strings.size <= count else { return nil }
-        func slice(_ offset: UInt64, _ size: UInt64) -> ByteView {
-            ByteView(UnsafeRawBufferPointer(rebasing: backing.bytes[Int(offset)..<Int(offset + size)]))
-        }
-        return SymbolTable(
-            symbols: slice(section.offset, section.size), strings: slice(strings.offset, strings.size),
-            gnuHash: nil, sysvHash: nil)
+        backing.symbolSection(type: type).flatMap(backing.symbolTable)
     }
 
     /// Defined functions (STT_FUNC, STT_GNU_IFUNC), sorted, one per address (a global name wins).

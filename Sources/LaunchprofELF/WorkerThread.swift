@@ -49,9 +49,7 @@ open class WorkerThread<Result: Sendable>: ThreadEntry, @unchecked Sendable {
         }
     }
 
-    /// A new thread starts on its creator's CPU: while the creator keeps that CPU busy, it
-    /// waits there for a time slice (0.6–0.9 ms in 9 of 10 starts on a 2-vCPU VM) instead of
-    /// ~70 µs for a start on the idle one.
+    /// On the new thread: the prologue, then the body.
     override func main() {
         prologue?()
         result = body()
