@@ -1,4 +1,3 @@
-import CElf
 #if canImport(Glibc)
 import Glibc
 #endif
