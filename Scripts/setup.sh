@@ -17,8 +17,8 @@
 #   python3-prometheus-client  the Prometheus project's OpenMetrics parser, which the tests run
 #                     on `launchprof export --openmetrics` output
 #   libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev  the X11 frame observer (`--ready frame`)
-#                     is built with libxcb's DAMAGE and X-Resource headers (and loads the
-#                     libraries with dlopen when it runs)
+#                     links libxcb and its DAMAGE and X-Resource bindings statically (with
+#                     libXau and libXdmcp, which libxcb1-dev brings)
 #   libxcb-composite0-dev, libxcb-xfixes0-dev  headers of the extensions the observer's
 #                     DAMAGE binding builds on (the Xvfb tests use them through libxcb)
 #   libwayland-dev, wayland-protocols  libwayland-client's headers and xdg-shell's XML (with

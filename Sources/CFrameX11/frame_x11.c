@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "xcb_loader.h"
+#include <xcb/damage.h>
+#include <xcb/res.h>
+#include <xcb/xcb.h>
 
 typedef struct {
     xcb_window_t id;
@@ -42,10 +44,8 @@ static uint64_t monotonic_ns(void) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-int lp_x11_open(const char *display, lp_x11_observer **observer, int *has_xres, const char **missing_library) {
+int lp_x11_open(const char *display, lp_x11_observer **observer, int *has_xres) {
     *observer = NULL;
-    *missing_library = lp_xcb_load();
-    if (*missing_library) return LP_X11_NO_LIBRARY;
     xcb_connection_t *connection = xcb_connect(display, NULL);
     if (xcb_connection_has_error(connection)) {
         xcb_disconnect(connection);

@@ -1,5 +1,7 @@
 // Remote unwinding through libunwind-ptrace, loaded on first use. Its unw_* names are macros and
 // _UPT_accessors is a mutable global, neither of which Swift can use directly.
+// The static release build loads it the same way: glibc's dlopen from a static program maps the
+// shared libc libunwind needs beside the program's own (they share nothing but the kernel).
 #include "CLaunchprof.h"
 #include "unwind_library.h"
 

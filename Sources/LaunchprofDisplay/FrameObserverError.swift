@@ -11,8 +11,6 @@ public enum FrameObserverError: Error, Sendable, Equatable, CustomStringConverti
     case noRuntimeDirectory(display: String)
     /// No Wayland compositor accepts connections on the socket `WAYLAND_DISPLAY` names.
     case cannotConnectWayland(display: String, path: String)
-    /// libxcb or its DAMAGE or X-Resource binding is not installed (loaded only when needed).
-    case missingLibrary(name: String)
     /// Another client's selection on the root window conflicts with launchprof's.
     case cannotSelect(display: String)
     /// The observer's thread or wake-up pipe could not be made.
@@ -30,8 +28,6 @@ public enum FrameObserverError: Error, Sendable, Equatable, CustomStringConverti
             "WAYLAND_DISPLAY=\(display) names a socket in XDG_RUNTIME_DIR, which is not set"
         case .cannotConnectWayland(let display, let path):
             "cannot connect to the Wayland display \(display) (\(path)): no compositor listens there"
-        case .missingLibrary(let name):
-            "--ready frame on X11 needs \(name), which is not installed (Debian: apt-get install libxcb1 libxcb-damage0 libxcb-res0)"
         case .cannotSelect(let display):
             "cannot watch the root window of \(display) for new windows"
         case .system(let operation, let errno):

@@ -31,12 +31,9 @@ public final class X11FrameObserver: @unchecked Sendable {
         self.display = display
         var handle: OpaquePointer?
         var hasXRes: Int32 = 0
-        var missingLibrary: UnsafePointer<CChar>?
-        let status = lp_x11_open(display, &handle, &hasXRes, &missingLibrary)
+        let status = lp_x11_open(display, &handle, &hasXRes)
         switch Int(status) {
         case Int(LP_X11_OK.rawValue): break
-        case Int(LP_X11_NO_LIBRARY.rawValue):
-            throw .missingLibrary(name: missingLibrary.map { String(cString: $0) } ?? "libxcb")
         case Int(LP_X11_NO_DAMAGE.rawValue): throw .missingExtension(display: display, name: "DAMAGE")
         case Int(LP_X11_SELECT_FAILED.rawValue): throw .cannotSelect(display: display)
         default: throw .cannotConnect(display: display)

@@ -19,14 +19,25 @@ final class CandidateIndex: @unchecked Sendable {
     /// are no looked-up name's; this 32 KiB filter rejects them from L1 cache, before a probe of
     /// the name table.
     private let keyFilter: [UInt64]
+    /// Whether `masks` and `states` are in the name table's arena (zeroed, freed with it).
+    private let inArena: Bool
 
     init(names: LookupNameTable, memberCount: Int) {
         self.names = names
         words = max((memberCount + 63) / 64, 1)
-        masks = .allocate(capacity: max(names.count, 1) * words)
-        masks.initialize(repeating: 0, count: max(names.count, 1) * words)
-        states = .allocate(capacity: max(memberCount, 1))
-        states.initialize(repeating: 0, count: max(memberCount, 1))
+        let maskCount = max(names.count, 1) * words
+        let stateCount = max(memberCount, 1)
+        if let arena = names.arena, let masks = arena.allocate(UInt64.self, count: maskCount),
+            let states = arena.allocate(UInt8.self, count: stateCount)
+        {
+            (self.masks, self.states, inArena) = (masks, states, true)
+        } else {
+            masks = .allocate(capacity: maskCount)
+            masks.initialize(repeating: 0, count: maskCount)
+            states = .allocate(capacity: stateCount)
+            states.initialize(repeating: 0, count: stateCount)
+            inArena = false
+        }
         var filter = [UInt64](repeating: 0, count: (Self.filterMask + 1) / 64)
         for number in 0..<names.count {
             let bit = Self.filterBit(names.hash(number) | 1)
@@ -36,6 +47,7 @@ final class CandidateIndex: @unchecked Sendable {
     }
 
     deinit {
+        guard !inArena else { return }
         masks.deallocate()
         states.deallocate()
     }

@@ -14,33 +14,40 @@ import Glibc
 /// installed in such subdirectories of trusted directories), secure-mode (setuid) restrictions,
 /// /etc/ld.so.preload, DT_AUXILIARY/DT_FILTER, the `glibc.cpu.hwcaps`/`hwcap_mask` tunables.
 public struct DependencyResolver: Sendable {
-    public var cache: LoaderCache?
+    /// The loader's cache; `system()`'s is read when the first library is looked up, after the
+    /// program has gone to `onEntry` (`inspect` scans the program on another CPU meanwhile).
+    public var cache: LoaderCache? { cacheSource.value }
+    private let cacheSource: LazyValue<LoaderCache?>
     /// The file `cache` was read from (or would have been, when absent): it decides lookups.
     public var cachePath: String?
     /// This machine's capabilities; read on first use (reading /proc/cpuinfo costs more than
     /// resolving a small closure from the cache, which rarely needs them).
     public var host: HostCapabilities { hostSource.value }
-    private let hostSource: LazyHostCapabilities
+    private let hostSource: LazyValue<HostCapabilities>
     /// The loader's built-in directories (Debian 12, x86-64).
     public var defaultDirectories = [
         "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib",
     ]
 
     public init(cache: LoaderCache?, host: HostCapabilities) {
-        self.cache = cache
-        self.hostSource = LazyHostCapabilities(host)
+        self.cacheSource = LazyValue(cache)
+        self.hostSource = LazyValue(host)
     }
 
     /// A resolver that reads this machine's capabilities only when a lookup needs them.
     public init(cache: LoaderCache?) {
-        self.cache = cache
-        self.hostSource = LazyHostCapabilities(nil)
+        self.init(cacheSource: LazyValue(cache))
+    }
+
+    private init(cacheSource: LazyValue<LoaderCache?>) {
+        self.cacheSource = cacheSource
+        self.hostSource = LazyValue { HostCapabilities.current() }
     }
 
     /// A resolver for this machine: /etc/ld.so.cache (none when absent or unreadable, as the
     /// loader then searches directories only) and this CPU's capabilities.
     public static func system() -> DependencyResolver {
-        var resolver = DependencyResolver(cache: try? LoaderCache.load(path: LoaderCache.defaultPath))
+        var resolver = DependencyResolver(cacheSource: LazyValue { try? LoaderCache.load(path: LoaderCache.defaultPath) })
         resolver.cachePath = LoaderCache.defaultPath
         return resolver
     }
@@ -359,25 +366,35 @@ private struct ResolutionState {
     }
 }
 
-/// Host capabilities computed once, on first use, by whichever thread asks first.
 /// The paths a resolution tried (a class: the lookups that record them are non-mutating).
 private final class ConsultedPaths {
     var paths: [String] = []
 }
 
-private final class LazyHostCapabilities: Sendable {
-    private let storage: Mutex<HostCapabilities?>
+/// A value (the loader cache, the host's capabilities) made once, on first use, by whichever
+/// thread asks first.
+private final class LazyValue<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value?>
+    private let make: @Sendable () -> Value
 
-    init(_ value: HostCapabilities?) {
+    /// A value known already.
+    init(_ value: Value) {
         storage = Mutex(value)
+        make = { value }
     }
 
-    var value: HostCapabilities {
-        storage.withLock { value in
-            if let value { return value }
-            let current = HostCapabilities.current()
-            value = current
-            return current
+    /// A value made by `make` when first asked for.
+    init(_ make: @escaping @Sendable () -> Value) {
+        storage = Mutex(nil)
+        self.make = make
+    }
+
+    var value: Value {
+        storage.withLock { stored in
+            if let stored { return stored }
+            let made = make()
+            stored = made
+            return made
         }
     }
 }

@@ -26,9 +26,9 @@ extension LoaderWorkAnalyzer {
             let shared = self.shared
             let helper = self.helper
             scanner = WorkerThread(offCurrentCPU: true) {
-                // Made here, not by the caller: clearing its 256 KiB of slots (~0.1 ms of fresh
-                // pages) overlaps the resolver's first steps.
-                let names = LookupNameTable(expectedNames: ScannedObjects.expectedNames)
+                // Made here, not by the caller: its memory's first touch (a zeroed huge page, see
+                // TableArena) overlaps the resolver's first steps.
+                let names = LookupNameTable(expectedNames: ScannedObjects.expectedNames, arena: TableArena())
                 shared.names = names
                 var position = 0
                 while let image = queue.next() {

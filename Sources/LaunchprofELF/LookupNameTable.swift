@@ -29,23 +29,42 @@ final class LookupNameTable {
     @exclusivity(unchecked) private var lookupClasses: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) private var capacity: Int
     @exclusivity(unchecked) private(set) var count = 0
+    /// Where the first slots and names are (zeroed); what outgrows it is allocated and freed here.
+    let arena: TableArena?
+    @exclusivity(unchecked) private var slotsInArena = false
+    @exclusivity(unchecked) private var namesInArena = false
 
-    /// Room for `expectedNames` at under 3/4 load (it grows past that).
-    init(expectedNames: Int) {
+    /// Room for `expectedNames` at under 3/4 load (it grows past that), in `arena` if it has room.
+    init(expectedNames: Int, arena: TableArena? = nil) {
+        self.arena = arena
         var size = 64
         while size * 3 < expectedNames * 4, size < 1 << 24 { size <<= 1 }
-        slots = .allocate(capacity: size)
-        slots.initialize(repeating: 0)
         mask = size - 1
         capacity = max(expectedNames, 16)
-        entries = Self.resized(nil, to: capacity)
-        lookupClasses = Self.resized(nil, to: capacity)
+        if let fresh = arena?.allocate(UInt64.self, count: size) {
+            slots = UnsafeMutableBufferPointer(start: fresh, count: size)
+            slotsInArena = true
+        } else {
+            slots = .allocate(capacity: size)
+            slots.initialize(repeating: 0)
+        }
+        if let names = arena?.allocate(Name.self, count: capacity),
+            let classes = arena?.allocate(UInt8.self, count: capacity)
+        {
+            (entries, lookupClasses) = (names, classes)
+            namesInArena = true
+        } else {
+            entries = Self.resized(nil, to: capacity)
+            lookupClasses = Self.resized(nil, to: capacity)
+        }
     }
 
     deinit {
-        slots.deallocate()
-        free(entries)
-        free(lookupClasses)
+        if !slotsInArena { slots.deallocate() }
+        if !namesInArena {
+            free(entries)
+            free(lookupClasses)
+        }
     }
 
     func name(_ number: Int) -> UnsafeRawBufferPointer {
@@ -75,8 +94,15 @@ final class LookupNameTable {
         let number = count
         if count == capacity {
             capacity *= 2
-            entries = Self.resized(entries, to: capacity)
-            lookupClasses = Self.resized(lookupClasses, to: capacity)
+            if namesInArena {
+                // Out of the arena: the arena's copies stay where they are, unused.
+                entries = Self.moved(entries, count: count, to: capacity)
+                lookupClasses = Self.moved(lookupClasses, count: count, to: capacity)
+                namesInArena = false
+            } else {
+                entries = Self.resized(entries, to: capacity)
+                lookupClasses = Self.resized(lookupClasses, to: capacity)
+            }
         }
         slots[index] = UInt64(hash) << 32 | UInt64(number + 1)
         entries[number] = Name(start: name.baseAddress, length: UInt32(truncatingIfNeeded: name.count), hash: hash)
@@ -123,6 +149,13 @@ final class LookupNameTable {
         return fresh
     }
 
+    /// A heap copy of `count` elements at `pointer`, with room for `capacity`.
+    private static func moved<Element>(_ pointer: UnsafeMutablePointer<Element>, count: Int, to capacity: Int) -> UnsafeMutablePointer<Element> {
+        let fresh = resized(nil as UnsafeMutablePointer<Element>?, to: capacity)
+        fresh.update(from: pointer, count: count)
+        return fresh
+    }
+
     /// Fibonacci hashing spreads the GNU hash's low bits, which differ little between names
     /// that share a prefix. The start ignores the lookup class and the hash's bit 0, so that
     /// `forEachName(withKey:)` finds every name of a key in one run of slots.
@@ -132,14 +165,21 @@ final class LookupNameTable {
 
     private func grow() {
         let old = slots
-        slots = .allocate(capacity: old.count * 2)
-        slots.initialize(repeating: 0)
+        let oldInArena = slotsInArena
+        if let fresh = arena?.allocate(UInt64.self, count: old.count * 2) {
+            slots = UnsafeMutableBufferPointer(start: fresh, count: old.count * 2)
+            slotsInArena = true
+        } else {
+            slots = .allocate(capacity: old.count * 2)
+            slots.initialize(repeating: 0)
+            slotsInArena = false
+        }
         mask = slots.count - 1
         for slot in old where slot != 0 {
             var index = Self.start(UInt32(truncatingIfNeeded: slot >> 32) | 1) & mask
             while slots[index] != 0 { index = (index + 1) & mask }
             slots[index] = slot
         }
-        old.deallocate()
+        if !oldInArena { old.deallocate() }
     }
 }

@@ -35,15 +35,12 @@ enum lp_x11_open_status {
     /// Another client holds a conflicting selection on the root (never expected for
     /// SubstructureNotify, which any number of clients may select).
     LP_X11_SELECT_FAILED = 3,
-    /// libxcb or its DAMAGE or X-Resource binding is not installed (`*missing_library` names it).
-    LP_X11_NO_LIBRARY = 4,
 };
 
 /// Connects to `display` (NULL: `$DISPLAY`) and watches the roots for new windows. On success
 /// `*observer` is set and `*has_xres` says whether X-Resource (1.2) names window owners (else
-/// `_NET_WM_PID` does, when the toolkit sets it). The libraries are loaded on the first call.
-int lp_x11_open(const char *_Nullable display, lp_x11_observer *_Nullable *_Nonnull observer, int *has_xres,
-                const char *_Nullable *_Nonnull missing_library);
+/// `_NET_WM_PID` does, when the toolkit sets it).
+int lp_x11_open(const char *_Nullable display, lp_x11_observer *_Nullable *_Nonnull observer, int *has_xres);
 
 /// The connection's descriptor, readable when events arrive.
 int lp_x11_fd(lp_x11_observer *observer);
