@@ -12,7 +12,7 @@ reports="${1:-$root/Reports}"
 cd "$root"
 
 bash Scripts/setup.sh nodejs   # node is one of the checked programs
-swift build -c release --product launchprof >&2
+swift build -c release --static-swift-stdlib --disable-local-rpath --product launchprof >&2
 launchprof="$root/.build/release/launchprof"
 
 # A SwiftPM program that prints a Date(), built from source in a temporary directory: its
