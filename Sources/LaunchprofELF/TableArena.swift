@@ -10,7 +10,8 @@ import Glibc
 /// scanner's thread, which the resolver then waits for; a 2 MiB page costs ~50 µs. Where huge
 /// pages are off the arena is ordinary zeroed memory, faulted in page by page as before.
 ///
-/// Bump allocation: nothing is freed before the arena, which its tables keep alive.
+/// Bump allocation, by one thread at a time: nothing is freed before the arena, which its
+/// tables keep alive.
 final class TableArena: @unchecked Sendable {
     static let hugePageBytes = 2 << 20
 
@@ -22,8 +23,8 @@ final class TableArena: @unchecked Sendable {
     /// Room for `bytes` (a multiple of 2 MiB), its first page touched now: the scanner makes its
     /// arena while it waits for the program, and the huge page is zeroed in that wait.
     init(bytes: Int = TableArena.hugePageBytes) {
-        // Twice the room, so that a 2 MiB-aligned window fits: only aligned 2 MiB ranges can be
-        // huge pages. The rest is address space only, never touched.
+        // 2 MiB more than asked, so that a 2 MiB-aligned window fits: only aligned 2 MiB ranges
+        // can be huge pages. The rest is address space only, never touched.
         mappingBytes = bytes + TableArena.hugePageBytes
         let mapped = mmap(nil, mappingBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
         guard let mapped, mapped != MAP_FAILED else {
