@@ -150,10 +150,11 @@ let package = Package(
             //   do not exist (0.1 ms).
             linkerSettings: [
                 .unsafeFlags([
-                    "-Xlinker", "--no-export-dynamic", "-use-ld=lld", "-Xclang-linker", "-no-pie",
+                    "-Xlinker", "--no-export-dynamic", "-use-ld=lld",
                     "-L", "Scripts/link", "-Xclang-linker", "-static-libgcc",
                     "-Xlinker", "--symbol-ordering-file=Scripts/link/launchprof.order", "-Xlinker", "--no-warn-symbol-ordering",
                 ]),
+                .unsafeFlags(["-Xclang-linker", "-no-pie"], .when(configuration: .debug)),
                 // A release build is one static executable, glibc included: no ld.so, no libc or
                 // libm to map, bind and relocate at every start (~0.17 ms of an `inspect` of gdb;
                 // the points above hold for debug builds). libunwind is still loaded on first use:

@@ -1,4 +1,3 @@
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,38 +15,35 @@ import Glibc
 public struct DependencyResolver: Sendable {
     /// The loader's cache; `system()`'s is read when the first library is looked up, after the
     /// program has gone to `onEntry` (`inspect` scans the program on another CPU meanwhile).
-    public var cache: LoaderCache? { cacheSource.value }
-    private let cacheSource: LazyValue<LoaderCache?>
+    public var cache: LoaderCache? { inputs.loaderCache }
     /// The file `cache` was read from (or would have been, when absent): it decides lookups.
     public var cachePath: String?
     /// This machine's capabilities; read on first use (reading /proc/cpuinfo costs more than
     /// resolving a small closure from the cache, which rarely needs them).
-    public var host: HostCapabilities { hostSource.value }
-    private let hostSource: LazyValue<HostCapabilities>
+    public var host: HostCapabilities { inputs.hostCapabilities }
+    private let inputs: ResolverInputs
     /// The loader's built-in directories (Debian 12, x86-64).
     public var defaultDirectories = [
         "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib",
     ]
 
     public init(cache: LoaderCache?, host: HostCapabilities) {
-        self.cacheSource = LazyValue(cache)
-        self.hostSource = LazyValue(host)
+        inputs = ResolverInputs(cache: cache, host: host)
     }
 
     /// A resolver that reads this machine's capabilities only when a lookup needs them.
     public init(cache: LoaderCache?) {
-        self.init(cacheSource: LazyValue(cache))
+        inputs = ResolverInputs(cache: cache, host: nil)
     }
 
-    private init(cacheSource: LazyValue<LoaderCache?>) {
-        self.cacheSource = cacheSource
-        self.hostSource = LazyValue { HostCapabilities.current() }
+    private init(inputs: ResolverInputs) {
+        self.inputs = inputs
     }
 
     /// A resolver for this machine: /etc/ld.so.cache (none when absent or unreadable, as the
     /// loader then searches directories only) and this CPU's capabilities.
     public static func system() -> DependencyResolver {
-        var resolver = DependencyResolver(cacheSource: LazyValue { try? LoaderCache.load(path: LoaderCache.defaultPath) })
+        var resolver = DependencyResolver(inputs: ResolverInputs(readingCache: LoaderCache.defaultPath))
         resolver.cachePath = LoaderCache.defaultPath
         return resolver
     }
@@ -371,30 +367,49 @@ private final class ConsultedPaths {
     var paths: [String] = []
 }
 
-/// A value (the loader cache, the host's capabilities) made once, on first use, by whichever
-/// thread asks first.
-private final class LazyValue<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value?>
-    private let make: @Sendable () -> Value
+/// The loader cache and this machine's capabilities, each read once, on first use, by whichever
+/// thread asks first. A pthread mutex rather than `Mutex`: a `Mutex` of these types is a generic
+/// instantiation the Swift runtime makes at first use, ~50 µs at every start of `inspect`.
+private final class ResolverInputs: @unchecked Sendable {
+    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var cache: LoaderCache?
+    /// The cache file still to read, if any.
+    private var cachePath: String?
+    private var host: HostCapabilities?
 
-    /// A value known already.
-    init(_ value: Value) {
-        storage = Mutex(value)
-        make = { value }
+    init(cache: LoaderCache?, host: HostCapabilities?) {
+        pthread_mutex_init(lock, nil)
+        self.cache = cache
+        self.host = host
     }
 
-    /// A value made by `make` when first asked for.
-    init(_ make: @escaping @Sendable () -> Value) {
-        storage = Mutex(nil)
-        self.make = make
+    /// Inputs whose loader cache is read from `path` when first asked for (none when it cannot be).
+    init(readingCache path: String) {
+        pthread_mutex_init(lock, nil)
+        cachePath = path
     }
 
-    var value: Value {
-        storage.withLock { stored in
-            if let stored { return stored }
-            let made = make()
-            stored = made
-            return made
+    deinit {
+        pthread_mutex_destroy(lock)
+        lock.deallocate()
+    }
+
+    var loaderCache: LoaderCache? {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if let path = cachePath {
+            cache = try? LoaderCache.load(path: path)
+            cachePath = nil
         }
+        return cache
+    }
+
+    var hostCapabilities: HostCapabilities {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        if let host { return host }
+        let current = HostCapabilities.current()
+        host = current
+        return current
     }
 }

@@ -95,6 +95,13 @@ extension LoaderWorkAnalyzer {
                 candidates: shared.candidates)
         }
 
+        /// Once `finish` has returned: the memory its tables' arena did not need, zeroed and
+        /// already faulted in when the arena is a huge page (`inspect` writes its JSON there).
+        public func spareMemory() -> UnsafeMutableRawBufferPointer? {
+            guard finished else { return nil }
+            return shared.names?.arena?.remainder()
+        }
+
         deinit {
             // Never finished (an inspection that failed): let the scanner end.
             if !finished {

@@ -46,6 +46,13 @@ final class TableArena: @unchecked Sendable {
         if let mapping { munmap(mapping, mappingBytes) }
     }
 
+    /// All the room left, zeroed (and, in a huge page, already faulted in), taken from the arena.
+    func remainder() -> UnsafeMutableRawBufferPointer? {
+        guard mapping != nil, next < end else { return nil }
+        defer { next = end }
+        return UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(bitPattern: next), count: end - next)
+    }
+
     /// `count` zeroed elements, or nil when the arena has no room left (the caller allocates).
     func allocate<Element>(_: Element.Type, count: Int) -> UnsafeMutablePointer<Element>? {
         let alignment = max(MemoryLayout<Element>.alignment, 64)

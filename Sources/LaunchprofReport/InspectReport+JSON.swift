@@ -10,15 +10,21 @@ extension InspectReport {
         while true {
             var complete = false
             let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-                var json = InspectJSONText(into: buffer)
-                write(to: &json)
-                json.endLine()
-                complete = !json.overflowed
-                count = complete ? json.count : 0
+                let written = writeJSON(into: UnsafeMutableRawBufferPointer(buffer))
+                complete = written != nil
+                count = written ?? 0
             }
             if complete { return bytes }
             capacity *= 2
         }
+    }
+
+    /// Writes the JSON (`jsonBytes`) into `buffer`; its length, or nil when it does not fit.
+    public func writeJSON(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        var json = InspectJSONText(into: buffer.bindMemory(to: UInt8.self))
+        write(to: &json)
+        json.endLine()
+        return json.overflowed ? nil : json.count
     }
 
     func write(to json: inout InspectJSONText) {

@@ -95,9 +95,12 @@ public struct LaunchCostModel: Codable, Sendable, Equatable {
         perLaunchPs: 0, perObjectPs: 38_500_000, perSegmentPs: 0, perRelativeRelocationPs: 8_600,
         perLookupPs: 33_100, perScopeStepPs: 0, perPageTouchedPs: 0, perVersionCheckPs: 0,
         perSymbolTablePagePs: 0, perInitializerPs: 27_600,
-        source: "built-in defaults from Reports/scaling.json (launchprof-scaling, 2026-11-22): 1-200 libraries, "
-            + "1k-1M relative and symbolic relocations, 0-1,000 constructors; glibc 2.36, 2 vCPU x86-64, warm cache; "
-            + "uncalibrated: run `launchprof calibrate`")
+        // One literal (a concatenation would be built at every start, where `inspect` is timed).
+        source: """
+            built-in defaults from Reports/scaling.json (launchprof-scaling, 2026-11-22): 1-200 libraries, \
+            1k-1M relative and symbolic relocations, 0-1,000 constructors; glibc 2.36, 2 vCPU x86-64, warm cache; \
+            uncalibrated: run `launchprof calibrate`
+            """)
 
     /// The terms of the model, in the order of `coefficientsPs` and `features(_:)`.
     public static let termNames = [

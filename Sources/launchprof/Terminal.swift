@@ -11,14 +11,16 @@ enum Terminal {
     }
 
     static func write(_ fd: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { return }
-                offset += written
-            }
+        bytes.withUnsafeBytes { write(fd, $0) }
+    }
+
+    static func write(_ fd: Int32, _ raw: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < raw.count {
+            let written = Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
         }
     }
 
