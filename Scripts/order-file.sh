@@ -41,7 +41,7 @@ for path in glob.glob(f"{work}/run-*"):
         match = re.match(r"^c?fn=\(\d+\) (.+)$", line.rstrip("\n"))
         if match:
             executed.add(match.group(1))
-# Functions of launchprof's own binary (libc's are not placed by this link), in today's order.
+# The functions in launchprof's binary (in a release build, libc's too: it is static), in today's order.
 address = {}
 for line in subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True, check=True).stdout.splitlines():
     fields = line.split()

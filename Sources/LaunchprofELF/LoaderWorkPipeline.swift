@@ -27,7 +27,7 @@ extension LoaderWorkAnalyzer {
             let helper = self.helper
             scanner = WorkerThread(offCurrentCPU: true) {
                 // Made here, not by the caller: its memory's first touch (a zeroed huge page, see
-                // TableArena) overlaps the resolver's first steps.
+                // TableArena) is the scanner's, beside the resolver.
                 let names = LookupNameTable(expectedNames: ScannedObjects.expectedNames, arena: TableArena())
                 shared.names = names
                 var position = 0

@@ -20,8 +20,9 @@ final class TableArena: @unchecked Sendable {
     private var next: Int
     private let end: Int
 
-    /// Room for `bytes` (a multiple of 2 MiB), its first page touched now: the scanner makes its
-    /// arena while it waits for the program, and the huge page is zeroed in that wait.
+    /// Room for `bytes` (a multiple of 2 MiB), reserved: the kernel zeroes the huge page at the
+    /// first write. (Touching it at once, while the scanner waits for the program, was measured
+    /// no faster: the zeroing then holds up the other thread's own memory mappings.)
     init(bytes: Int = TableArena.hugePageBytes) {
         // 2 MiB more than asked, so that a 2 MiB-aligned window fits: only aligned 2 MiB ranges
         // can be huge pages. The rest is address space only, never touched.
@@ -39,7 +40,6 @@ final class TableArena: @unchecked Sendable {
         _ = madvise(UnsafeMutableRawPointer(bitPattern: aligned), bytes, MADV_HUGEPAGE)
         next = aligned
         end = aligned + bytes
-        UnsafeMutablePointer<UInt8>(bitPattern: aligned)?.pointee = 0
     }
 
     deinit {
