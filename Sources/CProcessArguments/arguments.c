@@ -1,8 +1,8 @@
 // The Swift runtime's two argument-vector entry points, defined here so that the static runtime's
 // own (CommandLine.cpp.o in libswiftCore.a, which defines only these two) is not linked in: its
 // constructor finds argv by reading /proc/self/maps line by line to locate the stack and walking
-// back from `environ`, 65 µs at every start of launchprof (an `inspect` of a small program takes
-// ~1.2 ms). glibc passes argc and argv to every constructor; this one keeps them.
+// back from `environ`: 65 µs at every start of launchprof, whose `inspect` answers from its cache in
+// under 1 ms. glibc passes argc and argv to every constructor; this one keeps them.
 //
 // With a shared Swift runtime (debug builds) the runtime uses its own copies and these are unused:
 // launchprof's symbols are not exported (Package.swift).
