@@ -19,25 +19,15 @@ final class CandidateIndex: @unchecked Sendable {
     /// are no looked-up name's; this 32 KiB filter rejects them from L1 cache, before a probe of
     /// the name table.
     private let keyFilter: [UInt64]
-    /// Whether `masks` and `states` are in the name table's arena (zeroed, freed with it).
-    private let inArena: Bool
+    /// Whether `masks` and `states` are in the name table's arena (freed with it).
+    private let masksInArena: Bool
+    private let statesInArena: Bool
 
     init(names: LookupNameTable, memberCount: Int) {
         self.names = names
         words = max((memberCount + 63) / 64, 1)
-        let maskCount = max(names.count, 1) * words
-        let stateCount = max(memberCount, 1)
-        if let arena = names.arena, let masks = arena.allocate(UInt64.self, count: maskCount),
-            let states = arena.allocate(UInt8.self, count: stateCount)
-        {
-            (self.masks, self.states, inArena) = (masks, states, true)
-        } else {
-            masks = .allocate(capacity: maskCount)
-            masks.initialize(repeating: 0, count: maskCount)
-            states = .allocate(capacity: stateCount)
-            states.initialize(repeating: 0, count: stateCount)
-            inArena = false
-        }
+        (masks, masksInArena) = TableArena.zeroed(UInt64.self, count: max(names.count, 1) * words, in: names.arena)
+        (states, statesInArena) = TableArena.zeroed(UInt8.self, count: max(memberCount, 1), in: names.arena)
         var filter = [UInt64](repeating: 0, count: (Self.filterMask + 1) / 64)
         for number in 0..<names.count {
             let bit = Self.filterBit(names.hash(number) | 1)
@@ -47,9 +37,8 @@ final class CandidateIndex: @unchecked Sendable {
     }
 
     deinit {
-        guard !inArena else { return }
-        masks.deallocate()
-        states.deallocate()
+        if !masksInArena { masks.deallocate() }
+        if !statesInArena { states.deallocate() }
     }
 
     /// Word `word` of `name`'s candidate mask.

@@ -41,13 +41,9 @@ final class LookupNameTable {
         while size * 3 < expectedNames * 4, size < 1 << 24 { size <<= 1 }
         mask = size - 1
         capacity = max(expectedNames, 16)
-        if let fresh = arena?.allocate(UInt64.self, count: size) {
-            slots = UnsafeMutableBufferPointer(start: fresh, count: size)
-            slotsInArena = true
-        } else {
-            slots = .allocate(capacity: size)
-            slots.initialize(repeating: 0)
-        }
+        let fresh = TableArena.zeroed(UInt64.self, count: size, in: arena)
+        slots = UnsafeMutableBufferPointer(start: fresh.pointer, count: size)
+        slotsInArena = fresh.inArena
         if let names = arena?.allocate(Name.self, count: capacity),
             let classes = arena?.allocate(UInt8.self, count: capacity)
         {
@@ -166,14 +162,9 @@ final class LookupNameTable {
     private func grow() {
         let old = slots
         let oldInArena = slotsInArena
-        if let fresh = arena?.allocate(UInt64.self, count: old.count * 2) {
-            slots = UnsafeMutableBufferPointer(start: fresh, count: old.count * 2)
-            slotsInArena = true
-        } else {
-            slots = .allocate(capacity: old.count * 2)
-            slots.initialize(repeating: 0)
-            slotsInArena = false
-        }
+        let fresh = TableArena.zeroed(UInt64.self, count: old.count * 2, in: arena)
+        slots = UnsafeMutableBufferPointer(start: fresh.pointer, count: old.count * 2)
+        slotsInArena = fresh.inArena
         mask = slots.count - 1
         for slot in old where slot != 0 {
             var index = Self.start(UInt32(truncatingIfNeeded: slot >> 32) | 1) & mask

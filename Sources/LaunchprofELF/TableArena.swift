@@ -53,6 +53,17 @@ final class TableArena: @unchecked Sendable {
         return UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(bitPattern: next), count: end - next)
     }
 
+    /// `count` zeroed integers from `arena` when it has room, else from the heap (then the
+    /// caller frees them); `inArena` says which.
+    static func zeroed<Element: FixedWidthInteger>(
+        _: Element.Type, count: Int, in arena: TableArena?
+    ) -> (pointer: UnsafeMutablePointer<Element>, inArena: Bool) {
+        if let fresh = arena?.allocate(Element.self, count: count) { return (fresh, true) }
+        let fresh = UnsafeMutablePointer<Element>.allocate(capacity: count)
+        fresh.initialize(repeating: 0, count: count)
+        return (fresh, false)
+    }
+
     /// `count` zeroed elements, or nil when the arena has no room left (the caller allocates).
     func allocate<Element>(_: Element.Type, count: Int) -> UnsafeMutablePointer<Element>? {
         let alignment = max(MemoryLayout<Element>.alignment, 64)
