@@ -348,7 +348,10 @@ struct CalibrationTests {
         let ownAutogroup = try String(contentsOfFile: "/proc/self/autogroup", encoding: .utf8)
         let outcome = try Self.calibrate(
             ["--runs", "4", "--check", "/bin/sh \(script)", "--check-runs", "3"], environment: environment, outputs: cache)
-        #expect(outcome.status == 0, "\(outcome.stderr)")
+        // What is checked here is where the launches ran, not the fit: on a busy host the fit may
+        // still disagree with its own programs after its passes, and is then not stored.
+        let fitRefused = outcome.stderr.contains("the calibration was not stored: after")
+        #expect(outcome.status == 0 || fitRefused, "\(outcome.stderr)")
         #expect(outcome.stderr.contains("measuring at nice -20 in a scheduling group of its own"), "\(outcome.stderr)")
         let lines = try String(contentsOfFile: records, encoding: .utf8).split(separator: "\n")
         // The warm-up launch and the three measured ones, each at nice -20 in an autogroup at -20.
