@@ -75,7 +75,8 @@ let package = Package(
 
         // The event and report model: the tracer's events, the Codable documents (report,
         // inspect, bench summary, comparison, calibration), their schema versions, their JSON
-        // encoding and the run summary the report writer builds as runs stream to disk.
+        // encoding, the run summary the report writer builds as runs stream to disk, and the exit
+        // causes every module's error carries (`LaunchprofError`).
         .target(
             name: "LaunchprofReport",
             dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],

@@ -1,15 +1,15 @@
 import LaunchprofReport
 
-/// Errors of `launchprof bench` before or around its launches; each names its subject.
-public enum BenchError: Error, Equatable, CustomStringConvertible {
+/// A bench suite file that does not parse, names no launch or asks for what cannot be made; each
+/// case names its subject.
+public enum BenchError: LaunchprofError, Equatable {
     /// The suite file is not valid: where in it, and what is wrong.
     case invalidSuite(path: String, location: String, reason: String)
     /// A mode the suite asks for that this launchprof cannot make.
     case unavailableMode(mode: String, reason: String)
-    /// A file or folder could not be read or written.
-    case file(LaunchReportError)
-    /// A `compare` argument is neither a report nor a bench folder, or the two sides differ.
-    case badComparison(reason: String)
+
+    /// A usage error, like a bad option.
+    public var exitCause: ExitCause { .usage }
 
     public var description: String {
         switch self {
@@ -17,10 +17,6 @@ public enum BenchError: Error, Equatable, CustomStringConvertible {
             "The suite '\(path)' is not valid" + (location.isEmpty ? "" : " at \(location)") + ": \(reason)."
         case .unavailableMode(let mode, let reason):
             "Mode '\(mode)' is not available: \(reason)."
-        case .file(let error):
-            error.description
-        case .badComparison(let reason):
-            reason
         }
     }
 }

@@ -1,6 +1,8 @@
+import LaunchprofReport
+
 /// Why `launchprof calibrate` could not calibrate, or a stored calibration cannot be used.
 /// Each case names its subject and says what to do.
-public enum CalibrationError: Error, CustomStringConvertible, Sendable {
+public enum CalibrationError: LaunchprofError, Sendable {
     case unreadable(path: String, reason: String)
     case cannotWrite(path: String, reason: String)
     case buildFailed(command: String, status: Int32, output: String)
@@ -10,6 +12,15 @@ public enum CalibrationError: Error, CustomStringConvertible, Sendable {
     /// The fit's own measurements disagree with it after every pass (`why`): not stored.
     case fitDisagrees(why: String, passes: Int)
     case noCacheDirectory
+
+    public var exitCause: ExitCause {
+        switch self {
+        case .cannotWrite, .noCacheDirectory: .cannotCreate
+        case .compilerMissing: .unavailable
+        case .unreadable: .noInput
+        case .buildFailed, .measurementFailed, .fitFailed, .fitDisagrees: .software
+        }
+    }
 
     public var description: String {
         switch self {

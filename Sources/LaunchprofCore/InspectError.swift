@@ -1,7 +1,8 @@
 import LaunchprofELF
+import LaunchprofReport
 
 /// Why `launchprof inspect` could not inspect a program. Each case names its subject.
-public enum InspectError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum InspectError: LaunchprofError, Sendable, Equatable {
     /// A bare command name not found in any `PATH` directory.
     case notFoundOnPath(name: String, path: String)
     /// The program (or a script's interpreter) could not be read as an ELF file.
@@ -10,6 +11,14 @@ public enum InspectError: Error, Sendable, Equatable, CustomStringConvertible {
     case scriptInterpreterMissing(script: String, interpreter: String)
     /// A `#!` line without an interpreter, or scripts nested deeper than the kernel allows.
     case badScript(script: String, reason: String)
+
+    public var exitCause: ExitCause {
+        switch self {
+        case .notFoundOnPath, .scriptInterpreterMissing: .noInput
+        case .badScript: .badInput
+        case .file(let error): error.exitCause
+        }
+    }
 
     public var description: String {
         switch self {

@@ -1,3 +1,5 @@
+import LaunchprofReport
+
 /// How long a prewarmed process stays frozen before the user "taps": a fixed duration, or a
 /// random one from a stated distribution (iOS holds a prewarmed app for an indeterminate time).
 public enum PrewarmHold: Sendable, Equatable, CustomStringConvertible {
@@ -81,10 +83,12 @@ public enum PrewarmHold: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A prewarm option that does not parse; the CLI turns it into a usage error.
-public enum PrewarmArgumentError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum PrewarmArgumentError: LaunchprofError, Sendable, Equatable {
     case badDuration(String)
     case badHold(String)
     case durationTooLong(String)
+
+    public var exitCause: ExitCause { .usage }
 
     public var description: String {
         switch self {

@@ -26,9 +26,9 @@ public enum ProgramLocator {
         let found = try find(name, environment: environment)
         var status = stat()
         guard stat(found, &status) == 0 else {
-            throw .notExecutable(path: found, reason: String(cString: strerror(errno)))
+            throw .noProgram(path: found, reason: String(cString: strerror(errno)))
         }
-        guard status.st_mode & S_IFMT != S_IFDIR else { throw .notExecutable(path: found, reason: "it is a directory") }
+        guard status.st_mode & S_IFMT != S_IFDIR else { throw .noProgram(path: found, reason: "it is a directory") }
         guard status.st_mode & S_IFMT == S_IFREG else { throw .notExecutable(path: found, reason: "it is not a regular file") }
         guard access(found, X_OK) == 0 else {
             throw .notExecutable(path: found, reason: "it has no execute permission for this user")

@@ -11,7 +11,7 @@ public enum ReportFiles {
     /// The whole file, up to 1 GiB.
     public static func read(_ path: String) throws(LaunchReportError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure("read", path) }
+        guard fd >= 0 else { throw readFailure(path) }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
@@ -19,7 +19,7 @@ public enum ReportFiles {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw failure("read", path)
+                throw readFailure(path)
             }
             if count == 0 { break }
             bytes += chunk[..<count]
@@ -84,6 +84,11 @@ public enum ReportFiles {
         guard isDirectory(path) else {
             throw .fileOperationFailed(operation: "create the folder", path: path, errno: ENOTDIR, reason: "a file is in the way")
         }
+    }
+
+    private static func readFailure(_ path: String) -> LaunchReportError {
+        let code = errno
+        return .cannotRead(path: path, errno: code, reason: strerror(code).map { String(cString: $0) } ?? "errno \(code)")
     }
 
     private static func failure(_ operation: String, _ path: String) -> LaunchReportError {

@@ -4,8 +4,12 @@ import LaunchprofReport
 import LaunchprofTracing
 
 /// Why `launchprof run` could not measure a program. Each case names its subject.
-public enum RunError: Error, Sendable, CustomStringConvertible {
+public enum RunError: LaunchprofError, Sendable {
     case programNotFound(name: String, searched: String)
+    /// Nothing to execute at the path: no such file, or a directory.
+    case noProgram(path: String, reason: String)
+    /// A file that cannot be executed or traced as asked (permissions, not a regular file, a bad
+    /// `#!` line, a program that never reaches where prewarm freezes it).
     case notExecutable(path: String, reason: String)
     case interpreterMissing(script: String, interpreter: String)
     case cannotReadProgram(ELFError)
@@ -25,7 +29,7 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .programNotFound(let name, let searched):
             "Program \"\(name)\" is not found in PATH (\(searched))."
-        case .notExecutable(let path, let reason):
+        case .noProgram(let path, let reason), .notExecutable(let path, let reason):
             "Program \"\(path)\" cannot be executed: \(reason)."
         case .interpreterMissing(let script, let interpreter):
             "Script \"\(script)\" names interpreter \"\(interpreter)\", which does not exist."
@@ -40,6 +44,20 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
         case .display(let error): error.description
         case .unwinderMissing(let missing):
             "--sample needs libunwind's remote unwinder, and \(missing) cannot be loaded (Debian: apt-get install libunwind8)"
+        }
+    }
+
+    public var exitCause: ExitCause {
+        switch self {
+        case .programNotFound, .noProgram, .interpreterMissing: .noInput
+        case .notExecutable, .unwinderMissing: .unavailable
+        case .cannotReadProgram(let error): error.exitCause
+        case .tracer(let error): error.exitCause
+        case .observer(let error): error.exitCause
+        case .display(let error): error.exitCause
+        case .report(let error): error.exitCause
+        case .system: .software
+        case .interrupted: .interrupted
         }
     }
 }

@@ -1,6 +1,8 @@
+import LaunchprofReport
+
 /// Why launchprof cannot watch a display for the program's first frame. Each case names its
 /// display and says what to do.
-public enum FrameObserverError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum FrameObserverError: LaunchprofError, Sendable, Equatable {
     /// Neither `$DISPLAY` nor `$WAYLAND_DISPLAY` is set in the program's environment.
     case noDisplay
     /// The X server at `display` did not accept launchprof's connection.
@@ -15,6 +17,9 @@ public enum FrameObserverError: Error, Sendable, Equatable, CustomStringConverti
     case cannotSelect(display: String)
     /// The observer's thread or wake-up pipe could not be made.
     case system(operation: String, errno: Int32)
+
+    /// No display to watch, or one that lacks what the observer needs.
+    public var exitCause: ExitCause { .unavailable }
 
     public var description: String {
         switch self {

@@ -1,7 +1,13 @@
+import LaunchprofReport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Why an ELF file, the loader cache or a dependency could not be read.
 ///
 /// Every case names its subject (the path) so one line of text is enough for the user.
-public enum ELFError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum ELFError: LaunchprofError, Sendable, Equatable {
     /// Nothing exists at the path (or a directory on the way is missing).
     case notFound(path: String)
     /// The path names a directory, not a program.
@@ -59,6 +65,17 @@ public enum ELFError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(path): \(elfClass) ELF file; launchprof inspects 64-bit x86-64 programs only"
         case .unsupportedMachine(let path, let machine):
             return "\(path): ELF file for \(machine); launchprof inspects x86-64 programs only"
+        }
+    }
+}
+
+extension ELFError {
+    public var exitCause: ExitCause {
+        switch self {
+        case .notFound, .isDirectory: .noInput
+        case .unreadable(_, let errno): errno == EACCES || errno == EPERM ? .noPermission : .noInput
+        case .empty, .notELF, .truncated, .malformed: .badInput
+        case .unsupportedClass, .unsupportedMachine: .unavailable
         }
     }
 }

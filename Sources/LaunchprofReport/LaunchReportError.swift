@@ -1,12 +1,14 @@
 /// Errors of the report layer; each case carries its subject.
-public enum LaunchReportError: Error, Equatable, CustomStringConvertible {
+public enum LaunchReportError: LaunchprofError, Equatable {
     /// The event list of a run has no `spawned` event to measure from.
     case missingSpawn(eventCount: Int)
     /// `--ready` was given something launchprof does not understand.
     case invalidReadiness(String)
     /// The report could not be encoded (a value JSON cannot carry).
     case encodingFailed(reason: String)
-    /// A file operation on the report failed: what, on which path, and the system's reason.
+    /// An input (a report, a suite, a bench folder's file) could not be read.
+    case cannotRead(path: String, errno: Int32, reason: String)
+    /// Making an output failed: what, on which path, and the system's reason.
     case fileOperationFailed(operation: String, path: String, errno: Int32, reason: String)
     /// The writer was used after `finish()` or `cancel()`.
     case writerClosed(path: String)
@@ -29,6 +31,8 @@ public enum LaunchReportError: Error, Equatable, CustomStringConvertible {
             "Readiness '\(argument)' is not one of exit, hook, listen, stdout:REGEX, stderr:REGEX."
         case .encodingFailed(let reason):
             "The launch report could not be encoded as JSON: \(reason)."
+        case .cannotRead(let path, _, let reason):
+            "Could not read '\(path)': \(reason)."
         case .fileOperationFailed(let operation, let path, _, let reason):
             "Could not \(operation) '\(path)': \(reason)."
         case .writerClosed(let path):
@@ -43,6 +47,18 @@ public enum LaunchReportError: Error, Equatable, CustomStringConvertible {
             "The reports cannot be compared: \(reason)."
         case .wrongKind(let path, let kind):
             "'\(path)' is \(kind), not a launch report (write one with `launchprof run --json FILE`)."
+        }
+    }
+
+    public var exitCause: ExitCause {
+        switch self {
+        case .cannotRead: .noInput
+        case .fileOperationFailed: .cannotCreate
+        // A value given on the command line or in a suite.
+        case .invalidReadiness: .usage
+        case .unsupportedSchemaVersion, .invalidReport, .cannotMerge, .cannotCompare, .wrongKind: .badInput
+        // launchprof's own events and documents.
+        case .missingSpawn, .encodingFailed, .writerClosed: .software
         }
     }
 }

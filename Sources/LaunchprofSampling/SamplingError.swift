@@ -1,11 +1,20 @@
+import LaunchprofReport
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Errors of the sampler, each with its subject.
-public enum SamplingError: Error, Sendable, CustomStringConvertible {
+public enum SamplingError: LaunchprofError, Sendable {
     case system(operation: String, errno: Int32)
     case cannotOpenEvents(pid: Int32, errno: Int32)
+
+    public var exitCause: ExitCause {
+        switch self {
+        case .system: .software
+        case .cannotOpenEvents: .unavailable
+        }
+    }
 
     public var description: String {
         switch self {

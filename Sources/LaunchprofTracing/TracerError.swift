@@ -1,5 +1,7 @@
+import LaunchprofReport
+
 /// Why tracing a launch failed. Each case names its subject.
-public enum TracerError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum TracerError: LaunchprofError, Sendable, Equatable {
     /// The program could not be executed (the errno of the exec, e.g. ENOENT, EACCES, ENOEXEC).
     case cannotExecute(path: String, errno: Int32)
     /// A ptrace or wait request failed on a process.
@@ -29,6 +31,9 @@ import Glibc
 #endif
 
 extension TracerError {
+    /// The program cannot be executed, traced or observed here.
+    public var exitCause: ExitCause { .unavailable }
+
     /// The process vanished under a request (ESRCH): killed while stopped, say by a timeout.
     var processIsGone: Bool {
         if case .ptrace(_, _, let errno) = self { return errno == ESRCH }

@@ -1,3 +1,5 @@
+import LaunchprofReport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -90,11 +92,14 @@ public enum UprobeSupport {
 }
 
 /// Why the uprobe observer cannot run or failed. Each case names its subject.
-public enum UprobeError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum UprobeError: LaunchprofError, Sendable, Equatable {
     /// This host or user cannot use uprobe perf events.
     case unavailable(reason: String)
     /// A perf request failed on a probe.
     case perf(operation: String, subject: String, errno: Int32)
+
+    /// The observer cannot run here, or a probe cannot be armed.
+    public var exitCause: ExitCause { .unavailable }
 
     public var description: String {
         switch self {

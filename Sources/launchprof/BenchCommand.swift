@@ -58,14 +58,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
-        let parsed: BenchSuite
-        do {
-            parsed = try BenchSuite.parse(try ReportFiles.read(suite), path: suite)
-        } catch let error as BenchError {
-            throw ExitCause.of(error).fail(error.description)
-        } catch let error as LaunchReportError {
-            throw ExitCause.of(error).fail(error.description)
-        }
+        let parsed = try BenchSuite.parse(try ReportFiles.read(suite), path: suite)
         // A missing program is refused before any launch, with the code run and inspect give it
         // (a relative path with a folder is left to the launch: it may be relative to its cwd).
         let inherited = ProcessInfo.processInfo.environment
@@ -73,18 +66,13 @@ struct BenchCommand: ParsableCommand {
             do throws(RunError) {
                 _ = try ProgramLocator.locate(launch.program, environment: inherited.merging(launch.environment) { $1 })
             } catch {
-                let cause = ExitCause.of(error)
-                if cause == .noInput { throw cause.fail("\(launch.name): \(error.description)") }
+                if error.exitCause == .noInput { throw error.exitCause.fail("\(launch.name): \(error.description)") }
             }
         }
         // The baseline is read before any launch: a missing one should not cost the whole suite.
         var base: BenchFolder?
         if let baseline {
-            do throws(LaunchReportError) {
-                base = try BenchFolder.load(baseline)
-            } catch {
-                throw ExitCause.of(error).fail(error.description)
-            }
+            base = try BenchFolder.load(baseline)
             guard base?.isFolder == true else {
                 throw ExitCause.usage.fail("--baseline \(baseline): expected a bench folder (with suite.json).")
             }
@@ -101,7 +89,7 @@ struct BenchCommand: ParsableCommand {
             if interactive { Terminal.write(2, "\r\u{1b}[K") }
         } catch {
             if interactive { Terminal.write(2, "\n") }
-            throw ExitCause.of(error).fail(error.description)
+            throw error
         }
         for outcome in outcomes {
             if let error = outcome.entry.error {
@@ -111,28 +99,20 @@ struct BenchCommand: ParsableCommand {
             }
         }
         if let directory = metricKit.metrickit {
-            do throws(LaunchReportError) {
-                try ReportFiles.makeDirectory(directory)
-                for outcome in outcomes {
-                    guard let report = outcome.report else { continue }
-                    try metricKit.write(
-                        report, into: directory + "/" + outcome.entry.name, beganAtSeconds: beganAtSeconds,
-                        endedAtSeconds: Int64(time(nil)))
-                }
-            } catch {
-                throw ExitCause.of(error).fail(error.description)
+            try ReportFiles.makeDirectory(directory)
+            for outcome in outcomes {
+                guard let report = outcome.report else { continue }
+                try metricKit.write(
+                    report, into: directory + "/" + outcome.entry.name, beganAtSeconds: beganAtSeconds,
+                    endedAtSeconds: Int64(time(nil)))
             }
             Terminal.write(2, "launchprof: MetricKit payloads written to \(directory)/<launch>/\n")
         }
         let new = BenchFolder(directory: output, outcomes: outcomes, settings: parsed.settings)
         let comparison = BenchFolder.compare(base: base, new: new, settings: options.settings(over: parsed.settings))
         if let markdown {
-            do throws(LaunchReportError) {
-                let text = try ComparisonMarkdownRenderer().render(comparison)
-                try ReportFiles.write(Array(text.utf8), to: markdown)
-            } catch {
-                throw ExitCause.of(error).fail(error.description)
-            }
+            let text = try ComparisonMarkdownRenderer().render(comparison)
+            try ReportFiles.write(Array(text.utf8), to: markdown)
         }
         Terminal.write(2, "launchprof: reports written to \(output)/\n")
         try Self.refuseUnknownPhases(outcomes)

@@ -67,7 +67,7 @@ struct CalibrateCommand: ParsableCommand {
             cursor += 1
         }
         guard let store = CalibrationStore.user(environment: environment) else {
-            throw ExitCause.of(CalibrationError.noCacheDirectory).fail(CalibrationError.noCacheDirectory.description)
+            throw CalibrationError.noCacheDirectory
         }
         var calibrator = Calibrator(environment: environment)
         calibrator.runs = runs
@@ -97,17 +97,13 @@ struct CalibrateCommand: ParsableCommand {
             if signal != 0 {
                 throw ExitCause.interrupted.fail("calibrate interrupted by signal \(signal): nothing was stored")
             }
-            throw ExitCause.of(error).fail(error.description)
+            throw error
         }
         let calibration = comparison.calibration
         if let report {
-            do throws(LaunchReportError) {
-                try ReportFiles.makeDirectory(report)
-                for (name, text) in [("calibration.md", comparison.markdown()), ("calibration.svg", comparison.svg())] {
-                    try ReportFiles.write(Array(text.utf8), to: report + "/" + name)
-                }
-            } catch {
-                throw ExitCause.of(error).fail(error.description)
+            try ReportFiles.makeDirectory(report)
+            for (name, text) in [("calibration.md", comparison.markdown()), ("calibration.svg", comparison.svg())] {
+                try ReportFiles.write(Array(text.utf8), to: report + "/" + name)
             }
         }
         if json {

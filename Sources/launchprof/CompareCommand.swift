@@ -37,24 +37,14 @@ struct CompareCommand: ParsableCommand {
     var allowDifferentPrograms = false
 
     func run() throws {
-        let baseSide: BenchFolder
-        let newSide: BenchFolder
-        do throws(LaunchReportError) {
-            baseSide = try BenchFolder.load(base)
-            newSide = try BenchFolder.load(new)
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
+        let baseSide = try BenchFolder.load(base)
+        let newSide = try BenchFolder.load(new)
         guard baseSide.isFolder == newSide.isFolder else {
             throw ExitCause.usage.fail("compare two reports or two bench folders, not one of each ('\(base)', '\(new)').")
         }
         if !baseSide.isFolder, let baseReport = baseSide.entries.first?.report, let newReport = newSide.entries.first?.report {
-            do throws(LaunchReportError) {
-                try ReportComparison.checkComparable(
-                    base: (base, baseReport), new: (new, newReport), allowDifferentPrograms: allowDifferentPrograms)
-            } catch {
-                throw ExitCause.of(error).fail(error.description)
-            }
+            try ReportComparison.checkComparable(
+                base: (base, baseReport), new: (new, newReport), allowDifferentPrograms: allowDifferentPrograms)
         }
         let comparison = BenchFolder.compare(
             base: baseSide, new: newSide, settings: options.settings(over: newSide.settings))
@@ -63,12 +53,8 @@ struct CompareCommand: ParsableCommand {
 
     /// Prints the comparison and exits with its verdict's code.
     static func emit(_ comparison: SuiteComparison, with renderer: any ComparisonRenderer) throws {
-        do throws(LaunchReportError) {
-            Terminal.write(1, try renderer.render(comparison))
-        } catch {
-            throw ExitCause.software.fail(error.description)
-        }
-        let cause = ExitCause.of(comparison.verdict)
+        Terminal.write(1, try renderer.render(comparison))
+        let cause = ExitCause(comparison.verdict)
         if cause != .success { throw cause.code }
     }
 }

@@ -27,16 +27,7 @@ struct ExportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let value: LaunchReport
-        do throws(LaunchReportError) {
-            value = try ReportFiles.readReport(report)
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
-        do throws(LaunchReportError) {
-            Terminal.write(1, try OpenMetricsRenderer().render(value))
-        } catch {
-            throw ExitCause.software.fail(error.description)
-        }
+        let value = try ReportFiles.readReport(report)
+        Terminal.write(1, try OpenMetricsRenderer().render(value))
     }
 }

@@ -46,18 +46,14 @@ struct ExportOptions: ParsableArguments {
         guard let collector else { return }
         var full = report
         full.runs = collector.runs.withLock { $0 }
-        do throws(LaunchReportError) {
-            if let trace {
-                try ReportFiles.write(try TraceEventRenderer().renderBytes(full), to: trace)
-                Terminal.write(2, "launchprof: trace written to \(trace)\n")
-            }
-            if let directory = metricKit.metrickit {
-                try metricKit.write(
-                    full, into: directory, beganAtSeconds: collector.beganAtSeconds, endedAtSeconds: Int64(time(nil)))
-                Terminal.write(2, "launchprof: MetricKit payloads written to \(directory)\n")
-            }
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
+        if let trace {
+            try ReportFiles.write(try TraceEventRenderer().renderBytes(full), to: trace)
+            Terminal.write(2, "launchprof: trace written to \(trace)\n")
+        }
+        if let directory = metricKit.metrickit {
+            try metricKit.write(
+                full, into: directory, beganAtSeconds: collector.beganAtSeconds, endedAtSeconds: Int64(time(nil)))
+            Terminal.write(2, "launchprof: MetricKit payloads written to \(directory)\n")
         }
     }
 }

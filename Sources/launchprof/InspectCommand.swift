@@ -82,12 +82,7 @@ struct InspectCommand: ParsableCommand {
         if let calibration { pendingModel = { calibration.costModel() } }
         let session = InspectSession(
             configuration: .init(program: request.program, environment: environment, pendingCostModel: pendingModel))
-        let outcome: InspectOutcome
-        do {
-            outcome = try session.inspect(analysis: analysis)
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
+        let outcome = try session.inspect(analysis: analysis)
         let report = outcome.report
         // The JSON goes into memory the analysis left zeroed and mapped (gdb's 115 KiB in fresh
         // pages were ~30 page faults), else into an array of its own.
@@ -97,11 +92,7 @@ struct InspectCommand: ParsableCommand {
             if let spare = outcome.spareMemory(), let count = report.writeJSON(into: spare) {
                 written = UnsafeRawBufferPointer(rebasing: spare[..<count])
             } else {
-                do {
-                    output = try report.jsonBytes()
-                } catch {
-                    throw ExitCause.software.fail(error.description)
-                }
+                output = try report.jsonBytes()
             }
         } else {
             output = Array(InspectTextRenderer().render(report).utf8)

@@ -28,11 +28,7 @@ struct Launchprof: ParsableCommand {
     /// help and usage errors included, goes through the parser.
     static func main() {
         if let request = InspectCommand.Request(arguments: Array(CommandLine.arguments.dropFirst())) {
-            do {
-                try InspectCommand.execute(request)
-            } catch {
-                exit(withError: error)
-            }
+            run { try InspectCommand.execute(request) }
             return
         }
         var arguments = Array(CommandLine.arguments.dropFirst())
@@ -52,6 +48,23 @@ struct Launchprof: ParsableCommand {
                 arguments = [name] + CommandOptions.attachingSampleRate(Array(arguments.dropFirst()), of: command)
             }
         }
-        main(arguments)
+        run {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        }
+    }
+
+    /// Runs a command to its end. An error of launchprof's own is said once, as
+    /// `launchprof: message`, and exits with the cause it carries; the parser's own (usage
+    /// errors, help, `ExitCode`) exit as the parser says.
+    private static func run(_ body: () throws -> Void) {
+        do {
+            try body()
+        } catch let error as any LaunchprofError {
+            Terminal.write(2, "launchprof: \(error.description)\n")
+            Glibc.exit(error.exitCause.rawValue)
+        } catch {
+            exit(withError: error)
+        }
     }
 }

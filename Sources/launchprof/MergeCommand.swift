@@ -33,22 +33,9 @@ struct MergeCommand: ParsableCommand {
 
     func run() throws {
         var named: [(path: String, report: LaunchReport)] = []
-        do throws(LaunchReportError) {
-            for path in reports { named.append((path, try ReportFiles.readReport(path))) }
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
-        let merged: LaunchReport
-        do throws(LaunchReportError) {
-            merged = try ReportMerger.merge(named)
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
-        do throws(LaunchReportError) {
-            try ReportFiles.write(try LaunchReportWriter.encode(merged), to: output)
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
+        for path in reports { named.append((path, try ReportFiles.readReport(path))) }
+        let merged = try ReportMerger.merge(named)
+        try ReportFiles.write(try LaunchReportWriter.encode(merged), to: output)
         let hosts = merged.hosts?.count ?? 1
         Terminal.write(2, "launchprof: \(merged.summary.runs) runs from \(reports.count) reports (\(hosts) host\(hosts == 1 ? "" : "s")) written to \(output)\n")
     }

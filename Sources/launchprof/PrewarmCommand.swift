@@ -74,12 +74,7 @@ struct PrewarmCommand: ParsableCommand {
         configuration.pool = pool
         configuration.ttlNs = try ttl.map { (text) throws(PrewarmArgumentError) in try PrewarmHold.duration(text) }
         configuration.scanHazards = !noHazardScan
-        let session: PrewarmSession
-        do throws(RunError) {
-            session = try PrewarmSession(configuration: configuration)
-        } catch {
-            throw Terminal.fail(error.description, status: ExitCause.of(error).rawValue)
-        }
+        let session = try PrewarmSession(configuration: configuration)
         let writer = try options.makeWriter(target: session.target, mode: session.mode)
         let interactive = Terminal.isInteractive(2)
         let collector = exports.collector()
@@ -91,14 +86,9 @@ struct PrewarmCommand: ParsableCommand {
         } catch {
             writer.cancel()
             if interactive { Terminal.write(2, "\n") }
-            throw Terminal.fail(error.description, status: ExitCause.of(error).rawValue)
+            throw error
         }
-        let report: LaunchReport
-        do throws(LaunchReportError) {
-            report = try writer.finish()
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
+        let report = try writer.finish()
         Terminal.write(options.jsonOnStandardOutput ? 2 : 1, PrewarmTextRenderer().render(report, hold: configuration.hold.description, freezeAt: configuration.freezeAt.rawValue))
         if let json = options.json { Terminal.write(2, "launchprof: report written to \(json)\n") }
         try exports.write(report, collector: collector)

@@ -45,23 +45,14 @@ struct ReportCommand: ParsableCommand {
 
     func run() throws {
         // The same reader (and schema check) as compare, merge and export.
-        let decoded: LaunchReport
-        do throws(LaunchReportError) {
-            decoded = try ReportFiles.readReport(report)
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
+        let decoded = try ReportFiles.readReport(report)
+        if let html {
+            try ReportFiles.write(Array(try HTMLReportRenderer().render(decoded).utf8), to: html)
+            Terminal.write(2, "launchprof: HTML report written to \(html)\n")
         }
-        do throws(LaunchReportError) {
-            if let html {
-                try ReportFiles.write(Array(try HTMLReportRenderer().render(decoded).utf8), to: html)
-                Terminal.write(2, "launchprof: HTML report written to \(html)\n")
-            }
-            if let trace {
-                try ReportFiles.write(try TraceEventRenderer().renderBytes(decoded), to: trace)
-                Terminal.write(2, "launchprof: trace written to \(trace)\n")
-            }
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
+        if let trace {
+            try ReportFiles.write(try TraceEventRenderer().renderBytes(decoded), to: trace)
+            Terminal.write(2, "launchprof: trace written to \(trace)\n")
         }
     }
 }

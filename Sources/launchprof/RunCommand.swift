@@ -60,12 +60,7 @@ struct RunCommand: ParsableCommand {
         lifecycle.apply(to: &configuration)
         observerOptions.apply(to: &configuration)
         configuration.sampling = sampling.configuration
-        let session: RunSession
-        do throws(RunError) {
-            session = try RunSession(configuration: configuration)
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
+        let session = try RunSession(configuration: configuration)
         let writer = try options.makeWriter(target: session.target, mode: session.mode)
         let interactive = Terminal.isInteractive(2)
         let collector = exports.collector()
@@ -78,22 +73,13 @@ struct RunCommand: ParsableCommand {
         } catch {
             writer.cancel()
             if interactive { Terminal.write(2, "\n") }
-            throw ExitCause.of(error).fail(error.description)
+            throw error
         }
-        var report: LaunchReport
-        do throws(LaunchReportError) {
-            report = try writer.finish()
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
+        var report = try writer.finish()
         report.runs = lastRun.map { [$0] } ?? []
         let textFD: Int32 = options.jsonOnStandardOutput ? 2 : 1
-        do throws(LaunchReportError) {
-            let text = try TextWaterfallRenderer(colour: Terminal.wantsColour(textFD)).render(report)
-            Terminal.write(textFD, text)
-        } catch {
-            throw ExitCause.software.fail(error.description)
-        }
+        let text = try TextWaterfallRenderer(colour: Terminal.wantsColour(textFD)).render(report)
+        Terminal.write(textFD, text)
         if let json = options.json { Terminal.write(2, "launchprof: report written to \(json)\n") }
         try exports.write(report, collector: collector)
         try sampling.writeFolded(session.foldedStacks)

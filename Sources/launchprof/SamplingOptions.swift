@@ -56,11 +56,7 @@ extension SamplingOptions {
     /// `--folded FILE`: the folded stacks of every measured run, written atomically.
     func writeFolded(_ stacks: FoldedStacks?) throws {
         guard let folded else { return }
-        do throws(LaunchReportError) {
-            try ReportFiles.write(Array((stacks?.text ?? "").utf8), to: folded)
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
-        }
+        try ReportFiles.write(Array((stacks?.text ?? "").utf8), to: folded)
         Terminal.write(2, "launchprof: folded stacks written to \(folded)\n")
     }
 }

@@ -95,15 +95,11 @@ struct SessionOptions: ParsableArguments {
     /// The report's writer: into `--json`'s file (atomically), else nowhere (nothing is encoded);
     /// exit 73 when the file cannot be made.
     func makeWriter(target: LaunchReport.Target, mode: LaunchReport.Mode) throws -> LaunchReportWriter {
-        do throws(LaunchReportError) {
-            let host = HostInfo.current()
-            if let json {
-                return try LaunchReportWriter(path: json, target: target, host: host, mode: mode)
-            }
-            return try LaunchReportWriter(output: DiscardingReportOutput(), target: target, host: host, mode: mode)
-        } catch {
-            throw ExitCause.of(error).fail(error.description)
+        let host = HostInfo.current()
+        if let json {
+            return try LaunchReportWriter(path: json, target: target, host: host, mode: mode)
         }
+        return try LaunchReportWriter(output: DiscardingReportOutput(), target: target, host: host, mode: mode)
     }
 
     func makeConfiguration(command: [String]) throws -> RunConfiguration {
