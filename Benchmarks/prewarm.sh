@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prewarm figures for Benchmarks/RESULTS.md (issue 9), on release builds:
+# Prewarm figures for docs/performance.md (issue 9), on release builds:
 #   1. resume latency: launchprof's resume of a frozen process (the hold's end → the program's
 #      first clock read in main) against a bare SIGCONT of the same program stopped at the same
 #      point and held as long (20 ms), interleaved in rounds, medians; goal: at most 50 µs more.

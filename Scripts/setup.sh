@@ -10,7 +10,7 @@
 #   gdb, git          system programs the tests inspect and run
 #   golang-go         builds a static Go program (no libc main) for the tests
 #   hyperfine, time   baselines for the benchmarks
-#   python3-jsonschema  the tests validate every JSON launchprof writes against Reports/schema
+#   python3-jsonschema  the tests validate every JSON launchprof writes against docs/formats/schema
 #                     (draft 2020-12: Debian 12 ships jsonschema 4.10, which has it)
 #   chromium          the tests render the HTML report in headless Chromium
 #   nodejs            the tests syntax-check the HTML report's script (node --check)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validates launchprof's JSON documents against the JSON Schemas (draft 2020-12) in Reports/schema.
+"""Validates launchprof's JSON documents against the JSON Schemas (draft 2020-12) in docs/formats/schema.
 
     python3 Scripts/validate-json.py SCHEMA.json DOCUMENT.json...   exit 0 valid, 1 invalid, 2 unusable
     python3 Scripts/validate-json.py --serve SCHEMA_DIR              for the tests: one process, many documents

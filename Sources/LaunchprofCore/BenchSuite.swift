@@ -104,7 +104,7 @@ private struct SuiteReader {
     }
 
     mutating func suite(_ value: JSONValue) throws(BenchError) -> BenchSuite {
-        // `$schema` lets an editor find Reports/schema/bench-suite.schema.json; it is not read.
+        // `$schema` lets an editor find docs/formats/schema/bench-suite.schema.json; it is not read.
         let top = try object(value, at: "", allowed: ["$schema", "confidence", "launches", "minEffectNs", "minEffectPercent", "version"])
         guard let version = try integer(top["version"], at: "version", minimum: 0) else {
             throw fail("", "missing 'version' (this launchprof reads version \(BenchSuite.currentVersion))")

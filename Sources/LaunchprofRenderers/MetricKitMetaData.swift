@@ -1,7 +1,7 @@
 import LaunchprofReport
 
 /// MetricKit's `metaData` (in a metric payload) and `diagnosticMetaData` (in a diagnostic),
-/// filled with the Linux facts that play the same role; `Reports/METRICKIT.md` gives every
+/// filled with the Linux facts that play the same role; `docs/formats/metrickit.md` gives every
 /// mapping. The keys MetricKit always writes are always written here too, since typed
 /// consumers (Meter, Sentry) require them.
 public struct MetricKitMetaData: Sendable, Equatable, Codable {

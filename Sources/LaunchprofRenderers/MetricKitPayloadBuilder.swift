@@ -9,7 +9,7 @@ import LaunchprofReport
 /// Builds MetricKit's two payloads from a report's runs: `MXMetricPayload` histograms of the
 /// launch metrics and hang times, and `MXDiagnosticPayload` entries for slow launches and hangs.
 ///
-/// Bucket widths (see `Reports/METRICKIT.md`): 10 ms for the launch and resume histograms, the
+/// Bucket widths (see `docs/formats/metrickit.md`): 10 ms for the launch and resume histograms, the
 /// width MetricKit's own launch histograms use, so launchprof's buckets line up with an iOS
 /// app's in the same dashboard and a 20–40 ms Linux launch still spreads over a few buckets;
 /// 100 ms for hangs, which start at 250 ms and run to seconds.

@@ -6,10 +6,10 @@ import Testing
 @testable import LaunchprofReport
 @testable import LaunchprofRenderers
 
-/// The bench schemas in Reports/schema against the model and the parser: every stored property
+/// The bench schemas in docs/formats/schema against the model and the parser: every stored property
 /// of the summary and comparison types is named in its schema, every key the suite parser reads
 /// is in the suite schema and no other, the enums list the model's cases, and the suites a user
-/// meets (README's, the repository's own) validate.
+/// meets (the documentation's, the repository's own) validate.
 @Suite("bench: schemas")
 struct BenchSchemaTests {
     typealias Schemas = ReportSchemaTests
@@ -184,19 +184,25 @@ struct BenchSchemaTests {
         }
     }
 
-    /// The README's example suites, and every suite file and bench folder in the repository
+    /// The documentation's example suites (README.md and docs/), and every suite file and bench folder in the repository
     /// (Benchmarks/ci-suite.json, the committed baseline), validate and parse.
     @Test("the suites and summaries a user meets validate")
     func suitesInTheRepositoryValidate() throws {
         let root = FixtureBuilder.packageRoot
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let blocks = readme.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
-        let readmeSuites = blocks.filter { $0.contains("\"launches\"") }
-        #expect(!readmeSuites.isEmpty, "README shows a suite")
-        for suite in readmeSuites {
-            try SchemaValidator.expectValid(Array(suite.utf8), against: .benchSuite, "README's suite")
-            #expect(throws: Never.self) { try BenchSuite.parse(Array(suite.utf8), path: "README.md") }
+        let docs = root.appendingPathComponent("docs")
+        let guides = ["README.md"] + (try FileManager.default.contentsOfDirectory(atPath: docs.path))
+            .filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+        var documentedSuites = 0
+        for guide in guides {
+            let text = try String(contentsOf: root.appendingPathComponent(guide), encoding: .utf8)
+            let blocks = text.components(separatedBy: "```json\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+            for suite in blocks where suite.contains("\"launches\"") {
+                documentedSuites += 1
+                try SchemaValidator.expectValid(Array(suite.utf8), against: .benchSuite, "\(guide)'s suite")
+                #expect(throws: Never.self, "\(guide)") { try BenchSuite.parse(Array(suite.utf8), path: guide) }
+            }
         }
+        #expect(documentedSuites > 0, "the guides show a suite")
 
         var suites: [String] = []
         var summaries: [String] = []

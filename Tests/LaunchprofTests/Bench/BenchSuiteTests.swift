@@ -20,7 +20,7 @@ struct BenchSuiteTests {
 
     /// A suite that sets every key there is (BenchSchemaTests holds the schema to the same keys).
     static let everyKey = """
-        {"$schema": "../Reports/schema/bench-suite.schema.json", "version": 1, "confidence": 0.9, "minEffectPercent": 8,
+        {"$schema": "../docs/formats/schema/bench-suite.schema.json", "version": 1, "confidence": 0.9, "minEffectPercent": 8,
          "minEffectNs": 250000,
          "launches": [
            {"name": "app", "program": "bin/app", "arguments": ["--fast"], "environment": {"A": "1"},

@@ -86,7 +86,7 @@ struct BadInputTests {
         let passed = try LaunchprofCLI.run(["run", "-r", "1", "/bin/sh", "-c", "exit 0", "-r", "-3"])
         #expect(passed.status == 0, "\(passed.stderr)")
         // A bare --sample takes no value: the word after it is the program (its rate is the
-        // default), as the README writes `run --sample ./app`.
+        // default), as docs/sampling.md writes `run --sample ./app`.
         for command in ["run", "prewarm"] {
             let sampled = try LaunchprofCLI.run([command, "-r", "1", "--sample", "/bin/true"])
             #expect(sampled.status == 0, "\(command): \(sampled.stderr)")
@@ -123,7 +123,7 @@ struct BadInputTests {
         try expect(["export", "--openmetrics", folder], 66, "Is a directory")
     }
 
-    @Test("launchprof help prints the exit-code table, and the README's is the same")
+    @Test("launchprof help prints the exit-code table, and docs/exit-status.md's is the same")
     func exitCodeTable() throws {
         let help = try LaunchprofCLI.run(["help"])
         #expect(help.status == 0)
@@ -132,14 +132,14 @@ struct BadInputTests {
             guard let first = trimmed.first, first.isNumber, let gap = trimmed.range(of: "  ") else { return nil }
             return trimmed[..<gap.lowerBound] + " | " + trimmed[gap.upperBound...]
         }
-        let readme = try LaunchprofCLI.readme()
-        let section = try #require(readme.components(separatedBy: "## Exit status\n").dropFirst().first)
-        let readmeRows = section.split(separator: "\n").prefix { !$0.hasPrefix("## ") }.compactMap { line -> String? in
+        let page = try LaunchprofCLI.document("docs/exit-status.md")
+        let section = try #require(page.components(separatedBy: "# Exit status\n").dropFirst().first)
+        let pageRows = section.split(separator: "\n").prefix { !$0.hasPrefix("#") }.compactMap { line -> String? in
             guard line.hasPrefix("| "), let first = line.dropFirst(2).first, first.isNumber else { return nil }
             return String(line.dropFirst(2).dropLast(2)).replacingOccurrences(of: "\\|", with: "|")
         }
         #expect(helpRows.count >= 10)
-        #expect(helpRows == readmeRows)
+        #expect(helpRows == pageRows)
     }
 
     @Test("compare and merge refuse what they cannot judge, naming why")
@@ -218,7 +218,7 @@ struct BadInputTests {
         #expect(outcome.stdout.contains("not in the baseline"), "\(outcome.stdout)")
     }
 
-    @Test("the README's shell hook works under /bin/sh (dash): the hook fd is a single digit")
+    @Test("the documented shell hook works under /bin/sh (dash): the hook fd is a single digit")
     func shellHookUnderDash() throws {
         let samples = try Samples()
         let script = try samples.write("hook.sh", """
@@ -228,8 +228,8 @@ struct BadInputTests {
 
             """)
         chmod(script, 0o755)
-        let readme = try LaunchprofCLI.readme()
-        #expect(readme.contains(#"[ -n "$LAUNCHPROF_HOOK_FD" ] && echo "first-frame -" >&"$LAUNCHPROF_HOOK_FD""#))
+        let guide = try LaunchprofCLI.document("docs/readiness-and-hooks.md")
+        #expect(guide.contains(#"[ -n "$LAUNCHPROF_HOOK_FD" ] && echo "first-frame -" >&"$LAUNCHPROF_HOOK_FD""#))
         let report = samples.folder + "/hook.json"
         let outcome = try LaunchprofCLI.run(["run", "-r", "2", "--ready", "hook", "--timeout", "5", "--json", report, script])
         #expect(outcome.status == 0, "\(outcome.stderr)")

@@ -3,7 +3,7 @@ import LaunchprofReport
 import Testing
 
 /// What a new user reaches for: `--` to end the options, a misspelled option named as such,
-/// `--version`, and a README whose option tables are the parser's.
+/// `--version`, and guides whose option tables are the parser's.
 @Suite("CLI: conventions")
 struct CommandLineConventionsTests {
     @Test("`--` ends launchprof's options; the program's own options pass through untouched")
@@ -60,8 +60,10 @@ struct CommandLineConventionsTests {
         #expect(outcome.stdout.contains(expected), "\(outcome.stdout)")
     }
 
-    @Test("the README's option tables list exactly the options of `launchprof help COMMAND`", arguments: ["run", "inspect"])
-    func readmeOptionTablesMatchHelp(command: String) throws {
+    @Test(
+        "the guides' option tables list exactly the options of `launchprof help COMMAND`",
+        arguments: [("run", "docs/measuring.md"), ("inspect", "docs/inspect-and-calibrate.md")])
+    func guideOptionTablesMatchHelp(command: String, guide: String) throws {
         let help = try LaunchprofCLI.run(["help", command])
         #expect(help.status == 0)
         // Each option's line, in whichever section (OPTIONS, or an option group's own title),
@@ -70,20 +72,20 @@ struct CommandLineConventionsTests {
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .map { $0.components(separatedBy: "  ").first ?? "" }
         let fromHelp = Self.optionNames(specs.joined(separator: "\n")).subtracting(["-h", "--help"])
-        let table = try Self.optionTable(of: command, in: LaunchprofCLI.readme())
+        let table = try Self.optionTable(of: command, in: LaunchprofCLI.document(guide))
         #expect(!fromHelp.isEmpty)
-        #expect(Self.optionNames(table) == fromHelp, "README table vs `launchprof help \(command)`")
+        #expect(Self.optionNames(table) == fromHelp, "\(guide)'s table vs `launchprof help \(command)`")
     }
 
-    /// The first column of the table after "Options:" under the README's `### \`launchprof COMMAND`
-    /// heading.
-    static func optionTable(of command: String, in readme: String) throws -> String {
-        let lines = readme.components(separatedBy: "\n")
-        let heading = try #require(lines.firstIndex { $0.hasPrefix("### `launchprof \(command)") })
+    /// The first column of the table after "Options:" under the guide's `## \`launchprof COMMAND`
+    /// heading (of any level).
+    static func optionTable(of command: String, in guide: String) throws -> String {
+        let lines = guide.components(separatedBy: "\n")
+        let heading = try #require(lines.firstIndex { $0.hasPrefix("#") && $0.contains("# `launchprof \(command)") })
         let options = try #require(lines[heading...].firstIndex { $0 == "Options:" })
         var rows: [String] = []
         for line in lines[(options + 1)...] {
-            if line.hasPrefix("### ") || line.hasPrefix("## ") { break }
+            if line.hasPrefix("#") { break }
             if line.hasPrefix("|") {
                 let cells = line.replacingOccurrences(of: "\\|", with: "/").split(separator: "|")
                 rows.append(cells.first.map(String.init) ?? "")

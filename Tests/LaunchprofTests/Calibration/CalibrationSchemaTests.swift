@@ -4,7 +4,7 @@ import LaunchprofAnalysis
 import LaunchprofReport
 import Testing
 
-/// Reports/schema/calibration.schema.json against the model: every stored property of each
+/// docs/formats/schema/calibration.schema.json against the model: every stored property of each
 /// calibration type is in its `$defs` entry and no other, exactly the non-optional ones are
 /// required, the file `CalibrationStore` writes validates, and the schema refuses a misspelt key
 /// or a wrong type.

@@ -2,13 +2,13 @@ import Foundation
 import LaunchprofReport
 import Testing
 
-/// The schemas in Reports/schema against the model: every stored property of every report type
+/// The schemas in docs/formats/schema against the model: every stored property of every report type
 /// is named in its schema (so a field added to the model without its schema line fails here,
 /// naming both), and a report with every optional field set validates.
 @Suite("Report schemas")
 struct ReportSchemaTests {
     static func schema(_ name: JSONSchemaName) throws -> [String: Any] {
-        let url = FixtureBuilder.packageRoot.appendingPathComponent("Reports/schema/" + name.fileName)
+        let url = FixtureBuilder.packageRoot.appendingPathComponent("docs/formats/schema/" + name.fileName)
         return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
     }
 
@@ -32,7 +32,7 @@ struct ReportSchemaTests {
         let missing = labels(value).subtracting(allowed)
         #expect(
             missing.isEmpty,
-            "\(type(of: value)) has \(missing.sorted()) that Reports/schema's \(definition ?? "top level") does not list: add them there",
+            "\(type(of: value)) has \(missing.sorted()) that docs/formats/schema's \(definition ?? "top level") does not list: add them there",
             sourceLocation: sourceLocation)
     }
 

@@ -48,10 +48,9 @@ enum LaunchprofCLI {
         return outcome.stdout
     }
 
-    /// The repository's README.md (the tests run from the package's build folder).
-    static func readme() throws -> String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    /// A documentation file of the repository, by its path from the root (`docs/measuring.md`):
+    /// the tests check that what a user reads is what launchprof does.
+    static func document(_ path: String) throws -> String {
+        try String(contentsOf: FixtureBuilder.packageRoot.appendingPathComponent(path), encoding: .utf8)
     }
 }

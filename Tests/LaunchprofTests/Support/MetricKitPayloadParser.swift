@@ -1,7 +1,7 @@
 import Foundation
 
 /// A strict reader of MetricKit payloads, written from the documented shape
-/// (/work/shared/reference/metrickit.md, Reports/METRICKIT.md) rather than from launchprof's
+/// (/work/shared/reference/metrickit.md, docs/formats/metrickit.md) rather than from launchprof's
 /// types: an unknown or misspelled key, a missing required key or a wrong type fails. It reads
 /// Apple's real payloads too: timestamps with or without " +0000", durations in any of
 /// MetricKit's units ("20000 ms", "20 sec"), the metric groups launchprof does not write.

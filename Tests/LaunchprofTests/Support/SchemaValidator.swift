@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// The JSON Schemas in `Reports/schema/`, one per document launchprof writes.
+/// The JSON Schemas in `docs/formats/schema/`, one per document launchprof writes.
 enum JSONSchemaName: String, CaseIterable {
     case launchReport = "launch-report"
     case inspectReport = "inspect-report"
@@ -35,7 +35,7 @@ enum SchemaValidator {
             process = Process()
             process.executableURL = URL(fileURLWithPath: python)
             let script = FixtureBuilder.packageRoot.appendingPathComponent("Scripts/validate-json.py").path
-            let schemas = FixtureBuilder.packageRoot.appendingPathComponent("Reports/schema").path
+            let schemas = FixtureBuilder.packageRoot.appendingPathComponent("docs/formats/schema").path
             process.arguments = [script, "--serve", schemas]
             let stdin = Pipe()
             let stdout = Pipe()
