@@ -11,7 +11,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 reports="${1:-$root/Reports}"
 cd "$root"
 
-bash Scripts/setup.sh nodejs   # node is one of the checked programs
+bash Scripts/setup.sh build gcc gdb git nodejs   # calibrate builds with cc; gdb, git and node are checked programs
 swift build -c release --static-swift-stdlib --disable-local-rpath --product launchprof >&2
 launchprof="$root/.build/release/launchprof"
 

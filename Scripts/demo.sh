@@ -7,7 +7,7 @@
 # Swift demo: ordinary vs prewarmed launches, the saving, the optimized time to first frame).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash Scripts/setup.sh
+bash Scripts/setup.sh demo
 swift build -c release --static-swift-stdlib --disable-local-rpath
 bin=$(swift build -c release --static-swift-stdlib --disable-local-rpath --show-bin-path)
 mkdir -p Reports

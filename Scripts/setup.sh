@@ -1,11 +1,27 @@
 #!/usr/bin/env bash
-# Installs the Debian packages launchprof needs, when they are missing. As root it installs them
-# with apt-get; otherwise it prints the exact command and stops.
+# Installs the Debian packages a task needs, when they are missing. As root it installs them with
+# apt-get; otherwise it prints the exact command and stops.
 #
-#   libelf-dev        ELF reading (launchprof links libelf)
-#   libunwind-dev     stack unwinding of stopped children: its headers (launchprof loads
-#                     libunwind-ptrace with dlopen when it first unwinds a stack)
+#   bash Scripts/setup.sh run        what the launchprof binary needs at run time
+#   bash Scripts/setup.sh build      run + what building it from source links
+#   bash Scripts/setup.sh demo       build (command 1, Scripts/demo.sh)
+#   bash Scripts/setup.sh test       demo + what the tests run or compare against (command 2)
+#   bash Scripts/setup.sh package    build + what Scripts/package.sh and its install check use
+#   (no task: test; any further arguments are extra packages)
+#
+# Run time (the package's Depends and Recommends):
+#   libunwind8        libunwind-ptrace, loaded with dlopen when launchprof first unwinds a stack
+#                     (--sample, a crash's stack)
 #   libc6-dbg         ld.so's symbol table, so the loader's map/relocate split can be observed
+#                     (without it those two phases are reported absent, with the reason)
+# Build (linked into launchprof: it runs where none of them is installed):
+#   libelf-dev        ELF reading (libelf and zlib, linked statically)
+#   libunwind-dev     libunwind's headers
+#   libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev  the X11 frame observer (`--ready frame`)
+#                     links libxcb and its DAMAGE and X-Resource bindings statically (with
+#                     libXau and libXdmcp, which libxcb1-dev brings; DAMAGE's headers bring
+#                     XFixes')
+# Tests (command 2):
 #   gcc               the tests and benchmarks build their C fixtures from source
 #   gdb, git          system programs the tests inspect and run
 #   golang-go         builds a static Go program (no libc main) for the tests
@@ -16,11 +32,6 @@
 #   nodejs            the tests syntax-check the HTML report's script (node --check)
 #   python3-prometheus-client  the Prometheus project's OpenMetrics parser, which the tests run
 #                     on `launchprof export --openmetrics` output
-#   libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev  the X11 frame observer (`--ready frame`)
-#                     links libxcb and its DAMAGE and X-Resource bindings statically (with
-#                     libXau and libXdmcp, which libxcb1-dev brings)
-#   libxcb-composite0-dev, libxcb-xfixes0-dev  headers of the extensions the observer's
-#                     DAMAGE binding builds on (the Xvfb tests use them through libxcb)
 #   libwayland-dev, wayland-protocols  libwayland-client's headers and xdg-shell's XML (with
 #                     wayland-scanner), for the tests' wl_shm fixture
 #   xvfb              the tests' X server (Xvfb on a free display number, -displayfd)
@@ -32,11 +43,33 @@
 #   x11-utils         xdpyinfo, to check a server's extensions by hand
 #   openbox           a reparenting window manager: the first-frame tests check that a window
 #                     reparented into a frame still counts
+# Package (Scripts/package.sh):
+#   dpkg-dev          dpkg-shlibdeps: the package's dependencies from what the binary links
+#   debootstrap       the install check: a Debian 12 root that has never had Swift
+#   man-db            the check reads the man page as `man` renders it
 set -euo pipefail
 
-packages=(libelf-dev libunwind-dev libc6-dbg gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
-  libxcb1-dev libxcb-damage0-dev libxcb-res0-dev libxcb-composite0-dev libxcb-xfixes0-dev
-  libwayland-dev wayland-protocols xvfb weston x11-apps xterm mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox "$@")
+run=(libunwind8 libc6-dbg)
+build=("${run[@]}" libelf-dev libunwind-dev libxcb1-dev libxcb-damage0-dev libxcb-res0-dev)
+tests=(gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
+  libwayland-dev wayland-protocols xvfb weston x11-apps xterm
+  mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox)
+packaging=(dpkg-dev debootstrap man-db)
+
+task=${1:-test}
+[ $# -gt 0 ] && shift
+case "$task" in
+  run) packages=("${run[@]}") ;;
+  build | demo) packages=("${build[@]}") ;;
+  test) packages=("${build[@]}" "${tests[@]}") ;;
+  package) packages=("${build[@]}" "${packaging[@]}") ;;
+  *)
+    echo "usage: bash Scripts/setup.sh run|build|demo|test|package [more packages…]" >&2
+    exit 64
+    ;;
+esac
+packages+=("$@")
+
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -46,7 +79,7 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "launchprof needs these Debian packages: ${missing[*]}" >&2
+  echo "launchprof's $task needs these Debian packages: ${missing[*]}" >&2
   echo "Install them with:" >&2
   echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
   exit 1
