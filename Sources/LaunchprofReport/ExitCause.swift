@@ -43,7 +43,7 @@ public enum ExitCause: Int32, CaseIterable, Sendable {
     public static var table: String {
         allCases.map { status in
             let code = String(status.rawValue)
-            return String(repeating: " ", count: 3 - code.count) + code + "  " + status.meaning
+            return String(repeating: " ", count: 4 - code.count) + code + "  " + status.meaning
         }.joined(separator: "\n")
     }
 

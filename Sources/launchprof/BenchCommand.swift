@@ -19,7 +19,11 @@ struct BenchCommand: ParsableCommand {
         commandName: "bench",
         abstract: "Run a suite of launches, write a report per launch, and compare with a baseline.",
         discussion: """
-            SUITE is a JSON file (version 1; see README "Launch regressions in CI"). Writes <name>.json per \
+            Examples:
+              launchprof bench launches.json --baseline base --markdown summary.md
+              launchprof bench both-builds.json --rounds 20
+
+            SUITE is a JSON file (version 1; docs/ci-regressions.md in launchprof's repository). Writes <name>.json per \
             launch and suite.json into --output; with --metrickit DIR, each launch's MetricKit \
             payloads into DIR/<name>/. With --baseline, each launch is compared with \
             the baseline folder's launch of the same name (as `launchprof compare` does); \

@@ -18,6 +18,10 @@ struct CalibrateCommand: ParsableCommand {
         commandName: "calibrate",
         abstract: "Measure what loader work costs on this host, for inspect's estimates.",
         discussion: """
+            Examples:
+              launchprof calibrate
+              launchprof calibrate --check 'gdb --version' --report calibration
+
             Builds small synthetic programs with the system C compiler, launches them and some \
             system programs under the tracer, fits the cost model by least squares and stores it \
             in $XDG_CACHE_HOME/launchprof (default ~/.cache/launchprof), keyed by CPU model and \

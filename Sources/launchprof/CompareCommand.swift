@@ -10,6 +10,10 @@ struct CompareCommand: ParsableCommand {
         commandName: "compare",
         abstract: "Compare two launch reports (or two bench folders): per metric and phase, the change and its confidence interval.",
         discussion: """
+            Examples:
+              launchprof compare base.json new.json
+              launchprof compare --format markdown base-bench new-bench
+
             The shift is the Hodges–Lehmann estimate over the per-run samples, with the \
             interval of the Mann–Whitney test. A change counts when the interval excludes zero \
             and the shift is at least the minimum effect (in percent of the base median and in \

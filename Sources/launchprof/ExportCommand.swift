@@ -9,6 +9,9 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Write a launch report in another format (OpenMetrics) on stdout.",
         discussion: """
+            Examples:
+              launchprof export --openmetrics app.json > launchprof.prom
+
             --openmetrics: summary quantiles (0, 0.5, 0.9, 0.99, 1) of every metric and phase \
             duration in seconds, labelled program, build_id, host, mode; for a Prometheus \
             textfile collector or `curl --data-binary @- …/metrics/job/launchprof` to a Pushgateway.

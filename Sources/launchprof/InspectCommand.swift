@@ -14,13 +14,17 @@ struct InspectCommand: ParsableCommand {
         commandName: "inspect",
         abstract: "Show what the dynamic loader will do before main, read from the ELF files alone.",
         discussion: """
+            Examples:
+              launchprof inspect /usr/bin/gdb
+              launchprof inspect --json ./myapp > inspect.json
+
             \(ExitCause.summary([.success, .missingLibraries, .usage, .badInput, .noInput, .unavailable, .software, .noPermission]))
             """)
 
     @Flag(name: .long, help: "Write the versioned JSON report instead of text.")
     var json = false
 
-    @Flag(name: .long, help: "Read every file again: neither use nor keep a stored result (see the README, inspect, \"Result cache\").")
+    @Flag(name: .long, help: "Read every file again: neither use nor keep a stored result (see docs/inspect-and-calibrate.md, \"Result cache\").")
     var noCache = false
 
     @Argument(help: "The program: a path, or a name looked up in PATH.")

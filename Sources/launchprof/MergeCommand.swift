@@ -9,6 +9,9 @@ struct MergeCommand: ParsableCommand {
         commandName: "merge",
         abstract: "Merge launch reports of the same program (from many machines) into one.",
         discussion: """
+            Examples:
+              launchprof merge host-a.json host-b.json -o all.json
+
             Runs are pooled and re-indexed; the summary is computed again from every run, so \
             medians are those of all the runs. The reports must be of the same build (same \
             build-id; same path when a report has none), the same arguments, mode and readiness. \

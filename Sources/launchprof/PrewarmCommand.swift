@@ -10,6 +10,10 @@ struct PrewarmCommand: ParsableCommand {
         commandName: "prewarm",
         abstract: "Prewarm a program (freeze it at main), resume it later, and time the launch from the resume.",
         discussion: """
+            Examples:
+              launchprof prewarm -r 5 --hold 500ms ./myapp
+              launchprof prewarm --pool 2 --ttl 30s --hold exponential:2s ./myapp
+
             Each run pairs a prewarmed launch (started with ActivePrewarm=1, frozen at --freeze-at, \
             held for --hold, resumed) with an ordinary launch. The prewarmed launch reports \
             metrics.optimizedTimeToFirstFrameNs from the resume; the prewarm part and the hold \

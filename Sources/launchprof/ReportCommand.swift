@@ -19,6 +19,9 @@ struct ReportCommand: ParsableCommand {
         commandName: "report",
         abstract: "Render a LaunchReport (from run --json) as a self-contained HTML page or a Chrome trace.",
         discussion: """
+            Examples:
+              launchprof report app.json --html app.html --trace app-trace.json
+
             The HTML file needs no network: open it in any browser. The trace opens in \
             ui.perfetto.dev or chrome://tracing.
 

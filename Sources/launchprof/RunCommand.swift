@@ -23,6 +23,11 @@ struct RunCommand: ParsableCommand {
             launchprof run [<options>] -- PROGRAM [ARGS…]
             """,
         discussion: """
+            Examples:
+              launchprof run -r 20 ./myapp --its-own-flag
+              launchprof run --ready listen -- ./server --port 8080
+              launchprof run -r 20 --sample --json app.json ./myapp
+
             Options go before PROGRAM; everything after it is the program's own (`launchprof run \
             -r 5 git --version`). `--` ends launchprof's options.
 

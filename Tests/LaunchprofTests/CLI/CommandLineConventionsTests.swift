@@ -77,6 +77,59 @@ struct CommandLineConventionsTests {
         #expect(Self.optionNames(table) == fromHelp, "\(guide)'s table vs `launchprof help \(command)`")
     }
 
+    @Test(
+        "every command's help shows examples, and each one parses",
+        arguments: ["inspect", "run", "prewarm", "report", "bench", "compare", "merge", "export", "calibrate"])
+    func helpExamplesParse(command: String) throws {
+        let help = try LaunchprofCLI.run(["help", command])
+        #expect(help.status == 0)
+        let lines = help.stdout.components(separatedBy: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let start = try #require(lines.firstIndex(of: "Examples:"), "`launchprof help \(command)` shows no examples")
+        let examples = lines[(start + 1)...].prefix { !$0.isEmpty }
+        #expect(!examples.isEmpty)
+        // Run where none of the examples' inputs exist: an example whose options parse ends at its
+        // missing input (66) or succeeds (`inspect /usr/bin/gdb`); one that no longer parses is a
+        // usage error (64).
+        var template = Array(FileManager.default.temporaryDirectory.appendingPathComponent("lp-examples-XXXXXX").path.utf8CString)
+        let folder = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for example in examples {
+            var words = Self.shellWords(example)
+            #expect(Array(words.prefix(2)) == ["launchprof", command], "\(example)")
+            words.removeFirst()
+            if command == "calibrate" {
+                // Running it would calibrate this host: its options are checked against the help.
+                for word in words where word.hasPrefix("-") {
+                    #expect(help.stdout.contains(word + " ") || help.stdout.contains(word + ","), "\(example): \(word)")
+                }
+                continue
+            }
+            let outcome = try LaunchprofCLI.run(words, directory: folder)
+            #expect([0, 66].contains(outcome.status), "\(example) exited \(outcome.status): \(outcome.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "an example left a file behind")
+    }
+
+    /// `line` split into words as a shell splits it: single quotes group, `> FILE` is dropped.
+    static func shellWords(_ line: String) -> [String] {
+        var words: [String] = []
+        var word = ""
+        var quoted = false
+        for character in line {
+            if character == "'" {
+                quoted.toggle()
+            } else if character == " ", !quoted {
+                if !word.isEmpty { words.append(word) }
+                word = ""
+            } else {
+                word.append(character)
+            }
+        }
+        if !word.isEmpty { words.append(word) }
+        if let redirect = words.firstIndex(of: ">") { words.removeSubrange(redirect...) }
+        return words
+    }
+
     /// The first column of the table after "Options:" under the guide's `## \`launchprof COMMAND`
     /// heading (of any level).
     static func optionTable(of command: String, in guide: String) throws -> String {

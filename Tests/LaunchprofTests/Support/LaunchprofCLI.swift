@@ -8,16 +8,19 @@ enum LaunchprofCLI {
         var stderr: String
     }
 
-    static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Outcome {
-        try run(executable: try LaunchprofBinary.url().path, arguments, environment: environment)
+    static func run(_ arguments: [String], environment: [String: String]? = nil, directory: String? = nil) throws -> Outcome {
+        try run(executable: try LaunchprofBinary.url().path, arguments, environment: environment, directory: directory)
     }
 
     /// Another program (one that runs launchprof itself, such as `unshare`), run the same way.
-    static func run(executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Outcome {
+    static func run(
+        executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil
+    ) throws -> Outcome {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
