@@ -40,9 +40,10 @@ mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/man/man1" "$root/usr/in
   "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
   "$root/usr/share/fish/vendor_completions.d"
 
-# Not stripped: launchprof reads its own symbol table (it measures a uprobe hit on a function of
-# its own, and names its frames).
+# Stripped, as Debian's dh_strip would (41 → 19 MB): launchprof needs neither its symbols nor its
+# debug information to run (a stripped build measured its own uprobe hit, sampled and inspected).
 install -m 755 "$bin" "$root/usr/bin/launchprof"
+strip --strip-unneeded "$root/usr/bin/launchprof"
 
 # Man pages and completions, from the binary being packaged.
 bash Scripts/references.sh "$out/references" "$bin"

@@ -101,6 +101,11 @@ completed=$(bash -c '
 ' _ "$out/completions/launchprof.bash")
 grep -qx run <<<"$(head -1 <<<"$completed" | tr ' ' '\n')" || { echo "references: bash does not complete 'ru' to 'run' ($completed)" >&2; exit 1; }
 grep -q -- --ready <<<"$(tail -1 <<<"$completed")" || { echo "references: bash does not complete 'run --rea' ($completed)" >&2; exit 1; }
+# zsh and fish (where installed: `setup.sh package` installs them) read theirs; fish completes.
 if command -v zsh >/dev/null; then zsh -n "$out/completions/_launchprof"; fi
-if command -v fish >/dev/null; then fish -n "$out/completions/launchprof.fish"; fi
+if command -v fish >/dev/null; then
+  fish -n "$out/completions/launchprof.fish"
+  fish -c 'source $argv[1]; complete -C "launchprof ru"' "$out/completions/launchprof.fish" | grep -q '^run' \
+    || { echo "references: fish does not complete 'ru' to 'run'" >&2; exit 1; }
+fi
 echo "references: $(ls "$out/man" | wc -l) man pages and 3 completion scripts in $out" >&2

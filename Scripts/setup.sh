@@ -47,6 +47,7 @@
 #   dpkg-dev          dpkg-shlibdeps: the package's dependencies from what the binary links
 #   debootstrap       the install check: a Debian 12 root that has never had Swift
 #   man-db            the check reads the man page as `man` renders it
+#   zsh, fish         the completion scripts are checked by the shells that read them
 set -euo pipefail
 
 run=(libunwind8 libc6-dbg)
@@ -54,7 +55,7 @@ build=("${run[@]}" libelf-dev libunwind-dev libxcb1-dev libxcb-damage0-dev libxc
 tests=(gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
   libwayland-dev wayland-protocols xvfb weston x11-apps xterm
   mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox)
-packaging=(dpkg-dev debootstrap man-db)
+packaging=(dpkg-dev debootstrap man-db zsh fish)
 
 task=${1:-test}
 [ $# -gt 0 ] && shift
