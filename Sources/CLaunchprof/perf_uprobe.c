@@ -167,14 +167,6 @@ int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int out
 
 // MARK: The probe holder
 
-static socklen_t holder_address(const char *name, struct sockaddr_un *address) {
-    memset(address, 0, sizeof *address);
-    address->sun_family = AF_UNIX;
-    size_t length = strnlen(name, sizeof address->sun_path - 2);
-    memcpy(address->sun_path + 1, name, length);  // abstract: no file to clean up
-    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + length);
-}
-
 // A line buffer takes a client's whole batch of drain requests ("D pid since", ~30 bytes each).
 enum { HOLDER_MAX_EVENTS = 2048, HOLDER_MAX_CLIENTS = 64, HOLDER_LINE = 4096 };
 
@@ -309,6 +301,8 @@ static void holder_drain(int client, int32_t pid, uint64_t since) {
     holder_append(client, holder_reply_buffer, count * sizeof(lp_perf_sample));
 }
 static char holder_uprobe_events[512];
+// The socket's name in its directory (descriptor 4 in the holder): removed before the holder exits.
+static char holder_socket_name[256];
 
 static void holder_reply(int fd, const char *text) { holder_append(fd, text, strlen(text)); }
 
@@ -481,23 +475,12 @@ static void holder_release(void) {
     close(events);
 }
 
-int lp_uprobe_holder_start(const char *socket_name, const char *uprobe_events, int linger_ms) {
-    if (strlen(uprobe_events) >= sizeof holder_uprobe_events) return ENAMETOOLONG;
-    int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listener < 0) return errno;
-    struct sockaddr_un address;
-    socklen_t length = holder_address(socket_name, &address);
-    if (bind(listener, (struct sockaddr *)&address, length) != 0 || listen(listener, 16) != 0) {
-        int error = errno;
-        close(listener);
-        return error;
-    }
+int lp_uprobe_holder_start(int listener, int directory, const char *socket_name, const char *uprobe_events,
+                           int linger_ms) {
+    if (strlen(uprobe_events) >= sizeof holder_uprobe_events || strlen(socket_name) >= sizeof holder_socket_name)
+        return ENAMETOOLONG;
     pid_t child = fork();
-    if (child < 0) {
-        int error = errno;
-        close(listener);
-        return error;
-    }
+    if (child < 0) return errno;
     if (child == 0) {
         setsid();
         if (fork() != 0) _exit(0);
@@ -509,15 +492,19 @@ int lp_uprobe_holder_start(const char *socket_name, const char *uprobe_events, i
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         // Nothing of launchprof's: no standard streams (a pipe reader of `launchprof run | jq`
-        // would wait for them), no perf events, no traced child's descriptors.
+        // would wait for them), no perf events, no traced child's descriptors. The listener
+        // becomes descriptor 3, its directory 4.
         int null = open("/dev/null", O_RDWR);
         for (int fd = 0; fd < 3; fd++) if (null >= 0) dup2(null, fd);
-        if (listener != 3) {
-            dup2(listener, 3);
-            listener = 3;
-        }
-        close_range(4, ~0U, 0);
+        int moved_listener = fcntl(listener, F_DUPFD_CLOEXEC, 10);
+        int moved_directory = fcntl(directory, F_DUPFD_CLOEXEC, 10);
+        dup2(moved_listener, 3);
+        dup2(moved_directory, 4);
+        close_range(5, ~0U, 0);
+        listener = 3;
+        if (chdir("/") != 0) {}
         strcpy(holder_uprobe_events, uprobe_events);
+        strcpy(holder_socket_name, socket_name);
         holder_event_count = 0;
         holder_calibration[0] = 0;
         long cpus = sysconf(_SC_NPROCESSORS_CONF);
@@ -526,27 +513,16 @@ int lp_uprobe_holder_start(const char *socket_name, const char *uprobe_events, i
         holder_serve(listener, linger_ms);
         // Named before the socket goes, so a launchprof that finds no holder also finds this.
         prctl(PR_SET_NAME, "lp-uprobe-free", 0, 0, 0);
+        // The socket file goes before the listener closes: a launchprof that then finds no
+        // holder binds a fresh one, never this name after us.
+        unlinkat(4, holder_socket_name, 0);
         close(listener);
         holder_release();
         _exit(0);
     }
-    close(listener);
     int status;
     while (waitpid(child, &status, __WALL) < 0 && errno == EINTR) {}
     return 0;
-}
-
-int lp_uprobe_holder_connect(const char *socket_name) {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -errno;
-    struct sockaddr_un address;
-    socklen_t length = holder_address(socket_name, &address);
-    if (connect(fd, (struct sockaddr *)&address, length) != 0) {
-        int error = errno;
-        close(fd);
-        return -error;
-    }
-    return fd;
 }
 
 int lp_uprobe_holder_request(int fd, const char *line, char *reply, int capacity) {

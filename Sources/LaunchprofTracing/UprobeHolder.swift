@@ -66,23 +66,80 @@ public final class UprobeHolder: Sendable {
         }
     }
 
-    /// One holder per user and protocol version; `LAUNCHPROF_UPROBE_HOLDER` names another (tests
-    /// use their own). Version 3 answers a batch of requests with one send.
-    private static var socketName: String {
-        getenv("LAUNCHPROF_UPROBE_HOLDER").map { String(cString: $0) } ?? "launchprof-uprobe-hold-3-\(geteuid())"
+    /// One holder per user and protocol version, listening on a socket in a directory only that
+    /// user can write (`PrivateDirectory`). `LAUNCHPROF_UPROBE_HOLDER` names another socket: a
+    /// name in that directory, or a path (tests use their own). Version 4: the socket is a file in
+    /// a private directory, no longer an abstract name anyone could bind first.
+    private static var socketLocation: (directory: String, name: String, standard: Bool) {
+        let standard = PrivateDirectory.standardPath
+        guard let named = getenv("LAUNCHPROF_UPROBE_HOLDER").map({ String(cString: $0) }), !named.isEmpty else {
+            return (standard, "uprobe-holder-4.sock", true)
+        }
+        guard let slash = named.lastIndex(of: "/") else { return (standard, named, true) }
+        let directory = String(named[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(named[named.index(after: slash)...]), false)
+    }
+
+    /// Whether this process said already why it measures without the holder.
+    private static let refusalSaid = Mutex(false)
+
+    private static func refuse(_ reason: String) {
+        let first = refusalSaid.withLock { said in
+            defer { said = true }
+            return !said
+        }
+        if first { StatusLine.say("not using the uprobe holder: \(reason); measuring without it (PMU uprobes)") }
     }
 
     private static func connect() -> UprobeHolder? {
         guard let tracefs = tracefsRoot() else { return nil }
-        var fd = lp_uprobe_holder_connect(socketName)
-        if fd < 0 {
-            UprobeSupport.awaitEarlierReleases()
-            let started = lp_uprobe_holder_start(socketName, tracefs + "/uprobe_events", lingerMs())
-            guard started == 0 || started == EADDRINUSE else { return nil }
-            fd = lp_uprobe_holder_connect(socketName)
+        let location = socketLocation
+        let directory: PrivateDirectory
+        do throws(PrivateDirectory.Untrusted) {
+            // The standard directory is made when missing; one that is named must exist already.
+            directory = try PrivateDirectory.open(location.directory, create: location.standard)
+        } catch {
+            refuse("its socket's directory \(error); a holder is trusted only in a directory no other user can write")
+            return nil
         }
-        guard fd >= 0 else { return nil }
+        let socketPath = directory.entry(location.name)
+        var connection = UnixSocket.connect(socketPath)
+        if case .failure(let error) = connection, error.errno == ENOENT || error.errno == ECONNREFUSED {
+            connection = startHolder(in: directory, name: location.name, tracefs: tracefs)
+        }
+        guard case .success(let fd) = connection else { return nil }
+        // The kernel says who listens: only a holder of this same user is asked anything.
+        guard let peer = UnixSocket.peer(fd), peer.uid == geteuid() else {
+            let peer = UnixSocket.peer(fd)
+            close(fd)
+            refuse(
+                "\(location.directory)/\(location.name) is served by "
+                    + (peer.map { "process \($0.pid) of uid \($0.uid)" } ?? "a process the kernel would not name")
+                    + ", not by uid \(geteuid())")
+            return nil
+        }
         return UprobeHolder(connection: fd, tracefs: tracefs)
+    }
+
+    /// Starts a holder on `name` in `directory` unless another launchprof just did, and connects.
+    /// One starter at a time (a lock file beside the socket): a socket file whose holder died is
+    /// removed and bound afresh.
+    private static func startHolder(in directory: PrivateDirectory, name: String, tracefs: String) -> Result<Int32, UnixSocket.Failure> {
+        let lock = open(directory.entry(name + ".lock"), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { return .failure(UnixSocket.Failure(errno: errno)) }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        let socketPath = directory.entry(name)
+        let again = UnixSocket.connect(socketPath)
+        if case .success = again { return again }
+        UprobeSupport.awaitEarlierReleases()
+        unlink(socketPath)
+        let listener = UnixSocket.listen(socketPath)
+        guard case .success(let fd) = listener else { return listener }
+        let started = lp_uprobe_holder_start(fd, directory.descriptor, name, tracefs + "/uprobe_events", lingerMs())
+        close(fd)
+        guard started == 0 else { return .failure(UnixSocket.Failure(errno: started)) }
+        return UnixSocket.connect(socketPath)
     }
 
     private static func lingerMs() -> Int32 {

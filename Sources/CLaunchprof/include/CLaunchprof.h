@@ -316,16 +316,15 @@ void lp_perf_release_in_background(const int *_Nonnull fds, int count);
 /// same samples as `lp_uprobe_open`. Its uprobe is registered once per event, not per open.
 int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd,
                              int *_Nonnull fd, uint64_t *_Nonnull id);
-/// Starts the probe holder (`lp-uprobe-hold`): a detached process listening on the abstract Unix
-/// socket `socket_name` that keeps one perf event open on each tracefs uprobe event a client
-/// names, so a launchprof's own opens and closes of them never register or release a uprobe
-/// (the release waits for RCU grace periods). It releases them all `linger_ms` after its last
-/// client left, renamed `lp-uprobe-free` while it does, and deletes the events named in
-/// `uprobe_events`. Returns 0, or EADDRINUSE when a holder already listens, or an errno.
-int lp_uprobe_holder_start(const char *_Nonnull socket_name, const char *_Nonnull uprobe_events,
-                           int linger_ms);
-/// Connects to the holder; a descriptor, or -errno.
-int lp_uprobe_holder_connect(const char *_Nonnull socket_name);
+/// Starts the probe holder (`lp-uprobe-hold`): a detached process serving `listener` (a Unix
+/// socket bound as `socket_name` in the directory `directory`, listening) that keeps one perf
+/// event open on each tracefs uprobe event a client names, so a launchprof's own opens and closes
+/// of them never register or release a uprobe (the release waits for RCU grace periods). It
+/// releases them all `linger_ms` after its last client left, renamed `lp-uprobe-free` while it
+/// does, removes its socket file and deletes the events named in `uprobe_events`. Returns 0 or
+/// an errno.
+int lp_uprobe_holder_start(int listener, int directory, const char *_Nonnull socket_name,
+                           const char *_Nonnull uprobe_events, int linger_ms);
 /// Every hit of `pid` at or after `since_ns` the holder kept (its system-wide events sample into
 /// its own ring buffers), oldest first, `id` being the tracepoint id; `lost`: hits no buffer had
 /// room for. 0 or an errno.
