@@ -23,9 +23,8 @@ import LaunchprofReport
 /// - App phases: `begin`/`end` hook pairs matched by name (nested pairs of one name match
 ///   innermost first); `extendedLaunch`: `extend` → `finish-extend`, with `task`.
 /// - `windowMapped`: instant at the first top-level window of the program the display server
-///   showed. `firstFrame`: instant at the first `first-frame` hook, else the first `ready` event,
-///   else the display server's first frame of the program (automatic readiness), else the exit
-///   when the readiness allows it; with `--ready frame`, the display server's first frame only.
+///   showed. `firstFrame`: the instant `ReadinessPolicy.firstFrame` chooses (the app's
+///   `first-frame` hook, else the event the readiness names, else a clean exit where allowed).
 /// - `exit`: instant, with the exit status.
 /// - Events after `imageStarted(image: k)` belong to image k; hook events, which carry the app's
 ///   own clock, belong to the image running at their timestamp. Phases of images ≥ 1 carry
@@ -55,7 +54,7 @@ public struct PhaseTimeline: Sendable, Equatable {
     /// - Parameters:
     ///   - events: the run's events in the order the tracer observed them.
     ///   - readiness: decides whether the exit stands in for a first frame the app never sent.
-    public init(events: [LaunchEvent], readiness: LaunchReadiness = .automatic)
+    public init(events: [LaunchEvent], readiness: ReadinessPolicy = .automatic)
         throws(LaunchReportError)
     {
         var spawn: UInt64?
@@ -100,7 +99,7 @@ private struct ImageSegment {
 /// Accumulates a timeline; split from `PhaseTimeline` so each rule reads as one method.
 private struct TimelineBuilder {
     let spawnNs: UInt64
-    let readiness: LaunchReadiness
+    let readiness: ReadinessPolicy
     var segments: [ImageSegment] = []
     var hooks: [HookEvent] = []
     var ready: (reason: String, atNs: UInt64)?
@@ -113,7 +112,7 @@ private struct TimelineBuilder {
     var warnings: [TimelineWarning] = []
     var metrics = LaunchMetrics()
 
-    init(spawnNs: UInt64, readiness: LaunchReadiness) {
+    init(spawnNs: UInt64, readiness: ReadinessPolicy) {
         self.spawnNs = spawnNs
         self.readiness = readiness
     }
@@ -433,29 +432,19 @@ private struct TimelineBuilder {
                 image: openTasks[name].flatMap { image(at: $0) })
         }
 
-        // firstFrame: the app's hook (but with `--ready frame`), else readiness, else the
-        // display's first frame, else the exit when allowed.
         if let windowMapped {
             addInstant(LaunchPhase.windowMapped, at: windowMapped.atNs, image: image(at: windowMapped.atNs))
         }
-        var firstFrame: UInt64?
-        if readiness == .frame {
-            firstFrame = displayFrame?.atNs
-        } else if let first = firstFrames.first {
-            firstFrame = first
-            if firstFrames.count > 1 {
-                warn(.duplicateFirstFrame, "first-frame was sent \(firstFrames.count) times; the first one counts.")
-            }
-        } else if let ready {
-            firstFrame = ready.atNs
-        } else if readiness.displayFrameIsReadiness, let displayFrame {
-            firstFrame = displayFrame.atNs
-        } else if readiness.exitIsReadiness, let exit, case .exited(0) = exit.status {
-            // Only a clean exit is readiness: a crash, a failure status or launchprof's own
-            // ending (a timeout) is not a first frame.
-            firstFrame = exit.atNs
+        // firstFrame: by the readiness policy, the same rule the run monitor ended the launch by.
+        var cleanExitNs: UInt64?
+        if let exit, case .exited(0) = exit.status { cleanExitNs = exit.atNs }
+        let evidence = ReadinessPolicy.Evidence(
+            hookFirstFrameNs: firstFrames.first, readyNs: ready?.atNs, displayFrameNs: displayFrame?.atNs,
+            cleanExitNs: cleanExitNs)
+        if readiness.takesHookFirstFrame, firstFrames.count > 1 {
+            warn(.duplicateFirstFrame, "first-frame was sent \(firstFrames.count) times; the first one counts.")
         }
-        if let firstFrame {
+        if let firstFrame = readiness.firstFrame(evidence) {
             addInstant(LaunchPhase.firstFrame, at: firstFrame, image: image(at: firstFrame))
             metrics.timeToFirstFrameNs = offset(firstFrame)
             if let firstExtendNs, firstExtendNs > firstFrame {
@@ -465,21 +454,7 @@ private struct TimelineBuilder {
                 metrics.extendedLaunchNs = offset(max(firstFrame, taskEnds.max() ?? firstFrame))
             }
         } else {
-            markAbsent(LaunchPhase.firstFrame, firstFrameAbsenceReason(), image: nil)
-        }
-    }
-
-    private func firstFrameAbsenceReason() -> String {
-        if readiness.exitIsReadiness, let exit {
-            return "the process \(exitDescription(exit.status)) before its first frame"
-        }
-        return switch readiness {
-        case .hook: "the app never called launchprof_first_frame"
-        case .stdout(let pattern): "no stdout line matched '\(pattern)'"
-        case .stderr(let pattern): "no stderr line matched '\(pattern)'"
-        case .listen: "the program never listened on a socket"
-        case .frame: "no window of the program showed a first frame"
-        case .automatic, .exit: "the program neither sent a first frame nor exited"
+            markAbsent(LaunchPhase.firstFrame, readiness.absenceReason(exit: exit.map { exitDescription($0.status) }), image: nil)
         }
     }
 

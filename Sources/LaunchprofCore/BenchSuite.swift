@@ -26,7 +26,7 @@ public struct BenchSuite: Sendable, Equatable {
         public var arguments: [String] = []
         public var environment: [String: String] = [:]
         public var cwd: String?
-        public var ready: LaunchReadiness = .automatic
+        public var ready: ReadinessPolicy = .automatic
         public var mode: BenchMode = .warm
         public var runs = 20
         public var warmup = 1
@@ -164,7 +164,7 @@ private struct SuiteReader {
         launch.cwd = try string(fields["cwd"], at: "\(location).cwd")
         if let ready = try string(fields["ready"], at: "\(location).ready") {
             do {
-                launch.ready = try LaunchReadiness(argument: ready)
+                launch.ready = try ReadinessPolicy(argument: ready)
             } catch {
                 throw fail("\(location).ready", error.description)
             }

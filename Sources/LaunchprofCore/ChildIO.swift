@@ -31,13 +31,8 @@ final class ChildIO {
         case .file(let path): childInput = try open(path, O_RDONLY)
         }
         childEnds.append(childInput)
-        let watchOutput: Bool
-        let watchError: Bool
-        switch configuration.readiness {
-        case .stdout: (watchOutput, watchError) = (true, false)
-        case .stderr: (watchOutput, watchError) = (false, true)
-        default: (watchOutput, watchError) = (false, false)
-        }
+        let watchOutput = configuration.readiness.watchers.contains(.standardOutput)
+        let watchError = configuration.readiness.watchers.contains(.standardError)
         var destination: Int32 = -1
         switch configuration.output {
         case .null: destination = -1

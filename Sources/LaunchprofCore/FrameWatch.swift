@@ -27,8 +27,8 @@ final class FrameWatch: Sendable {
 
     /// The watch for `configuration`, nil when none is wanted or (automatic) possible.
     static func resolve(_ configuration: RunConfiguration) throws(RunError) -> FrameWatch? {
-        guard configuration.readiness.displayFrameIsReadiness else { return nil }
-        let required = configuration.readiness == .frame
+        guard configuration.readiness.watchers.contains(.display) else { return nil }
+        let required = configuration.readiness.requiresDisplay
         let environment = configuration.childEnvironment
         func named(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
         var x11: X11FrameObserver?

@@ -21,7 +21,7 @@ public struct RunConfiguration: Sendable {
     public var runs = 10
     public var warmup = 0
     public var cold = false
-    public var readiness: LaunchReadiness = .automatic
+    public var readiness: ReadinessPolicy = .automatic
     /// A run that is not complete after this long is ended and reported as a timeout.
     public var timeoutNs: UInt64? = 10_000_000_000
     /// How long the program may keep running once its launch is complete before launchprof ends

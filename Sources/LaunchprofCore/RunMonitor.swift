@@ -8,10 +8,12 @@ import Glibc
 #endif
 
 /// Watches one launch from outside ptrace, on the session's `MonitorThread`: the hook channel,
-/// the child's output (for `--ready stdout:`/`stderr:`), the timeout. It decides when the launch
-/// is complete and then ends the child through `TraceControl` (SIGTERM, then SIGKILL after a
-/// grace period). The thread runs the watch only once something arrives or the timeout passes;
-/// a launch nothing arrived for is drained once, on the tracer's thread, when it has ended.
+/// the child's output (for `--ready stdout:`/`stderr:`), what the tracer and the display
+/// observers report (a listening socket, a window's frames), the timeout. The readiness policy
+/// decides when the launch is complete; the monitor then ends the child through `TraceControl`
+/// (SIGTERM, then SIGKILL after a grace period). The thread runs the watch only once something
+/// arrives or the timeout passes; a launch nothing arrived for is drained once, on the tracer's
+/// thread, when it has ended.
 final class RunMonitor: @unchecked Sendable {
     /// What the monitor saw, handed over when it stops.
     struct Outcome: Sendable {
@@ -39,13 +41,13 @@ final class RunMonitor: @unchecked Sendable {
     }
 
     private let streams: Streams
-    private let readiness: LaunchReadiness
-    private let pattern: Regex<AnyRegexOutput>?
+    private let readiness: ReadinessPolicy
     private let timeoutNs: UInt64?
     private let lingerNs: UInt64
     private let graceNs: UInt64
     private let control: TraceControl
-    /// Written by the tracer's thread when the child has ended; the session's (`MonitorThread`).
+    /// Wakes the watch when another thread reported something (`Reported`); the session's
+    /// (`MonitorThread`). Its bytes mean nothing: what happened is in `reported`.
     private let wake: (read: Int32, write: Int32)
     // Owned by the monitor's job until `finish()` has waited for it.
     private var outcome = Outcome()
@@ -56,39 +58,47 @@ final class RunMonitor: @unchecked Sendable {
     private var cycler: ResumeCycler?
     /// `--resume-cycles`: the app's own cgroup, frozen while it is suspended (nil: no freezer).
     private var freezer: CgroupFreezer?
-    /// The display a frame observer watches (named by a `--ready frame` timeout), and what it
-    /// reported that the monitor's thread has not taken yet.
+    /// The display a frame observer watches (named by a `--ready frame` timeout).
     var watchedDisplay: String?
-    private let displayEvents = Mutex<[DisplayEvent]>([])
+
+    /// What other threads reported that the watch has not taken yet.
+    private struct Reported {
+        /// The tracer's thread: the child has ended (the watch's last pass).
+        var childEnded = false
+        /// The tracer's thread: the child's first listening socket.
+        var listenedAtNs: UInt64?
+        /// The frame observers' threads: the child's windows.
+        var displayEvents: [DisplayEvent] = []
+    }
+
+    private let reported = Mutex(Reported())
 
     /// - Parameter wake: the session's wake pipe (`MonitorThread.wake`), one launch at a time.
     init(
-        streams: Streams, readiness: LaunchReadiness, pattern: Regex<AnyRegexOutput>?,
-        timeoutNs: UInt64?, lingerNs: UInt64, graceNs: UInt64, control: TraceControl,
-        wake: (read: Int32, write: Int32), resumeCycles: Int = 0
+        streams: Streams, readiness: ReadinessPolicy, timeoutNs: UInt64?, lingerNs: UInt64, graceNs: UInt64,
+        control: TraceControl, wake: (read: Int32, write: Int32), resumeCycles: Int = 0
     ) {
         if resumeCycles > 0 { cycler = ResumeCycler(cycles: resumeCycles) }
         self.wake = wake
         self.streams = streams
         self.readiness = readiness
-        self.pattern = pattern
         self.timeoutNs = timeoutNs
         self.lingerNs = lingerNs
         self.graceNs = graceNs
         self.control = control
-        // The tracer sees a listening socket itself (seccomp); it wakes the monitor through the
-        // same pipe the child's end uses, with another byte.
-        let wakeWrite = wake.write
-        control.onReady { _ in
-            var byte = UInt8(ascii: "r")
-            _ = write(wakeWrite, &byte, 1)
-        }
+        // The tracer sees a listening socket itself (seccomp, `ReadinessPolicy.Watchers.listen`).
+        control.onReady { [weak self] atNs in self?.report { $0.listenedAtNs = $0.listenedAtNs ?? atNs } }
     }
 
     /// A display server saw a window of the child (called on the frame observer's thread).
     func displayEventSeen(_ event: DisplayEvent) {
-        displayEvents.withLock { $0.append(event) }
-        var byte = UInt8(ascii: "f")
+        report { $0.displayEvents.append(event) }
+    }
+
+    /// Records what another thread saw and wakes the watch.
+    private func report(_ change: (inout Reported) -> Void) {
+        reported.withLock { change(&$0) }
+        var byte: UInt8 = 0
         _ = write(wake.write, &byte, 1)
     }
 
@@ -109,13 +119,9 @@ final class RunMonitor: @unchecked Sendable {
 
     /// Called once the child has ended: drain what is left and return the outcome.
     func finish() -> Outcome {
-        let wakeWrite = wake.write
-        let endWatch = {
-            var byte = UInt8(ascii: "e")
-            _ = write(wakeWrite, &byte, 1)
-        }
-        // Nothing woke the thread: one pass here reads what is left (the "e" ends it). Written
-        // only once the thread no longer watches the pipe, so it wakes nobody.
+        let endWatch = { [self] in report { $0.childEnded = true } }
+        // Nothing woke the thread: one pass here reads what is left (the child's end ends it).
+        // Reported only once the thread no longer watches the pipe, so it wakes nobody.
         if worker?.finishJob(endRunningJob: endWatch) == true {
             endWatch()
             watch()
@@ -129,12 +135,13 @@ final class RunMonitor: @unchecked Sendable {
     // MARK: The monitor's thread
 
     private struct LaunchState {
-        var firstFrame = false
-        /// The display server saw the child's first frame.
-        var displayFrame = false
-        var openTasks: Set<String> = []
+        /// What the launch showed of its readiness so far (`ReadinessPolicy`).
+        var evidence = ReadinessPolicy.Evidence()
+        var openTasks: Set<String> = [] {
+            didSet { evidence.openTasks = !openTasks.isEmpty }
+        }
+        /// Complete, or timed out: the watch only ends the child from here on.
         var ready = false
-        var listening = false
         /// When the launch was complete: the child is ended `lingerNs` later.
         var completedAt: UInt64?
         var terminationSentAt: UInt64?
@@ -164,32 +171,32 @@ final class RunMonitor: @unchecked Sendable {
             let ready = poll(&descriptors, nfds_t(descriptors.count), waitMs)
             if ready < 0 && errno != EINTR { break }
 
-            var childEnded = false
             if descriptors[0].revents != 0 {
-                var bytes = [UInt8](repeating: 0, count: 16)
-                let count = read(wake.read, &bytes, bytes.count)
-                if count > 0 {
-                    childEnded = bytes[..<count].contains(UInt8(ascii: "e"))
-                    if bytes[..<count].contains(UInt8(ascii: "r")) { state.listening = true }
-                }
+                var bytes = [UInt8](repeating: 0, count: 64)
+                while read(wake.read, &bytes, bytes.count) > 0 {}
             }
+            let news = reported.withLock { reported in
+                defer { reported.displayEvents = [] }
+                return reported
+            }
+            if state.evidence.readyNs == nil, let listenedAt = news.listenedAtNs { state.evidence.readyNs = listenedAt }
             drainHookChannel(&state)
             drainOutput(&state)
-            for event in displayEvents.withLock({ events in defer { events = [] }; return events }) {
+            for event in news.displayEvents {
                 outcome.events.append(.display(event))
-                if event.kind == .firstFrame { state.displayFrame = true }
+                if event.kind == .firstFrame, state.evidence.displayFrameNs == nil { state.evidence.displayFrameNs = event.atNs }
             }
             if let cycler {
                 outcome.resumeTimesNs = cycler.resumeTimesNs
                 outcome.lifecycle = cycler.states
             }
-            if childEnded {
+            if news.childEnded {
                 // The child is gone: a last line without its newline is still a line.
                 parseHookLines(state.hookTail, &state)
                 break
             }
             let after = lp_now_ns()
-            if !state.ready, isComplete(state) {
+            if !state.ready, readiness.isComplete(state.evidence) {
                 if let cycling = cycler, cycling.hasNotStarted, let missing = missingLifecycleHandlers() {
                     // Its default action would kill the program: say so instead of sending it.
                     outcome.noLifecycleHandling =
@@ -254,18 +261,10 @@ final class RunMonitor: @unchecked Sendable {
 
     /// What an incomplete launch is still waiting for, as its timeout names it.
     private func awaited(_ state: LaunchState) -> String {
-        if let awaitedState = cycler?.awaitedState, isComplete(state) { return awaitedState }
-        if state.firstFrame, !state.openTasks.isEmpty, readiness != .exit {
-            let tasks = state.openTasks.sorted().map { "'\($0)'" }.joined(separator: ", ")
-            return "the extended-launch task\(state.openTasks.count == 1 ? "" : "s") \(tasks) to finish"
-        }
-        if readiness == .frame, let watchedDisplay { return "a first frame on \(watchedDisplay)" }
-        if !state.firstFrame, readiness == .hook || readiness == .automatic, !childHoldsHookChannel() {
-            // Its hook writes fail (EBADF) and the app cannot tell launchprof: say it here.
-            return readiness.awaitedEvent + " (the program closed its hook channel, fd \(LP_CHILD_HOOK_FD) "
-                + "= LAUNCHPROF_HOOK_FD, so no hook it writes can arrive)"
-        }
-        return readiness.awaitedEvent
+        if let awaitedState = cycler?.awaitedState, readiness.isComplete(state.evidence) { return awaitedState }
+        return readiness.awaited(
+            state.evidence, openTaskNames: Array(state.openTasks), watchedDisplay: watchedDisplay,
+            closedHookDescriptor: childHoldsHookChannel() ? nil : Int32(LP_CHILD_HOOK_FD))
     }
 
     /// Whether the child still has its hook channel open where it was given (a socket at fd
@@ -276,23 +275,6 @@ final class RunMonitor: @unchecked Sendable {
             return errno != ENOENT
         }
         return info.st_mode & S_IFMT == S_IFSOCK
-    }
-
-    /// Whether the launch is complete without waiting for the child's exit.
-    private func isComplete(_ state: LaunchState) -> Bool {
-        switch readiness {
-        case .automatic, .hook, .exit:
-            // With hooks, the launch ends at the first frame once every extended task is done;
-            // automatic readiness also takes the display server's first frame.
-            let frame = state.firstFrame || (readiness == .automatic && state.displayFrame)
-            return frame && state.openTasks.isEmpty && readiness != .exit
-        case .frame:
-            return state.displayFrame
-        case .stdout, .stderr:
-            return isReadyEventRecorded
-        case .listen:
-            return state.listening
-        }
     }
 
     private func drainHookChannel(_ state: inout LaunchState) {
@@ -315,7 +297,7 @@ final class RunMonitor: @unchecked Sendable {
         for event in parsed.events {
             outcome.events.append(.hook(event))
             switch event.kind {
-            case .firstFrame: state.firstFrame = true
+            case .firstFrame: if state.evidence.hookFirstFrameNs == nil { state.evidence.hookFirstFrameNs = event.atNs }
             case .extend: state.openTasks.insert(event.name)
             case .finishExtend: state.openTasks.remove(event.name)
             case .end: cycler?.phaseEnded(event.name, atNs: event.atNs)
@@ -329,16 +311,18 @@ final class RunMonitor: @unchecked Sendable {
 
     private func drainOutput(_ state: inout LaunchState) {
         if let fd = streams.standardOutput {
-            drain(fd, into: &state.stdoutLine, passTo: streams.outputDestination, stream: "stdout", launchReady: state.ready)
+            drain(fd, into: &state.stdoutLine, passTo: streams.outputDestination, stream: .standardOutput, &state.evidence, launchReady: state.ready)
         }
         if let fd = streams.standardError {
-            drain(fd, into: &state.stderrLine, passTo: streams.errorDestination, stream: "stderr", launchReady: state.ready)
+            drain(fd, into: &state.stderrLine, passTo: streams.errorDestination, stream: .standardError, &state.evidence, launchReady: state.ready)
         }
     }
 
+    /// Passes the child's output on, matching its lines against the readiness pattern until one
+    /// matches (recorded as a `ready` event).
     private func drain(
-        _ fd: Int32, into line: inout [UInt8], passTo destination: Int32, stream: String,
-        launchReady: Bool
+        _ fd: Int32, into line: inout [UInt8], passTo destination: Int32, stream: ReadinessPolicy.OutputStream,
+        _ evidence: inout ReadinessPolicy.Evidence, launchReady: Bool
     ) {
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
@@ -346,30 +330,19 @@ final class RunMonitor: @unchecked Sendable {
             guard count > 0 else { return }
             let receivedAt = lp_now_ns()
             if destination >= 0 { writeAll(destination, buffer[..<count]) }
-            guard let pattern, !launchReady, watches(stream) else { continue }
+            guard !launchReady, evidence.readyNs == nil else { continue }
             for byte in buffer[..<count] {
                 if byte == UInt8(ascii: "\n") {
                     let text = String(decoding: line, as: UTF8.self)
                     line.removeAll(keepingCapacity: true)
-                    if !isReadyEventRecorded, (try? pattern.firstMatch(in: text)) != nil {
-                        outcome.events.append(.ready(reason: "\(stream) matched: \(text)", atNs: receivedAt))
+                    if evidence.readyNs == nil, readiness.matches(line: text, on: stream) {
+                        evidence.readyNs = receivedAt
+                        outcome.events.append(.ready(reason: "\(stream.rawValue) matched: \(text)", atNs: receivedAt))
                     }
                 } else if line.count < 65536 {
                     line.append(byte)
                 }
             }
-        }
-    }
-
-    private var isReadyEventRecorded: Bool {
-        outcome.events.contains { if case .ready = $0 { true } else { false } }
-    }
-
-    private func watches(_ stream: String) -> Bool {
-        switch readiness {
-        case .stdout: stream == "stdout"
-        case .stderr: stream == "stderr"
-        default: false
         }
     }
 

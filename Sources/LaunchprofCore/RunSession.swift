@@ -27,7 +27,6 @@ public final class RunSession: @unchecked Sendable {
     let learned = LearnedLayout()
     /// Traces each launch (`LaunchTracer` unless a test scripts one).
     private let tracer: any LaunchTracing
-    private let pattern: Regex<AnyRegexOutput>?
     /// The child's environment but launchprof's hook variable, sorted (`KEY=VALUE`).
     private let baseEnvironment: [String]
     /// The observer of the boundaries before `main`, and why it was chosen.
@@ -77,16 +76,6 @@ public final class RunSession: @unchecked Sendable {
         // (and thaws whatever it holds). One directory read per session.
         CgroupFreezer.removeStale()
         frameWatch = try FrameWatch.resolve(configuration)
-        switch configuration.readiness {
-        case .stdout(let text), .stderr(let text):
-            do {
-                pattern = try Regex(text)
-            } catch {
-                throw .notExecutable(path: program.path, reason: "bad --ready pattern: \(error)")
-            }
-        default:
-            pattern = nil
-        }
         self.tracer = tracer ?? LaunchTracer(learned: learned)
         let nullRead = open("/dev/null", O_RDONLY | O_CLOEXEC)
         let nullWrite = open("/dev/null", O_WRONLY | O_CLOEXEC)
@@ -263,7 +252,7 @@ public final class RunSession: @unchecked Sendable {
         } else {
             request.pinnedCPU = pinnedCPU
         }
-        request.detectListen = configuration.readiness == .listen
+        request.detectListen = configuration.readiness.watchers.contains(.listen)
         request.defersUprobeHits = defersUprobeHits
         let sampler = try sampling?.launch()
         sampler?.attach(to: &request)
@@ -275,7 +264,7 @@ public final class RunSession: @unchecked Sendable {
                 hookSocket: channel.launchprofEnd, standardOutput: io.watchedOutput,
                 standardError: io.watchedError, outputDestination: io.outputDestination,
                 errorDestination: io.errorDestination),
-            readiness: configuration.readiness, pattern: pattern,
+            readiness: configuration.readiness,
             timeoutNs: configuration.timeoutNs.map { $0 &+ extraTimeoutNs }, lingerNs: configuration.lingerNs,
             graceNs: configuration.terminationGraceNs,
             control: control, wake: monitorThread.wake, resumeCycles: configuration.resumeCycles)

@@ -101,7 +101,7 @@ public struct LaunchReport: Sendable, Equatable, Codable {
 
         public init(
             runs: Int, warmup: Int = 0, cold: Bool = false,
-            readiness: LaunchReadiness = .automatic, timeoutNs: UInt64? = nil
+            readiness: ReadinessPolicy = .automatic, timeoutNs: UInt64? = nil
         ) {
             self.runs = runs
             self.warmup = warmup

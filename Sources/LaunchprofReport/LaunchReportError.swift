@@ -2,8 +2,9 @@
 public enum LaunchReportError: LaunchprofError, Equatable {
     /// The event list of a run has no `spawned` event to measure from.
     case missingSpawn(eventCount: Int)
-    /// `--ready` was given something launchprof does not understand.
-    case invalidReadiness(String)
+    /// `--ready` (or a suite's `ready`) was given something launchprof does not understand, or a
+    /// pattern that does not compile (`reason`).
+    case invalidReadiness(String, reason: String?)
     /// The report could not be encoded (a value JSON cannot carry).
     case encodingFailed(reason: String)
     /// An input (a report, a suite, a bench folder's file) could not be read.
@@ -27,8 +28,10 @@ public enum LaunchReportError: LaunchprofError, Equatable {
         switch self {
         case .missingSpawn(let count):
             "The run's \(count) events have no 'spawned' event, so no time can be measured from the spawn."
-        case .invalidReadiness(let argument):
-            "Readiness '\(argument)' is not one of exit, hook, listen, stdout:REGEX, stderr:REGEX."
+        case .invalidReadiness(let argument, let reason?):
+            "Readiness '\(argument)': \(reason)."
+        case .invalidReadiness(let argument, nil):
+            "Readiness '\(argument)' is not one of exit, hook, listen, frame, stdout:REGEX, stderr:REGEX."
         case .encodingFailed(let reason):
             "The launch report could not be encoded as JSON: \(reason)."
         case .cannotRead(let path, _, let reason):

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LaunchprofReport
 
 /// Strict readers for option values: a number is all digits (and a point where a fraction makes
 /// sense), in range, finite; anything else is a usage error (exit 64) that names the option,
@@ -7,6 +8,15 @@ enum OptionValue {
     /// The reason a value was refused (the parser prefixes "The value 'x' is invalid for '--y'").
     struct Invalid: Error, CustomStringConvertible {
         var description: String
+    }
+
+    /// `--ready`: the readiness policy, its pattern compiled here, once.
+    static func readiness(_ text: String) throws -> ReadinessPolicy {
+        do {
+            return try ReadinessPolicy(argument: text)
+        } catch {
+            throw Invalid(description: error.description)
+        }
     }
 
     /// The longest duration an option takes, in seconds (11.6 days): more is surely a typo, and

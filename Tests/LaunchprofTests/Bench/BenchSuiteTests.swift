@@ -86,4 +86,17 @@ struct BenchSuiteTests {
             #expect(message.contains("/ci/suite.json") || message.contains("Mode"), "\(text): \(message)")
         }
     }
+
+    /// A `ready` pattern that does not compile is the suite's mistake (exit 64), naming the value
+    /// and where it is, not a launch that "cannot be executed" once the bench has started.
+    @Test func aBadReadyPatternIsAUsageErrorNamingIt() {
+        let text = #"{"version": 1, "launches": [{"name": "a", "program": "true", "ready": "stdout:("}]}"#
+        #expect {
+            _ = try parse(text)
+        } throws: { error in
+            let error = error as? BenchError
+            return error?.exitCause == .usage && error?.description.contains("launches[0].ready") == true
+                && error?.description.contains("'stdout:('") == true && error?.description.contains("does not compile") == true
+        }
+    }
 }

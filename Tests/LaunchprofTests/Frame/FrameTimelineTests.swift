@@ -58,7 +58,7 @@ struct FrameTimelineTests {
         let timeline = try PhaseTimeline(events: events, readiness: .frame)
         #expect(timeline.metrics.timeToFirstFrameNs == nil)
         #expect(timeline.absent.contains { $0.phase == LaunchPhase.firstFrame && $0.reason.contains("no window of the program showed a first frame") })
-        #expect(try LaunchReadiness(argument: "frame") == .frame && LaunchReadiness.frame.argument == "frame")
+        #expect(try ReadinessPolicy(argument: "frame") == .frame && ReadinessPolicy.frame.argument == "frame")
     }
 
     /// Bench suites take `"ready": "frame"` as `run --ready frame` does.

@@ -38,8 +38,8 @@ struct WaylandFrameTests {
     /// fixture's clock just before the commit and after the compositor's answer to its round
     /// trip, which on a loaded machine can come tens of ms later; windowMapped (that empty
     /// commit) before it, both after main.
-    @Test(arguments: [LaunchReadiness.frame, .automatic])
-    func fixtureFirstFrameMatchesItsClock(readiness: LaunchReadiness) throws {
+    @Test(arguments: [ReadinessPolicy.frame, .automatic])
+    func fixtureFirstFrameMatchesItsClock(readiness: ReadinessPolicy) throws {
         let server = try WestonServer()
         defer { server.stop() }
         let program = try Self.fixture()

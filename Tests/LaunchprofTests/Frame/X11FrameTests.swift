@@ -20,8 +20,8 @@ struct X11FrameTests {
     /// and background at the map, also damage, must not count) — between its clock just before
     /// the drawing request and after the server's answer to its round trip; windowMapped before
     /// it, both after main.
-    @Test(arguments: [LaunchReadiness.frame, .automatic])
-    func fixtureFirstFrameMatchesItsClock(readiness: LaunchReadiness) throws {
+    @Test(arguments: [ReadinessPolicy.frame, .automatic])
+    func fixtureFirstFrameMatchesItsClock(readiness: ReadinessPolicy) throws {
         let server = try XvfbServer()
         defer { server.stop() }
         let program = try Self.fixture()

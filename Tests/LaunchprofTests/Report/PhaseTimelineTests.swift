@@ -258,7 +258,7 @@ struct PhaseTimelineTests {
         let exited = base + [.exited(.exited(code: 0), atNs: Self.at(3_000_000))]
         #expect(try PhaseTimeline(events: exited, readiness: .exit).metrics.timeToFirstFrameNs == 3_000_000)
         #expect(try PhaseTimeline(events: exited).metrics.timeToFirstFrameNs == 3_000_000)
-        for readiness: LaunchReadiness in [.hook, .listen, .stdout(pattern: "up"), .stderr(pattern: "up")] {
+        for readiness: ReadinessPolicy in [.hook, .listen, try .stdout("up"), try .stderr("up")] {
             let timeline = try PhaseTimeline(events: exited, readiness: readiness)
             #expect(timeline.metrics.timeToFirstFrameNs == nil)
             #expect(timeline.metrics.extendedLaunchNs == nil)
@@ -270,7 +270,7 @@ struct PhaseTimelineTests {
                 Self.hook(.firstFrame, "", 1_000_000),
                 .ready(reason: "line", atNs: Self.at(2_000_000)),
                 .exited(.exited(code: 0), atNs: Self.at(3_000_000)),
-            ], readiness: .stdout(pattern: "line"))
+            ], readiness: try .stdout("line"))
         #expect(hooked.metrics.timeToFirstFrameNs == 1_000_000)
     }
 
@@ -288,7 +288,7 @@ struct PhaseTimelineTests {
             .mainReached(atNs: Self.at(400_000)),
             .exited(status, atNs: Self.at(1_000_000_000)),
         ]
-        for readiness: LaunchReadiness in [.automatic, .exit] {
+        for readiness: ReadinessPolicy in [.automatic, .exit] {
             let timeline = try PhaseTimeline(events: events, readiness: readiness)
             #expect(timeline.metrics.timeToFirstFrameNs == nil)
             #expect(timeline.metrics.extendedLaunchNs == nil)

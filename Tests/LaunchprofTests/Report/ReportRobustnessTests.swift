@@ -45,7 +45,7 @@ struct ReportRobustnessTests {
             events += parsed.events.map { LaunchEvent.hook($0) }
             events.shuffle(using: &generator)
             if case .spawned = events.first {} else { events.insert(.spawned(atNs: 0), at: 0) }
-            let readiness: LaunchReadiness = [.automatic, .exit, .hook, .listen][Int(generator.next() % 4)]
+            let readiness: ReadinessPolicy = [.automatic, .exit, .hook, .listen][Int(generator.next() % 4)]
             let timeline = try PhaseTimeline(events: events, readiness: readiness)
             for phase in timeline.phases {
                 #expect(phase.startNs.addingReportingOverflow(phase.durationNs).overflow == false)

@@ -80,7 +80,8 @@ struct ReportSchemaTests {
                 kind: .blocked, phase: "willFinishLaunching", function: "wait_for_config", object: "app", syscall: "poll",
                 runs: 2, durationNs: statistics, advice: "move it off the main thread", path: ["load_settings", "wait_for_config"])
         ]
-        report.mode = .init(runs: 2, warmup: 1, cold: true, readiness: .stdout(pattern: "ready"), timeoutNs: 5_000_000_000)
+        report.mode = .init(runs: 2, warmup: 1, cold: true, timeoutNs: 5_000_000_000)
+        report.mode.readiness = "stdout:ready"
         report.mode.observer = "uprobe"
         report.mode.observerReason = "auto: perf events permitted and the uprobe PMU present"
         report.mode.prewarm = true

@@ -15,7 +15,7 @@ struct RunCommandTests {
             (["run", "/tmp"], 66, "is a directory"),
             (["run", "--input", "/nonexistent/input", "/bin/true"], 64, "--input /nonexistent/input"),
             (["run", "--cwd", "/nonexistent/dir", "/bin/true"], 64, "--cwd /nonexistent/dir"),
-            (["run", "--ready", "stdout:(", "/bin/true"], 64, "--ready stdout:("),
+            (["run", "--ready", "stdout:(", "/bin/true"], 64, "'stdout:(' is invalid for '--ready"),
             (["run", "--runs", "0", "/bin/true"], 64, "the number of runs is 1 to 100000"),
         ]
         for (arguments, status, message) in cases {

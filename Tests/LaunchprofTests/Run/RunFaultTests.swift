@@ -41,7 +41,7 @@ struct RunFaultTests {
         let program = try RunFixtures.program("server")
         func run(_ runs: Int) throws -> RunHarness.Outcome {
             try RunHarness.run(program, runs: runs) {
-                $0.readiness = .stdout(pattern: "listening")
+                $0.readiness = try .stdout("listening")
                 $0.lingerNs = 0
             }
         }

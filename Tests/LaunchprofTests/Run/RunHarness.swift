@@ -18,13 +18,13 @@ enum RunHarness {
 
     static func run(
         _ program: String, _ arguments: [String] = [], runs: Int = 1,
-        environment: [String: String] = [:], configure: (inout RunConfiguration) -> Void = { _ in }
+        environment: [String: String] = [:], configure: (inout RunConfiguration) throws -> Void = { _ in }
     ) throws -> Outcome {
         var configuration = RunConfiguration(program: program, arguments: arguments)
         configuration.runs = runs
         configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
         configuration.environment = environment
-        configure(&configuration)
+        try configure(&configuration)
         let session = try RunSession(configuration: configuration)
         let output = InMemoryReportOutput()
         let writer = try LaunchReportWriter(

@@ -58,7 +58,7 @@ struct RunOptionsTests {
         defer { try? FileManager.default.removeItem(atPath: output) }
         let script = "echo starting; sleep 0.2; echo 'Listening on port 8080'; exec sleep 30"
         let outcome = try RunHarness.run("/bin/sh", ["-c", script]) {
-            $0.readiness = .stdout(pattern: "Listening on port [0-9]+")
+            $0.readiness = try .stdout("Listening on port [0-9]+")
             $0.output = .file(output)
             $0.timeoutNs = 10_000_000_000
             $0.terminationGraceNs = 100_000_000
