@@ -127,14 +127,3 @@ extension LaunchReportWriter {
         try self.init(output: OutputDestination(path).open(), target: target, host: host, mode: mode)
     }
 }
-
-extension LaunchReportWriter {
-    /// `append` for the sessions, whose errors are `RunError`s.
-    func record(_ run: LaunchRun) throws(RunError) {
-        do throws(LaunchReportError) {
-            try append(run)
-        } catch {
-            throw .report(error)
-        }
-    }
-}

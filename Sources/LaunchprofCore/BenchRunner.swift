@@ -1,13 +1,14 @@
+import LaunchprofAnalysis
 import LaunchprofReport
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// `launchprof bench`: makes each launch of a suite with a `RunSession` (as `run --json` does),
-/// inspects its program for the deterministic counts, and writes one LaunchReport per launch
-/// plus `suite.json` into the output folder.
+/// `launchprof bench`: makes each launch of a suite with a `RunSession` or, for `mode: prewarm`, a
+/// `PrewarmSession` (as `run --json` and `prewarm --json` do), inspects its program for the
+/// deterministic counts, and writes one LaunchReport per launch plus `suite.json` into the output
+/// folder.
 public struct BenchRunner: Sendable {
     public let suite: BenchSuite
     public let outputDirectory: String
@@ -20,10 +21,13 @@ public struct BenchRunner: Sendable {
         public var report: LaunchReport?
         /// The program as the suite names it.
         public var program: String
-    }
 
-    /// (launch name, runs done including warm-ups, total) after each run.
-    public typealias Progress = @Sendable (String, Int, Int) -> Void
+        /// What went wrong, to say on stderr: the error that ended the launch, or its failed runs.
+        public var problem: String? {
+            if let error = entry.error { return "\(entry.name): \(error)" }
+            return entry.failedRuns > 0 ? "\(entry.name): \(entry.failedRuns) of \(entry.runs) runs failed" : nil
+        }
+    }
 
     public init(suite: BenchSuite, outputDirectory: String, inheritedEnvironment: [String: String]) {
         self.suite = suite
@@ -31,33 +35,107 @@ public struct BenchRunner: Sendable {
         self.inheritedEnvironment = inheritedEnvironment
     }
 
-    /// Runs every launch. With `rounds` > 1 the launches take turns: each round makes its
-    /// share of every launch's runs (warm-ups in the first), so a change of the machine's load
-    /// lands on all of them alike — put a base and a new build in one suite, and compare their
-    /// reports. A launch that fails is recorded (with its error) and the others still run; only
-    /// an interruption (Ctrl-C) or an unwritable folder stops the suite.
-    public func run(rounds: Int = 1, progress: Progress? = nil) throws(RunError) -> (summary: BenchSummary, outcomes: [Outcome]) {
-        do throws(LaunchReportError) {
-            try ReportFiles.makeDirectory(outputDirectory)
-        } catch {
-            throw .report(error)
+    /// Runs every launch through one `LaunchPipeline`, each into its report file and kept for
+    /// the comparison, plus `sinks(launch)` (the terminal's progress). With `rounds` > 1 the
+    /// launches take turns: each round makes its share of every launch's runs (warm-ups in the
+    /// first), so a change of the machine's load lands on all of them alike — put a base and a
+    /// new build in one suite, and compare their reports. A launch that fails is recorded (with
+    /// its error, and no report file, not even a stale one) and the others still run; only an
+    /// interruption (Ctrl-C) or an unwritable folder stops the suite.
+    public func run(
+        rounds: Int = 1, sinks: (BenchSuite.Launch) -> [any LaunchRunSink] = { _ in [] }
+    ) throws(RunError) -> (summary: BenchSummary, outcomes: [Outcome]) {
+        try RunError.reporting { () throws(LaunchReportError) in try ReportFiles.makeDirectory(outputDirectory) }
+        var outcomes: [Outcome] = []
+        var entries: [(outcome: Int, entry: LaunchPipeline.Entry, collector: RunCollector)] = []
+        for launch in suite.launches {
+            let path = reportPath(launch)
+            var entry = BenchSummary.Entry(
+                name: launch.name, report: nil, counts: nil, mode: launch.mode.rawValue, runs: 0, failedRuns: 0,
+                thresholds: launch.thresholds, minEffectPercent: launch.minEffectPercent, minEffectNs: launch.minEffectNs)
+            let configuration = configuration(launch)
+            do throws(RunError) {
+                let source: any LaunchSource
+                let program: LocatedProgram
+                switch launch.mode {
+                case .warm, .cold:
+                    let session = try RunSession(configuration: configuration)
+                    (source, program) = (session, session.program)
+                case .prewarm:
+                    var prewarm = PrewarmConfiguration(run: configuration)
+                    prewarm.hold = launch.hold
+                    let session = try PrewarmSession(configuration: prewarm)
+                    (source, program) = (session, session.runSession.program)
+                }
+                // The counts come from the same file the runs launch, in the child's environment.
+                let inspection = InspectSession(
+                    configuration: InspectConfiguration(program: program.path, environment: configuration.childEnvironment))
+                entry.counts = (try? inspection.run()).map(LaunchCounts.init)
+                let collector = RunCollector()
+                let launchSinks: [any LaunchRunSink] = [StreamingReportSink(path: path), collector] + sinks(launch)
+                entries.append((outcomes.count, .init(name: launch.name, source: source, sinks: launchSinks), collector))
+            } catch {
+                Self.fail(&entry, error, removing: path)
+            }
+            outcomes.append(Outcome(entry: entry, report: nil, program: launch.program))
         }
-        let states = suite.launches.map { LaunchState(launch: $0, runner: self) }
-        defer { for state in states { state.abandon() } }
-        let rounds = max(1, rounds)
-        for round in 0..<rounds {
-            for state in states {
-                try state.runRound(round, of: rounds, progress: progress)
+        let results = try LaunchPipeline(entries: entries.map(\.entry), rounds: rounds).run()
+        for ((index, _, collector), result) in zip(entries, results) {
+            switch result {
+            case .success(let report):
+                outcomes[index].entry.report = outcomes[index].entry.name + ".json"
+                outcomes[index].entry.runs = report.summary.runs
+                outcomes[index].entry.failedRuns = report.summary.failedRuns
+                outcomes[index].report = collector.report
+            case .failure(let error):
+                Self.fail(&outcomes[index].entry, error, removing: reportPath(suite.launches[index]))
             }
         }
-        let outcomes = states.map { $0.finish() }
         let summary = BenchSummary(suite: suite.path, entries: outcomes.map(\.entry), settings: suite.settings)
-        do throws(LaunchReportError) {
+        try RunError.reporting { () throws(LaunchReportError) in
             try ReportFiles.write(try summary.encoded(), to: outputDirectory + "/suite.json")
-        } catch {
-            throw .report(error)
         }
         return (summary, outcomes)
+    }
+
+    private func reportPath(_ launch: BenchSuite.Launch) -> String {
+        outputDirectory + "/" + launch.name + ".json"
+    }
+
+    /// The launch cannot be made: no report, and no stale one from an earlier bench may pass for it.
+    private static func fail(_ entry: inout BenchSummary.Entry, _ error: RunError, removing path: String) {
+        unlink(path)
+        entry.error = error.description
+    }
+
+    /// Refuses a suite naming a program that is not there, before any launch, with the code
+    /// `run` and `inspect` give it (a relative path with a folder is left to the launch: it may
+    /// be relative to its cwd).
+    public func refuseMissingPrograms() throws(BenchError) {
+        for launch in suite.launches where launch.program.hasPrefix("/") || !launch.program.contains("/") {
+            do throws(RunError) {
+                _ = try ProgramLocator.locate(launch.program, environment: inheritedEnvironment.merging(launch.environment) { $1 })
+            } catch {
+                if error.exitCause == .noInput { throw .missingProgram(launch: launch.name, error) }
+            }
+        }
+    }
+
+    /// A threshold on a quantity none of a launch's runs has (`phase:nosuch`) would check
+    /// nothing: refused, naming what the launch has. Checked on the measured reports, because an
+    /// app's hooked phases are known only once it ran.
+    public static func refuseUnknownPhases(_ outcomes: [Outcome]) throws(BenchError) {
+        var problems: [String] = []
+        for outcome in outcomes {
+            guard let report = outcome.report else { continue }
+            let keys = Set(report.samples().map(\.key))
+            for key in outcome.entry.thresholds.keys.sorted() where key.hasPrefix("phase:") && !keys.contains(key) {
+                let phases = keys.filter { $0.hasPrefix("phase:") }.map { String($0.dropFirst(6)) }.sorted()
+                problems.append(
+                    "\(outcome.entry.name): a threshold on '\(key)', a phase this launch does not have; its phases: \(phases.joined(separator: ", "))")
+            }
+        }
+        guard problems.isEmpty else { throw .unknownPhases(problems) }
     }
 
     /// The folder of the suite file, against which relative paths in it resolve.
@@ -83,174 +161,5 @@ public struct BenchRunner: Sendable {
         configuration.workingDirectory = launch.cwd.map { $0.contains("/") || $0 == "." || $0 == ".." ? resolve($0) : suiteDirectory + "/" + $0 }
         launch.mode.apply(to: &configuration)
         return configuration
-    }
-}
-
-/// One launch of a bench, across its rounds: its session and report writer, the runs so far,
-/// or the error that ended it.
-private final class LaunchState {
-    let launch: BenchSuite.Launch
-    let path: String
-    var entry: BenchSummary.Entry
-    var session: BenchSession?
-    var writer: LaunchReportWriter?
-    var recorded = 0
-
-    init(launch: BenchSuite.Launch, runner: BenchRunner) {
-        self.launch = launch
-        let file = launch.name + ".json"
-        path = runner.outputDirectory + "/" + file
-        entry = BenchSummary.Entry(
-            name: launch.name, report: nil, counts: nil, mode: launch.mode.rawValue, runs: 0, failedRuns: 0,
-            thresholds: launch.thresholds, minEffectPercent: launch.minEffectPercent, minEffectNs: launch.minEffectNs)
-        let configuration = runner.configuration(launch)
-        do throws(RunError) {
-            let session = try BenchSession(launch: launch, configuration: configuration)
-            // The counts come from the same file the runs launch, in the child's environment.
-            let inspection = InspectSession(
-                configuration: InspectConfiguration(
-                    program: session.program.path, environment: configuration.childEnvironment))
-            entry.counts = (try? inspection.run()).map(LaunchCounts.init)
-            var mode = session.mode
-            mode.runs = launch.runs
-            mode.warmup = launch.warmup
-            do throws(LaunchReportError) {
-                writer = try LaunchReportWriter(path: path, target: session.target, host: HostInfo.current(), mode: mode)
-            } catch {
-                throw .report(error)
-            }
-            self.session = session
-        } catch {
-            fail(error)
-        }
-    }
-
-    /// This launch's share of round `round`: its runs spread evenly over the rounds.
-    func runRound(_ round: Int, of rounds: Int, progress: BenchRunner.Progress?) throws(RunError) {
-        guard let session, let writer else { return }
-        let runs = launch.runs / rounds + (round < launch.runs % rounds ? 1 : 0)
-        guard runs > 0 else { return }
-        let warmup = round == 0 ? launch.warmup : 0
-        // The session's own indices restart every round: runs are collected, then numbered here.
-        let collector = RunCollector()
-        let scratch: LaunchReportWriter
-        do throws(LaunchReportError) {
-            scratch = try LaunchReportWriter(
-                output: DiscardingReportOutput(), target: session.target, host: HostInfo.current(), mode: session.mode)
-        } catch {
-            throw .report(error)
-        }
-        let name = launch.name
-        let before = recorded
-        let total = launch.runs + launch.warmup
-        let warmupsBefore = round == 0 ? 0 : launch.warmup
-        do throws(RunError) {
-            _ = try session.run(
-                into: scratch, runs: runs, warmup: warmup,
-                progress: { done, _ in progress?(name, warmupsBefore + before + done, total) },
-                onRun: { collector.add($0) })
-            // A prewarm session adds its hazard scan to the summary: the report's writer too.
-            writer.amendSummary = scratch.amendSummary
-            for var run in collector.runs {
-                run.index = recorded
-                recorded += 1
-                try writer.record(run)
-            }
-        } catch {
-            if case .interrupted = error { throw error }
-            fail(error)
-        }
-    }
-
-    /// Finishes the report and reads it back (the comparison needs its runs).
-    func finish() -> BenchRunner.Outcome {
-        guard let writer else { return BenchRunner.Outcome(entry: entry, report: nil, program: launch.program) }
-        self.writer = nil
-        do throws(LaunchReportError) {
-            try writer.finish()
-            let report = try ReportFiles.readReport(path)
-            entry.report = launch.name + ".json"
-            entry.runs = report.summary.runs
-            entry.failedRuns = report.summary.failedRuns
-            return BenchRunner.Outcome(entry: entry, report: report, program: launch.program)
-        } catch {
-            fail(.report(error))
-            return BenchRunner.Outcome(entry: entry, report: nil, program: launch.program)
-        }
-    }
-
-    /// The launch cannot be made: no report, and no stale one from an earlier bench may pass for it.
-    func fail(_ error: RunError) {
-        writer?.cancel()
-        writer = nil
-        session = nil
-        unlink(path)
-        entry.error = error.description
-    }
-
-    /// Drops an unfinished report (after an interruption).
-    func abandon() {
-        writer?.cancel()
-        writer = nil
-    }
-}
-
-/// What makes a bench launch's runs: a run session, or for `mode: prewarm` a prewarm session
-/// (which pairs every prewarmed launch with an ordinary one) around one.
-enum BenchSession {
-    case run(RunSession)
-    case prewarm(PrewarmSession)
-
-    init(launch: BenchSuite.Launch, configuration: RunConfiguration) throws(RunError) {
-        switch launch.mode {
-        case .warm, .cold:
-            self = .run(try RunSession(configuration: configuration))
-        case .prewarm:
-            var prewarm = PrewarmConfiguration(run: configuration)
-            prewarm.hold = launch.hold
-            self = .prewarm(try PrewarmSession(configuration: prewarm))
-        }
-    }
-
-    var runSession: RunSession {
-        switch self {
-        case .run(let session): session
-        case .prewarm(let session): session.runSession
-        }
-    }
-
-    var target: LaunchReport.Target { runSession.target }
-    /// A prewarm session's own mode: it says prewarm, and why its observer is ptrace.
-    var mode: LaunchReport.Mode {
-        switch self {
-        case .run(let session): session.mode
-        case .prewarm(let session): session.mode
-        }
-    }
-    var program: LocatedProgram { runSession.program }
-
-    func run(
-        into writer: LaunchReportWriter, runs: Int, warmup: Int, progress: RunSession.Progress?,
-        onRun: @escaping @Sendable (LaunchRun) -> Void
-    ) throws(RunError) -> LaunchRun? {
-        switch self {
-        case .run(let session):
-            try session.run(into: writer, runs: runs, warmup: warmup, progress: progress, onRun: onRun)
-        case .prewarm(let session):
-            try session.run(into: writer, runs: runs, warmup: warmup, progress: progress, onRun: onRun)
-        }
-    }
-}
-
-/// Runs handed over from the tracer's thread.
-private final class RunCollector: @unchecked Sendable {
-    private let lock = Mutex<[LaunchRun]>([])
-
-    func add(_ run: LaunchRun) {
-        lock.withLock { $0.append(run) }
-    }
-
-    var runs: [LaunchRun] {
-        lock.withLock { $0 }
     }
 }

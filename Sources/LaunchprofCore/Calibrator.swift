@@ -140,42 +140,26 @@ public struct Calibrator: Sendable {
         configuration.warmup = warmup
         configuration.inheritedEnvironment = environment
         configuration.readiness = .exit
-        let session: RunSession
-        do {
-            session = try RunSession(configuration: configuration)
+        let runs = RunCollector()
+        do throws(RunError) {
+            let session = try RunSession(configuration: configuration)
+            _ = try LaunchPipeline(session, sinks: [runs]).run()[0].get()
         } catch {
             throw .measurementFailed(program: probe.path, reason: error.description)
         }
-        let samples = Mutex<[Sample]>([])
-        let missing = Mutex<String?>(nil)
-        let writer: LaunchReportWriter
-        do {
-            writer = try LaunchReportWriter(
-                output: DiscardingReportOutput(), target: session.target, host: HostInfo.current(), mode: session.mode)
-        } catch {
-            throw .measurementFailed(program: probe.path, reason: error.description)
+        var samples: [Sample] = []
+        for run in runs.runs {
+            let map = run.phases.first { $0.name == "loader.map" }
+            let relocate = run.phases.first { $0.name == "loader.relocate" }
+            guard let map, let relocate else {
+                let reasons = run.absent.map { "\($0.phase): \($0.reason)" }.joined(separator: "; ")
+                throw .measurementFailed(
+                    program: probe.path,
+                    reason: "loader.map or loader.relocate was not observed (\(reasons.isEmpty ? "no loader phases" : reasons))")
+            }
+            samples.append(Sample(loaderNs: Int(map.durationNs + relocate.durationNs), readFromDisk: (run.majorFaults ?? 0) > 0))
         }
-        defer { writer.cancel() }
-        do {
-            _ = try session.run(into: writer, onRun: { run in
-                let map = run.phases.first { $0.name == "loader.map" }
-                let relocate = run.phases.first { $0.name == "loader.relocate" }
-                guard let map, let relocate else {
-                    let reasons = run.absent.map { "\($0.phase): \($0.reason)" }.joined(separator: "; ")
-                    missing.withLock { $0 = reasons.isEmpty ? "no loader phases" : reasons }
-                    return
-                }
-                let sample = Sample(
-                    loaderNs: Int(map.durationNs + relocate.durationNs), readFromDisk: (run.majorFaults ?? 0) > 0)
-                samples.withLock { $0.append(sample) }
-            })
-        } catch {
-            throw .measurementFailed(program: probe.path, reason: error.description)
-        }
-        if let reason = missing.withLock({ $0 }) {
-            throw .measurementFailed(program: probe.path, reason: "loader.map or loader.relocate was not observed (\(reason))")
-        }
-        let measured = Self.warm(samples.withLock { $0 })
+        let measured = Self.warm(samples)
         guard !measured.isEmpty else { throw .measurementFailed(program: probe.path, reason: "no run was measured") }
         return measured
     }

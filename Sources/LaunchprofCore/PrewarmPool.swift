@@ -22,7 +22,7 @@ final class PrewarmPool: @unchecked Sendable {
         /// Frozen processes ready for a launch, by slot.
         var frozen: [Int: PrewarmSession.FreezeRecord] = [:]
         /// Completed launches handed back by slots that were told to go.
-        var finished: [Int: Result<(LaunchRun, PrewarmSession.FreezeRecord), RunError>] = [:]
+        var finished: [Int: Result<(MeasuredRun, PrewarmSession.FreezeRecord), RunError>] = [:]
         var refills: [UInt64] = []
         var expired = 0
         var stopping = false
@@ -46,9 +46,13 @@ final class PrewarmPool: @unchecked Sendable {
         close(events.write)
     }
 
-    func run(
-        into writer: LaunchReportWriter, progress: RunSession.Progress?, onRun: (@Sendable (LaunchRun) -> Void)?
-    ) throws(RunError) -> LaunchRun? {
+    /// The pool's figures, once `makeRuns` is done.
+    private(set) var summary: PrewarmSummary.PoolSummary?
+
+    /// The batch's launches, on the calling thread (the coordinator), the slots on their own.
+    func makeRuns(
+        _ batch: LaunchBatch, context: LaunchContext, finished: (Int, MeasuredRun) throws(RunError) -> Void
+    ) throws(RunError) {
         let size = configuration.pool
         var opened: [(read: Int32, write: Int32)] = []
         for _ in 0..<size {
@@ -66,102 +70,71 @@ final class PrewarmPool: @unchecked Sendable {
         for slot in 0..<size {
             slots.append(DedicatedThread { [self] in slotLoop(slot, gate: gates[slot].read) })
         }
-        let total = configuration.run.warmup + configuration.run.runs
-        nonisolated(unsafe) let writer = writer
+        defer {
+            // Stop the slots: every frozen process is ended (`x`), none is left behind.
+            shared.withLock { $0.stopping = true }
+            for gate in gates {
+                var stop = UInt8(ascii: "x")
+                _ = write(gate.write, &stop, 1)
+            }
+            for slot in slots { slot.join() }
+        }
         let freezeAt = configuration.freezeAt
-        let coordinator = DedicatedThread { [self] () -> Result<(LaunchRun?, [UInt64], Int), RunError> in
-            let monitorThread: MonitorThread
-            do throws(RunError) {
-                monitorThread = try MonitorThread()
-            } catch {
-                return .failure(error)
-            }
-            defer { monitorThread.stop() }
-            var generator = SplitMix64(seed: configuration.seed)
-            var last: LaunchRun?
-            var held: [UInt64] = []
-            var hits = 0
-            for index in 0..<total {
-                let tapAt = lp_now_ns() &+ configuration.hold.draw(using: &generator)
-                // Until the tap: end processes frozen past their TTL (their slot refills).
-                while lp_now_ns() < tapAt, lp_interrupted() == 0 {
-                    expireStale(gates: gates)
-                    PrewarmSession.wait(until: min(tapAt, lp_now_ns() &+ 50_000_000), pipe: events.read)
-                }
+        var generator = SplitMix64(seed: configuration.seed)
+        var held: [UInt64] = []
+        var hits = 0
+        for launch in 0..<batch.count {
+            let index = batch.index(of: launch)
+            let tapAt = lp_now_ns() &+ configuration.hold.draw(using: &generator)
+            // Until the tap: end processes frozen past their TTL (their slot refills).
+            while lp_now_ns() < tapAt, lp_interrupted() == 0 {
                 expireStale(gates: gates)
-                if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
-                let measured = index >= configuration.run.warmup
-                held.append(shared.withLock { $0.frozen.values.reduce(0) { $0 + ($1.pss ?? 0) } })
-                let taken: Int? = shared.withLock { state in
-                    guard let slot = state.frozen.keys.min() else { return nil }
-                    state.frozen[slot] = nil
-                    return slot
-                }
-                do throws(RunError) {
-                    var run: LaunchRun
-                    var record: PrewarmSession.FreezeRecord
-                    if let slot = taken {
-                        var go = UInt8(ascii: "g")
-                        _ = write(gates[slot].write, &go, 1)
-                        (run, record) = try awaitFinished(slot).get()
-                        if measured { hits += 1 }
-                    } else {
-                        // A miss: the user waits for a whole launch, so it counts from its spawn.
-                        run = try session.runSession.launchOnce(
-                            index: index - configuration.run.warmup, pinnedCPU: nil, monitorThread: monitorThread).0
-                        record = PrewarmSession.FreezeRecord()
-                    }
-                    let ordinary = try session.runSession.launchOnce(
-                        index: index - configuration.run.warmup, pinnedCPU: nil, monitorThread: monitorThread).0
-                    if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
-                    var combined: LaunchRun
-                    if record.frozen {
-                        combined = try PrewarmSession.combine(run, record: record, ordinary: ordinary, freezeAt: freezeAt)
-                    } else {
-                        combined = run
-                        var prewarm = PrewarmRun(freezeAt: freezeAt.rawValue, prewarmNs: 0, holdNs: 0, resumeAtNs: 0)
-                        combined.metrics.optimizedTimeToFirstFrameNs = run.metrics.timeToFirstFrameNs
-                        prewarm.pair(with: ordinary, optimizedTimeToFirstFrameNs: run.metrics.timeToFirstFrameNs, prewarmedCompleted: !run.failed)
-                        combined.prewarm = prewarm
-                    }
-                    combined.prewarm?.poolHit = taken != nil
-                    combined.index = index - configuration.run.warmup
-                    if measured {
-                        try writer.record(combined)
-                        last = combined
-                        onRun?(combined)
-                    }
-                } catch {
-                    return .failure(error)
-                }
-                progress?(index + 1, total)
+                PrewarmSession.wait(until: min(tapAt, lp_now_ns() &+ 50_000_000), pipe: events.read)
             }
-            return .success((last, held, hits))
+            expireStale(gates: gates)
+            if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
+            held.append(shared.withLock { $0.frozen.values.reduce(0) { $0 + ($1.pss ?? 0) } })
+            let taken: Int? = shared.withLock { state in
+                guard let slot = state.frozen.keys.min() else { return nil }
+                state.frozen[slot] = nil
+                return slot
+            }
+            var measured: MeasuredRun
+            var record: PrewarmSession.FreezeRecord
+            if let slot = taken {
+                var go = UInt8(ascii: "g")
+                _ = write(gates[slot].write, &go, 1)
+                (measured, record) = try awaitFinished(slot).get()
+                if !batch.isWarmup(launch) { hits += 1 }
+            } else {
+                // A miss: the user waits for a whole launch, so it counts from its spawn.
+                measured = try session.runSession.launchOnce(index: index, context: context)
+                record = PrewarmSession.FreezeRecord()
+            }
+            let ordinary = try session.runSession.launchOnce(index: index, context: context).run
+            if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
+            let run = measured.run
+            if record.frozen {
+                measured.run = try PrewarmSession.combine(run, record: record, ordinary: ordinary, freezeAt: freezeAt)
+            } else {
+                var prewarm = PrewarmRun(freezeAt: freezeAt.rawValue, prewarmNs: 0, holdNs: 0, resumeAtNs: 0)
+                measured.run.metrics.optimizedTimeToFirstFrameNs = run.metrics.timeToFirstFrameNs
+                prewarm.pair(with: ordinary, optimizedTimeToFirstFrameNs: run.metrics.timeToFirstFrameNs, prewarmedCompleted: !run.failed)
+                measured.run.prewarm = prewarm
+            }
+            measured.run.prewarm?.poolHit = taken != nil
+            measured.run.index = index
+            try finished(launch, measured)
         }
-        let outcome = coordinator.join()
-        // Stop the slots: every frozen process is ended (`x`), none is left behind.
-        shared.withLock { $0.stopping = true }
-        for gate in gates {
-            var stop = UInt8(ascii: "x")
-            _ = write(gate.write, &stop, 1)
-        }
-        for slot in slots { slot.join() }
-        let (last, held, hits) = try outcome.get()
         let state = shared.withLock { $0 }
         var heldStats = StreamingStatistics()
-        for value in held.suffix(configuration.run.runs) { heldStats.record(value) }
+        for value in held.suffix(batch.runs) { heldStats.record(value) }
         var refillStats = StreamingStatistics()
         for value in state.refills { refillStats.record(value) }
-        let pool = PrewarmSummary.PoolSummary(
-            size: configuration.pool, launches: configuration.run.runs, hits: hits,
+        summary = PrewarmSummary.PoolSummary(
+            size: configuration.pool, launches: batch.runs, hits: hits,
             expired: state.expired, heldPSSBytes: heldStats.summary, refillNs: refillStats.summary,
             ttlNs: configuration.ttlNs)
-        let previous = writer.amendSummary
-        writer.amendSummary = { summary in
-            previous?(&summary)
-            summary.prewarm?.pool = pool
-        }
-        return last
     }
 
     /// Tells slots whose process has been frozen longer than `--ttl` to end it.
@@ -180,7 +153,7 @@ final class PrewarmPool: @unchecked Sendable {
         }
     }
 
-    private func awaitFinished(_ slot: Int) -> Result<(LaunchRun, PrewarmSession.FreezeRecord), RunError> {
+    private func awaitFinished(_ slot: Int) -> Result<(MeasuredRun, PrewarmSession.FreezeRecord), RunError> {
         while true {
             if let result = shared.withLock({ $0.finished.removeValue(forKey: slot) }) { return result }
             if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
@@ -199,10 +172,10 @@ final class PrewarmPool: @unchecked Sendable {
         defer { monitorThread.stop() }
         let wake = events.write
         while lp_interrupted() == 0, !shared.withLock({ $0.stopping }) {
-            let result: Result<(LaunchRun, PrewarmSession.FreezeRecord), RunError>
+            let result: Result<(MeasuredRun, PrewarmSession.FreezeRecord), RunError>
             do throws(RunError) {
                 result = .success(try session.prewarmedLaunch(
-                    index: 0, pinnedCPU: nil, monitorThread: monitorThread,
+                    index: 0, context: LaunchContext(pinnedCPU: nil, monitorThread: monitorThread),
                     gate: .pipe(read: gate, onFrozen: { [self] record in
                         let ready = shared.withLock { state -> [Int32]? in
                             state.refills.append(record.stoppedAt &- record.spawnedAt)

@@ -16,7 +16,7 @@ import Glibc
 /// does not already clean up (PTRACE_O_EXITKILL kills a frozen child when launchprof dies, even
 /// by SIGKILL), no signal the program could see, no cgroup delegation needed; its resume costs
 /// about 14 µs more than a bare SIGCONT after the same hold (Benchmarks/RESULTS.md).
-public final class PrewarmSession: @unchecked Sendable {
+public final class PrewarmSession: LaunchSource, @unchecked Sendable {
     public let configuration: PrewarmConfiguration
     public let runSession: RunSession
 
@@ -52,82 +52,69 @@ public final class PrewarmSession: @unchecked Sendable {
         var expired = false
     }
 
-    /// The hazard scan's outcome, made by the session's first `run` (a bench makes its runs in
-    /// rounds: one scan serves them all).
-    private var scan: Result<[PrewarmHazard], TracerError>??
+    var plannedRuns: (runs: Int, warmup: Int) { (configuration.run.runs, configuration.run.warmup) }
+    /// A pool's coordinator is not pinned: its slots launch on threads of their own.
+    var pinsTracer: Bool { configuration.run.pinCPU && configuration.pool == 0 }
 
-    /// Runs the hazard scan, then the paired launches (or the pool), appending each measured
-    /// prewarmed run to `writer`. Returns the last measured run. `runs` and `warmup` override the
-    /// configuration's (not with a pool), so `bench --rounds` can make the runs a few at a time.
-    public func run(
-        into writer: LaunchReportWriter, runs: Int? = nil, warmup: Int? = nil,
-        progress: RunSession.Progress? = nil, onRun: (@Sendable (LaunchRun) -> Void)? = nil
-    ) throws(RunError) -> LaunchRun? {
-        lp_install_interrupt_handler()
-        lp_spawn_prepare()
-        if self.scan == nil { self.scan = configuration.scanHazards ? scanHazards() : .some(nil) }
-        let scan = self.scan ?? nil
-        writer.amendSummary = { summary in
-            guard summary.prewarm != nil else { return }
-            if let scan {
-                switch scan {
-                case .success(let hazards):
-                    summary.prewarm?.hazards = hazards
-                    summary.prewarm?.prewarmSafe = PrewarmHazard.prewarmSafe(hazards)
-                case .failure(let error):
-                    summary.prewarm?.hazardScanError = error.description
-                }
-            }
+    /// The hazard scan's outcome (nil: not asked for, or no plan to scan with).
+    private var scan: Result<[PrewarmHazard], TracerError>?
+    /// With `--pool`: the pool's figures, once its launches are made.
+    private var pool: PrewarmSummary.PoolSummary?
+
+    /// The hazard scan, once, before the first timed launch (a bench's rounds share it).
+    func prepare() {
+        if configuration.scanHazards { scan = scanHazards() }
+    }
+
+    func amend(_ summary: inout LaunchSummary) {
+        guard summary.prewarm != nil else { return }
+        switch scan {
+        case .success(let hazards):
+            summary.prewarm?.hazards = hazards
+            summary.prewarm?.prewarmSafe = PrewarmHazard.prewarmSafe(hazards)
+        case .failure(let error):
+            summary.prewarm?.hazardScanError = error.description
+        case nil:
+            break
         }
+        if let pool { summary.prewarm?.pool = pool }
+    }
+
+    /// The batch's paired launches (or, with `--pool`, the pool's): each prewarmed launch
+    /// combined with its ordinary one is the batch's run.
+    func makeRuns(
+        _ batch: LaunchBatch, context: LaunchContext, finished: (Int, MeasuredRun) throws(RunError) -> Void
+    ) throws(RunError) {
         if configuration.pool > 0 {
-            return try PrewarmPool(session: self).run(into: writer, progress: progress, onRun: onRun)
+            let pool = PrewarmPool(session: self)
+            try pool.makeRuns(batch, context: context, finished: finished)
+            self.pool = pool.summary
+            return
         }
-        let cpu: Int32? = configuration.run.pinCPU ? DedicatedThread<Int>.currentCPU : nil
-        let warmup = warmup ?? configuration.run.warmup
-        let total = warmup + (runs ?? configuration.run.runs)
-        nonisolated(unsafe) let writer = writer
-        let monitorThread = try MonitorThread()
-        defer { monitorThread.stop() }
-        let freezeAt = configuration.freezeAt
-        let tracerThread = DedicatedThread(pinnedCPU: cpu) { [self] () -> Result<LaunchRun?, RunError> in
-            var generator = SplitMix64(seed: configuration.seed)
-            var last: LaunchRun?
-            for index in 0..<total {
-                let measured = index >= warmup
-                let holdNs = configuration.hold.draw(using: &generator)
-                do throws(RunError) {
-                    // Alternate which launch goes first, so neither always finds the caches warmer.
-                    var ordinary: LaunchRun?
-                    var prewarmed: (LaunchRun, FreezeRecord)?
-                    for ordinaryTurn in index % 2 == 0 ? [true, false] : [false, true] {
-                        if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
-                        if ordinaryTurn {
-                            ordinary = try runSession.launchOnce(
-                                index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread).0
-                        } else {
-                            prewarmed = try prewarmedLaunch(
-                                index: index - warmup, pinnedCPU: cpu,
-                                monitorThread: monitorThread, gate: .hold(ns: holdNs))
-                        }
-                    }
-                    if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
-                    guard let (run, record) = prewarmed else { continue }
-                    // Never frozen (it failed first): the run as it ended, no prewarm figures.
-                    let combined = record.frozen
-                        ? try Self.combine(run, record: record, ordinary: ordinary, freezeAt: freezeAt) : run
-                    if measured {
-                        try writer.record(combined)
-                        last = combined
-                        onRun?(combined)
-                    }
-                } catch {
-                    return .failure(error)
+        var generator = SplitMix64(seed: configuration.seed)
+        for launch in 0..<batch.count {
+            let index = batch.index(of: launch)
+            let holdNs = configuration.hold.draw(using: &generator)
+            // Alternate which launch goes first, so neither always finds the caches warmer.
+            var ordinary: LaunchRun?
+            var prewarmed: (MeasuredRun, FreezeRecord)?
+            for ordinaryTurn in index % 2 == 0 ? [true, false] : [false, true] {
+                if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
+                if ordinaryTurn {
+                    ordinary = try runSession.launchOnce(index: index, context: context).run
+                } else {
+                    prewarmed = try prewarmedLaunch(index: index, context: context, gate: .hold(ns: holdNs))
                 }
-                progress?(index + 1, total)
             }
-            return .success(last)
+            if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
+            guard let (prewarmedRun, record) = prewarmed else { continue }
+            var measured = prewarmedRun
+            // Never frozen (it failed first): the run as it ended, no prewarm figures.
+            if record.frozen {
+                measured.run = try Self.combine(measured.run, record: record, ordinary: ordinary, freezeAt: configuration.freezeAt)
+            }
+            try finished(launch, measured)
         }
-        return try tracerThread.join().get()
     }
 
     /// The hazard scan: one untimed launch to `main` before the timed ones, on its own thread.
@@ -165,9 +152,7 @@ public final class PrewarmSession: @unchecked Sendable {
 
     /// One prewarmed launch: spawned with `ActivePrewarm=1`, frozen, held, resumed, traced to its
     /// end. Throws when the program never reached the freeze point.
-    func prewarmedLaunch(
-        index: Int, pinnedCPU: Int32?, monitorThread: MonitorThread, gate: Gate
-    ) throws(RunError) -> (LaunchRun, FreezeRecord) {
+    func prewarmedLaunch(index: Int, context: LaunchContext, gate: Gate) throws(RunError) -> (MeasuredRun, FreezeRecord) {
         let record = FreezeRecord()
         let point: TraceFreeze.Point = configuration.freezeAt == .main ? .main : .selfStop
         let extra: UInt64
@@ -199,15 +184,16 @@ public final class PrewarmSession: @unchecked Sendable {
             record.cpuAfter = ProcessProbe.cpuNs(pid) ?? record.cpuBefore
             record.resumedAt = lp_now_ns()
         }
-        let run = try runSession.launchOnce(
-            index: index, pinnedCPU: pinnedCPU, monitorThread: monitorThread,
+        let measured = try runSession.launchOnce(
+            index: index, context: context,
             customize: { request in
                 request.environment.append("ActivePrewarm=1")
                 if freezeAt == .willFinishLaunching {
                     request.environment.append("\(PrewarmConfiguration.freezeVariable)=willFinishLaunching")
                 }
                 request.freeze = freeze
-            }, extraTimeoutNs: extra).0
+            }, extraTimeoutNs: extra)
+        let run = measured.run
         if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
         // A program that failed before the freeze point is a failed prewarmed launch, reported
         // with its outcome; one that completed without stopping there cannot be frozen there.
@@ -218,7 +204,7 @@ public final class PrewarmSession: @unchecked Sendable {
                     ? "it never reached main, so it cannot be frozen there (\(run.absent.first { $0.phase == "main" }?.reason ?? "it ended first"))"
                     : "it never stopped before willFinishLaunching: freezing there needs the launch hooks (launchprof.h, LaunchprofApplication.main)")
         }
-        return (run, record)
+        return (measured, record)
     }
 
     /// Waits until `deadline` or a byte on `pipe`, waking for Ctrl-C. Returns the byte read.

@@ -65,3 +65,14 @@ public enum RunError: LaunchprofError, Sendable {
 #if canImport(Glibc)
 import Glibc
 #endif
+
+extension RunError {
+    /// `body`, its report error made the run's (the report file is part of a run's work).
+    static func reporting<T>(_ body: () throws(LaunchReportError) -> T) throws(RunError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .report(error)
+        }
+    }
+}

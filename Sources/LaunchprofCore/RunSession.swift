@@ -10,11 +10,12 @@ import Synchronization
 import Glibc
 #endif
 
-/// `launchprof run`: launches a program N times under the tracer and builds its LaunchReport.
+/// `launchprof run`: launches a program under the tracer, one run per launch, for a
+/// `LaunchPipeline` (which makes the warm-ups and measured runs and hands them to its sinks).
 ///
 /// Everything that can be computed once is computed in `init` (the program's ELF closure, the
 /// tracer's plan, argv/envp); each run then only spawns, traces and records.
-public final class RunSession: @unchecked Sendable {
+public final class RunSession: LaunchSource, @unchecked Sendable {
     public let configuration: RunConfiguration
     public let program: LocatedProgram
     /// The first image's file (for a script: its interpreter), symlinks followed.
@@ -37,9 +38,6 @@ public final class RunSession: @unchecked Sendable {
     let frameWatch: FrameWatch?
     /// /dev/null for the children's standard streams (read, write), opened once.
     private let devNull: (read: Int32, write: Int32)?
-
-    /// Progress after each run: (runs done including warm-ups, total).
-    public typealias Progress = @Sendable (Int, Int) -> Void
 
     /// - Parameter tracer: what traces each launch; nil: the real `LaunchTracer`, with a
     ///   `LearnedLayout` for the session.
@@ -102,9 +100,6 @@ public final class RunSession: @unchecked Sendable {
         LaunchReport.Target(path: program.path, arguments: configuration.arguments, buildID: buildID)
     }
 
-    /// `--sample`: the folded stacks of the runs so far (for `--folded`).
-    public var foldedStacks: FoldedStacks? { sampling?.foldedStacks }
-
     public var mode: LaunchReport.Mode {
         var mode = LaunchReport.Mode(
             runs: configuration.runs, warmup: configuration.warmup, cold: configuration.cold,
@@ -117,78 +112,49 @@ public final class RunSession: @unchecked Sendable {
     /// The observer that times the boundaries before `main`: "uprobe" or "ptrace".
     public var observerName: String { observer.name }
 
-    /// Runs the warm-ups and the measured runs, appending each measured run to `writer` (and
-    /// handing it to `onRun`). Returns the last measured run (for the terminal's list of absent
-    /// phases and warnings). `runs` and `warmup` override the configuration's, so `bench
-    /// --rounds` can make a session's runs a few at a time (run indices restart at 0).
-    public func run(
-        into writer: LaunchReportWriter, runs: Int? = nil, warmup: Int? = nil, progress: Progress? = nil,
-        onRun: (@Sendable (LaunchRun) -> Void)? = nil
-    ) throws(RunError) -> LaunchRun? {
-        let warmup = warmup ?? configuration.warmup
-        lp_install_interrupt_handler()
-        lp_spawn_prepare()
-        let cpu: Int32? = configuration.pinCPU ? DedicatedThread<Int>.currentCPU : nil
-        let total = warmup + (runs ?? configuration.runs)
-        // The writer is used only by the tracer's thread while this thread waits in join().
-        nonisolated(unsafe) let writer = writer
-        // The monitor watches each run from its own thread, made once for the session.
-        let monitorThread = try MonitorThread()
-        defer { monitorThread.stop() }
-        // Uprobe hits are read for several runs at once (`PendingUprobeHits`): one exchange with
-        // the probe holder instead of a round trip after every launch. Runs are completed and
-        // recorded in order, at most `batchRuns` runs or `batchNs` after the first waiting one.
+    var plannedRuns: (runs: Int, warmup: Int) { (configuration.runs, configuration.warmup) }
+    var pinsTracer: Bool { configuration.pinCPU }
+
+    /// Makes the batch's launches, one run each. A run that exec'd an image launchprof had not
+    /// analysed is made again (at most 8 times) once the image is analysed, so every measured run
+    /// observes the same boundaries. Uprobe hits are read for several runs at once
+    /// (`PendingUprobeHits`): one exchange with the probe holder instead of a round trip after
+    /// every launch; runs are completed and handed on in order, at most `batchRuns` runs or
+    /// `batchNs` after the first waiting one.
+    func makeRuns(
+        _ batch: LaunchBatch, context: LaunchContext, finished: (Int, MeasuredRun) throws(RunError) -> Void
+    ) throws(RunError) {
         let batches = observer.uprobes != nil && sampling == nil
         let batchRuns = batches ? 32 : 1
         let batchNs: UInt64 = 100_000_000
-        let tracerThread = DedicatedThread(pinnedCPU: cpu) { [self] () -> Result<LaunchRun?, RunError> in
-            var last: LaunchRun?
-            var waiting: [(traced: TracedRun, index: Int)] = []
-            var firstWaitingAt: UInt64 = 0
-            func recordWaiting() throws(RunError) {
-                let runs = try complete(waiting.map(\.traced))
-                for (run, index) in zip(runs, waiting.map(\.index)) {
-                    if index >= warmup {
-                        try writer.record(run)
-                        last = run
-                        onRun?(run)
-                    }
-                    progress?(index + 1, total)
-                }
-                waiting = []
+        var waiting: [(traced: TracedRun, launch: Int)] = []
+        var firstWaitingAt: UInt64 = 0
+        func handOnWaiting() throws(RunError) {
+            for (measured, launch) in zip(try complete(waiting.map(\.traced)), waiting.map(\.launch)) {
+                try finished(launch, measured)
             }
-            for index in 0..<total {
-                if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
-                do throws(RunError) {
-                    var traced = try traceOnce(
-                        index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread, defersUprobeHits: batches)
-                    // A run that exec'd an image launchprof had not analysed could not observe
-                    // that image's phases; now that it is analysed, the run is done again so
-                    // every measured run observes the same boundaries.
-                    var repeats = 0
-                    var discarded: [TracedRun] = []
-                    while traced.metNewImages, repeats < 8, lp_interrupted() == 0 {
-                        discarded.append(traced)
-                        traced = try traceOnce(
-                            index: index - warmup, pinnedCPU: cpu, monitorThread: monitorThread, defersUprobeHits: batches)
-                        repeats += 1
-                    }
-                    // Their hits are read (and dropped) so the observer stops keeping them.
-                    var dropped = discarded.map(\.result)
-                    PendingUprobeHits.completeAll(&dropped)
-                    if lp_interrupted() != 0 { return .failure(.interrupted(signal: lp_interrupted())) }
-                    if waiting.isEmpty { firstWaitingAt = lp_now_ns() }
-                    waiting.append((traced, index))
-                    if waiting.count >= batchRuns || index == total - 1 || lp_now_ns() &- firstWaitingAt >= batchNs {
-                        try recordWaiting()
-                    }
-                } catch {
-                    return .failure(error)
-                }
-            }
-            return .success(last)
+            waiting = []
         }
-        return try tracerThread.join().get()
+        for launch in 0..<batch.count {
+            if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
+            var traced = try traceOnce(index: batch.index(of: launch), context: context, defersUprobeHits: batches)
+            var repeats = 0
+            var discarded: [TracedRun] = []
+            while traced.metNewImages, repeats < 8, lp_interrupted() == 0 {
+                discarded.append(traced)
+                traced = try traceOnce(index: batch.index(of: launch), context: context, defersUprobeHits: batches)
+                repeats += 1
+            }
+            // Their hits are read (and dropped) so the observer stops keeping them.
+            var dropped = discarded.map(\.result)
+            PendingUprobeHits.completeAll(&dropped)
+            if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
+            if waiting.isEmpty { firstWaitingAt = lp_now_ns() }
+            waiting.append((traced, launch))
+            if waiting.count >= batchRuns || launch == batch.count - 1 || lp_now_ns() &- firstWaitingAt >= batchNs {
+                try handOnWaiting()
+            }
+        }
     }
 
     /// One launch: channel, spawn, trace, monitor, timeline.
@@ -196,13 +162,10 @@ public final class RunSession: @unchecked Sendable {
     /// `customize` adjusts the request (prewarm: its environment and freeze point);
     /// `extraTimeoutNs` extends the timeout by time the launch is held frozen on purpose.
     func launchOnce(
-        index: Int, pinnedCPU: Int32?, monitorThread: MonitorThread,
-        customize: ((inout TraceRequest) -> Void)? = nil, extraTimeoutNs: UInt64 = 0
-    ) throws(RunError) -> (LaunchRun, Bool) {
-        let traced = try traceOnce(
-            index: index, pinnedCPU: pinnedCPU, monitorThread: monitorThread, customize: customize,
-            extraTimeoutNs: extraTimeoutNs)
-        return (try complete([traced])[0], traced.metNewImages)
+        index: Int, context: LaunchContext, customize: ((inout TraceRequest) -> Void)? = nil, extraTimeoutNs: UInt64 = 0
+    ) throws(RunError) -> MeasuredRun {
+        let traced = try traceOnce(index: index, context: context, customize: customize, extraTimeoutNs: extraTimeoutNs)
+        return try complete([traced])[0]
     }
 
     /// What one launch left to turn into its run once its uprobe hits are read.
@@ -221,9 +184,10 @@ public final class RunSession: @unchecked Sendable {
     /// The launch up to its end: spawned, traced and watched; its run is built by `complete`.
     /// `defersUprobeHits`: its probe hits are read by `complete`, with other launches' at once.
     func traceOnce(
-        index: Int, pinnedCPU: Int32?, monitorThread: MonitorThread,
-        customize: ((inout TraceRequest) -> Void)? = nil, extraTimeoutNs: UInt64 = 0, defersUprobeHits: Bool = false
+        index: Int, context: LaunchContext, customize: ((inout TraceRequest) -> Void)? = nil,
+        extraTimeoutNs: UInt64 = 0, defersUprobeHits: Bool = false
     ) throws(RunError) -> TracedRun {
+        let (pinnedCPU, monitorThread) = (context.pinnedCPU, context.monitorThread)
         var residency: PageCache.Residency?
         if configuration.cold {
             residency = PageCache.evict(closurePaths + program.extraFiles)
@@ -297,17 +261,17 @@ public final class RunSession: @unchecked Sendable {
 
     /// The runs of traced launches, in order: their uprobe hits read in one exchange, then each
     /// one's timeline, outcome and samples.
-    func complete(_ traced: [TracedRun]) throws(RunError) -> [LaunchRun] {
+    func complete(_ traced: [TracedRun]) throws(RunError) -> [MeasuredRun] {
         var results = traced.map(\.result)
         PendingUprobeHits.completeAll(&results)
-        var runs: [LaunchRun] = []
+        var runs: [MeasuredRun] = []
         for (launch, result) in zip(traced, results) {
             runs.append(try complete(launch, result: result))
         }
         return runs
     }
 
-    private func complete(_ launch: TracedRun, result: TraceResult) throws(RunError) -> LaunchRun {
+    private func complete(_ launch: TracedRun, result: TraceResult) throws(RunError) -> MeasuredRun {
         let (index, observed, residency) = (launch.index, launch.observed, launch.residency)
         var timeline: PhaseTimeline
         do {
@@ -350,11 +314,12 @@ public final class RunSession: @unchecked Sendable {
             run.phases = ObserverAccounting.assign(result.observerCosts, spawnedAtNs: spawnedAt, to: run.phases)
             run.spawnedAt = PlatformFacts.spawnInstant(monotonicNs: spawnedAt)
         }
+        var folded: [String: Int] = [:]
         if let sampling, let sampler = launch.sampler {
-            try sampling.annotate(
+            folded = try sampling.annotate(
                 &run, capture: launch.capture, sampler: sampler.sampler, spawnNs: result.events.first?.timeNs ?? 0)
         }
-        return run
+        return MeasuredRun(run: run, foldedStacks: folded)
     }
 
     /// The child's environment as `KEY=VALUE` strings: the same in every run but for the hook

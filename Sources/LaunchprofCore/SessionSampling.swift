@@ -9,13 +9,12 @@ import Synchronization
 import Glibc
 #endif
 
-/// What `--sample` keeps across a session's runs: the symbolizer (objects are read once), the
-/// thread that drains the perf buffer while a launch runs, and the folded stacks of every run.
+/// What `--sample` keeps across a session's runs: the symbolizer (objects are read once) and the
+/// thread that drains the perf buffer while a launch runs.
 final class SessionSampling: @unchecked Sendable {
     let configuration: SamplingConfiguration
     let symbolizer = StackSymbolizer()
     private let drainThread = JobThread()
-    private let folded = Mutex(FoldedStacks())
     /// Used only by the tracer's thread, between launches.
     private var timelineBuilder: SampleTimelineBuilder?
     private var libunwindBuilder: SampleTimelineBuilder?
@@ -29,8 +28,6 @@ final class SessionSampling: @unchecked Sendable {
     }
 
     deinit { drainThread.stop() }
-
-    var foldedStacks: FoldedStacks { folded.withLock { $0 } }
 
     /// One launch's sampler; `attach` it to the trace request before tracing.
     final class Launch: Sendable {
@@ -88,12 +85,14 @@ final class SessionSampling: @unchecked Sendable {
         }
     }
 
-    /// Adds the samples' flags, trees and summary to `run`.
-    func annotate(_ run: inout LaunchRun, capture: LaunchSampler.Capture?, sampler: LaunchSampler, spawnNs: UInt64) throws(RunError) {
+    /// Adds the samples' flags, trees and summary to `run`; returns its folded stacks.
+    func annotate(
+        _ run: inout LaunchRun, capture: LaunchSampler.Capture?, sampler: LaunchSampler, spawnNs: UInt64
+    ) throws(RunError) -> [String: Int] {
         if let failure = sampler.failure { throw failure.runError }
-        guard let capture else { return }
+        guard let capture else { return [:] }
         if timelineBuilder == nil { timelineBuilder = SampleTimelineBuilder(symbolizer: symbolizer) }
-        guard let builder = timelineBuilder else { throw .system(operation: "creating libunwind's address space for --sample", errno: ENOMEM) }
+        guard let builder = timelineBuilder else { throw RunError.system(operation: "creating libunwind's address space for --sample", errno: ENOMEM) }
         let (spans, lost) = builder.spans(capture, originNs: spawnNs)
         if configuration.compareWithLibunwind {
             if libunwindBuilder == nil { libunwindBuilder = SampleTimelineBuilder(symbolizer: symbolizer, libunwindOnly: true) }
@@ -112,7 +111,7 @@ final class SessionSampling: @unchecked Sendable {
         run.sampling?.unwoundSamples = builder.unwoundSamples
         run.sampling?.unwoundFrames = builder.unwoundFrames
         run.sampling?.unwindNs = builder.unwindNs
-        folded.withLock { $0.add(result.folded) }
+        return result.folded
     }
 }
 

@@ -5,6 +5,11 @@ import LaunchprofReport
 public struct PrewarmTextRenderer: Sendable {
     public init() {}
 
+    /// The session's view as `prewarm` prints it (from its summary alone).
+    public func render(_ report: StreamedLaunchReport, hold: String, freezeAt: String) -> String {
+        render(report.withRuns([]), hold: hold, freezeAt: freezeAt)
+    }
+
     public func render(_ report: LaunchReport, hold: String, freezeAt: String) -> String {
         let summary = report.summary
         // Failures first, on stdout with the table: a failed pair has no saving.

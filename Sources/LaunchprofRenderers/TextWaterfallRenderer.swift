@@ -21,6 +21,11 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
 
     private static let labelWidth = 34
 
+    /// A session's view as `run` prints it: its absent phases and warnings are its last run's.
+    public func render(_ report: StreamedLaunchReport) throws(LaunchReportError) -> String {
+        try render(report.withRuns(report.lastRun.map { [$0] } ?? []))
+    }
+
     public func render(_ report: LaunchReport) throws(LaunchReportError) -> String {
         var lines: [String] = []
         let summary = report.summary

@@ -5,8 +5,8 @@
 #endif
 
 /// Streams a `LaunchReport` to disk as runs finish, so memory stays flat however many runs are
-/// made: each run is encoded and written when it is appended, only the summary's accumulators
-/// stay in memory. The file is complete or absent: it is written to a temporary file beside the
+/// made: each run is encoded and written when it is appended; the summary, which the caller
+/// builds as the runs go (`LaunchSummaryBuilder`), closes the document. The file is complete or absent: it is written to a temporary file beside the
 /// destination and renamed over it by `finish()`; `cancel()` (or dropping the writer unfinished)
 /// removes the temporary file.
 ///
@@ -15,7 +15,6 @@
 public final class LaunchReportWriter {
     private let output: any ReportOutput
     private var report: LaunchReport
-    private var builder = LaunchSummaryBuilder()
     private var runCount = 0
     private var closed = false
 
@@ -28,7 +27,7 @@ public final class LaunchReportWriter {
         report = LaunchReport(
             target: target, host: host, mode: mode, runs: [], summary: LaunchSummary())
         do {
-            if output.keepsBytes { try output.write(Self.split(try Self.encodeValue(report)).head) }
+            try output.write(Self.split(try Self.encodeValue(report)).head)
         } catch {
             output.discard()
             throw error
@@ -42,45 +41,27 @@ public final class LaunchReportWriter {
     /// The destination path.
     public var path: String { output.path }
 
-    /// Session-level additions to the summary (the prewarm hazard scan, the pool's figures),
-    /// applied whenever the summary is built.
-    public var amendSummary: (@Sendable (inout LaunchSummary) -> Void)?
-
-    /// The summary of the runs appended so far.
-    public var summary: LaunchSummary {
-        var summary = builder.summary
-        amendSummary?(&summary)
-        return summary
-    }
-
-    /// Writes one run and adds it to the summary.
+    /// Writes one run.
     public func append(_ run: LaunchRun) throws(LaunchReportError) {
         guard !closed else { throw .writerClosed(path: output.path) }
-        if output.keepsBytes {
-            try output.write(Array((runCount == 0 ? "\n" : ",\n").utf8) + run.jsonBytes())
-        }
+        try output.write(Array((runCount == 0 ? "\n" : ",\n").utf8) + run.jsonBytes())
         runCount += 1
-        builder.add(run)
     }
 
-    /// Writes the summary and the rest of the document, makes it durable and moves it into
-    /// place. Returns the report without its runs (they are on disk), for the renderers.
-    @discardableResult
-    public func finish() throws(LaunchReportError) -> LaunchReport {
+    /// Writes `summary` (of the runs appended) and the rest of the document, makes it durable
+    /// and moves it into place.
+    public func finish(summary: LaunchSummary) throws(LaunchReportError) {
         guard !closed else { throw .writerClosed(path: output.path) }
         closed = true
         report.summary = summary
         do {
-            if output.keepsBytes {
-                let tail = Self.split(try Self.encodeValue(report)).tail
-                try output.write(Array((runCount == 0 ? "" : "\n").utf8) + tail)
-            }
+            let tail = Self.split(try Self.encodeValue(report)).tail
+            try output.write(Array((runCount == 0 ? "" : "\n").utf8) + tail)
             try output.commit()
         } catch {
             output.discard()
             throw error
         }
-        return report
     }
 
     /// Abandons the report: nothing is left at the destination. Safe to call more than once.

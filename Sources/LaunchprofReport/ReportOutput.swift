@@ -3,13 +3,7 @@
 public protocol ReportOutput: AnyObject {
     /// Where the report ends up, for messages.
     var path: String { get }
-    /// False when the bytes go nowhere: the writer then encodes nothing (no run, no header).
-    var keepsBytes: Bool { get }
     func write(_ bytes: [UInt8]) throws(LaunchReportError)
     func commit() throws(LaunchReportError)
     func discard()
-}
-
-extension ReportOutput {
-    public var keepsBytes: Bool { true }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import LaunchprofCore
-import LaunchprofAnalysis
 import LaunchprofReport
 import LaunchprofRenderers
 
@@ -62,83 +61,26 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
-        let parsed = try BenchSuite.parse(try ReportFiles.read(suite), path: suite)
-        // A missing program is refused before any launch, with the code run and inspect give it
-        // (a relative path with a folder is left to the launch: it may be relative to its cwd).
-        let inherited = ProcessInfo.processInfo.environment
-        for launch in parsed.launches where launch.program.hasPrefix("/") || !launch.program.contains("/") {
-            do throws(RunError) {
-                _ = try ProgramLocator.locate(launch.program, environment: inherited.merging(launch.environment) { $1 })
-            } catch {
-                if error.exitCause == .noInput { throw error.exitCause.fail("\(launch.name): \(error.description)") }
-            }
-        }
-        // The baseline is read before any launch: a missing one should not cost the whole suite.
-        var base: BenchFolder?
-        if let baseline {
-            base = try BenchFolder.load(baseline)
-            guard base?.isFolder == true else {
-                throw ExitCause.usage.fail("--baseline \(baseline): expected a bench folder (with suite.json).")
-            }
-        }
-        let interactive = Terminal.isInteractive(2)
-        let beganAtSeconds = Int64(time(nil))
         let runner = BenchRunner(
-            suite: parsed, outputDirectory: output, inheritedEnvironment: ProcessInfo.processInfo.environment)
-        let outcomes: [BenchRunner.Outcome]
-        do throws(RunError) {
-            outcomes = try runner.run(rounds: rounds, progress: { name, done, total in
-                if interactive { Terminal.write(2, "\r\u{1b}[Klaunchprof: \(name) run \(done)/\(total)") }
-            }).outcomes
-            if interactive { Terminal.write(2, "\r\u{1b}[K") }
-        } catch {
-            if interactive { Terminal.write(2, "\n") }
-            throw error
+            suite: try BenchSuite.parse(try ReportFiles.read(suite), path: suite), outputDirectory: output,
+            inheritedEnvironment: ProcessInfo.processInfo.environment)
+        try runner.refuseMissingPrograms()
+        // The baseline is read before any launch: a missing one should not cost the whole suite.
+        let base = try baseline.map { path in try BenchFolder.load(path) }
+        if let baseline, base?.isFolder != true {
+            throw ExitCause.usage.fail("--baseline \(baseline): expected a bench folder (with suite.json).")
         }
-        for outcome in outcomes {
-            if let error = outcome.entry.error {
-                Terminal.write(2, "launchprof: \(outcome.entry.name): \(error)\n")
-            } else if outcome.entry.failedRuns > 0 {
-                Terminal.write(2, "launchprof: \(outcome.entry.name): \(outcome.entry.failedRuns) of \(outcome.entry.runs) runs failed\n")
-            }
-        }
-        if let directory = metricKit.metrickit {
-            try ReportFiles.makeDirectory(directory)
-            for outcome in outcomes {
-                guard let report = outcome.report else { continue }
-                try metricKit.write(
-                    report, into: directory + "/" + outcome.entry.name, beganAtSeconds: beganAtSeconds,
-                    endedAtSeconds: Int64(time(nil)))
-            }
-            Terminal.write(2, "launchprof: MetricKit payloads written to \(directory)/<launch>/\n")
-        }
-        let new = BenchFolder(directory: output, outcomes: outcomes, settings: parsed.settings)
-        let comparison = BenchFolder.compare(base: base, new: new, settings: options.settings(over: parsed.settings))
-        if let markdown {
-            let text = try ComparisonMarkdownRenderer().render(comparison)
-            try ReportFiles.write(Array(text.utf8), to: markdown)
-        }
+        let beganAtSeconds = Int64(time(nil))
+        let outcomes = try runner.run(rounds: rounds) { [TerminalProgress("\($0.name) run")] }.outcomes
+        for problem in outcomes.compactMap(\.problem) { Terminal.write(2, "launchprof: \(problem)\n") }
+        try metricKit.write(outcomes, beganAtSeconds: beganAtSeconds)
+        let settings = runner.suite.settings
+        let comparison = BenchFolder.compare(
+            base: base, new: BenchFolder(directory: output, outcomes: outcomes, settings: settings),
+            settings: options.settings(over: settings))
+        if let markdown { try ReportFiles.write(Array(try ComparisonMarkdownRenderer().render(comparison).utf8), to: markdown) }
         Terminal.write(2, "launchprof: reports written to \(output)/\n")
-        try Self.refuseUnknownPhases(outcomes)
+        try BenchRunner.refuseUnknownPhases(outcomes)
         try CompareCommand.emit(comparison, with: options.renderer())
-    }
-
-    /// A threshold on a quantity none of the launch's runs has (`phase:nosuch`) would check
-    /// nothing: refused, naming what the launch has. Checked on the measured reports, because
-    /// an app's hooked phases are known only once it ran.
-    static func refuseUnknownPhases(_ outcomes: [BenchRunner.Outcome]) throws {
-        var problems: [String] = []
-        for outcome in outcomes {
-            guard let report = outcome.report else { continue }
-            let keys = Set(report.samples().map(\.key))
-            for key in outcome.entry.thresholds.keys.sorted() where key.hasPrefix("phase:") && !keys.contains(key) {
-                let phases = keys.filter { $0.hasPrefix("phase:") }.map { String($0.dropFirst(6)) }.sorted()
-                problems.append(
-                    "\(outcome.entry.name): a threshold on '\(key)', a phase this launch does not have; its phases: \(phases.joined(separator: ", "))")
-            }
-        }
-        guard problems.isEmpty else {
-            throw ExitCause.usage.fail(problems.joined(separator: "\nlaunchprof: "))
-        }
     }
 }

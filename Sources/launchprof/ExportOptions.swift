@@ -2,18 +2,13 @@ import ArgumentParser
 import LaunchprofCore
 import LaunchprofReport
 import LaunchprofRenderers
-import Synchronization
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `run`'s exports besides the LaunchReport: MetricKit payloads and a Chrome trace.
+/// `run` and `prewarm`'s documents besides the LaunchReport, made from every run at the end:
+/// MetricKit payloads, a Chrome trace, the HTML page.
 struct ExportOptions: ParsableArguments {
     @OptionGroup var metricKit: MetricKitOptions
 
@@ -21,38 +16,34 @@ struct ExportOptions: ParsableArguments {
         "Write a Chrome Trace Event JSON file (open it in ui.perfetto.dev or chrome://tracing).", valueName: "file"))
     var trace: String?
 
+    @Option(help: ArgumentHelp("Write the HTML report to this file (as `launchprof report --html` does).", valueName: "file"))
+    var html: String?
+
     func validate() throws {
         try OutputChecks.file(trace, option: "--trace")
+        try OutputChecks.file(html, option: "--html")
     }
 
-    /// Whether the exports need every run kept in memory.
-    var keepsRuns: Bool { metricKit.metrickit != nil || trace != nil }
-
-    /// Collects the runs as they finish (the report file streams them and keeps none).
-    final class Collector: Sendable {
-        let runs = Mutex<[LaunchRun]>([])
-        let beganAtSeconds = Int64(time(nil))
-
-        var onRun: @Sendable (LaunchRun) -> Void {
-            { [self] run in runs.withLock { $0.append(run) } }
-        }
+    /// The outputs, as the user wrote them, for `OutputChecks.distinct`.
+    var outputs: [(shown: String, path: String?)] {
+        [("--trace \(trace ?? "")", trace), ("--html \(html ?? "")", html)]
     }
 
-    func collector() -> Collector? { keepsRuns ? Collector() : nil }
+    /// Whether the exports need every run kept (`RunCollector`).
+    var keepsRuns: Bool { metricKit.metrickit != nil || trace != nil || html != nil }
 
-    /// Writes the requested exports of `report` (whose runs are in `collector`); throws exit 73
-    /// when one cannot be written.
-    func write(_ report: LaunchReport, collector: Collector?) throws {
-        guard let collector else { return }
-        var full = report
-        full.runs = collector.runs.withLock { $0 }
+    /// Writes the requested exports of `report`, whose runs began at `beganAtSeconds`.
+    func write(_ report: LaunchReport, beganAtSeconds: Int64) throws {
         if let trace {
-            try ReportFiles.write(try TraceEventRenderer().renderBytes(full), to: trace)
+            try ReportFiles.write(try TraceEventRenderer().renderBytes(report), to: trace)
             Terminal.write(2, "launchprof: trace written to \(trace)\n")
         }
+        if let html {
+            try ReportFiles.write(Array(try HTMLReportRenderer().render(report).utf8), to: html)
+            Terminal.write(2, "launchprof: HTML report written to \(html)\n")
+        }
         if let directory = metricKit.metrickit {
-            try metricKit.write(
-                full, into: directory, beganAtSeconds: collector.beganAtSeconds, endedAtSeconds: Int64(time(nil)))
+            try metricKit.write(report, into: directory, beganAtSeconds: beganAtSeconds, endedAtSeconds: Int64(time(nil)))
             Terminal.write(2, "launchprof: MetricKit payloads written to \(directory)\n")
         }
     }

@@ -29,6 +29,20 @@ struct MetricKitOptions: ParsableArguments {
         try OutputChecks.folder(metrickit, option: "--metrickit")
     }
 
+    /// `bench`: each launch's payloads into `DIR/<launch>/`, a session that began at
+    /// `beganAtSeconds` (s since the epoch).
+    func write(_ outcomes: [BenchRunner.Outcome], beganAtSeconds: Int64) throws {
+        guard let directory = metrickit else { return }
+        try ReportFiles.makeDirectory(directory)
+        for outcome in outcomes {
+            guard let report = outcome.report else { continue }
+            try write(
+                report, into: directory + "/" + outcome.entry.name, beganAtSeconds: beganAtSeconds,
+                endedAtSeconds: Int64(time(nil)))
+        }
+        Terminal.write(2, "launchprof: MetricKit payloads written to \(directory)/<launch>/\n")
+    }
+
     /// Writes the payloads of `report` (its runs included) into `directory`, a launch session
     /// that began and ended at the given times (s since the epoch).
     func write(

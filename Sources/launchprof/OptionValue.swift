@@ -1,4 +1,5 @@
 import ArgumentParser
+import LaunchprofCore
 import LaunchprofReport
 
 /// Strict readers for option values: a number is all digits (and a point where a fraction makes
@@ -14,6 +15,32 @@ enum OptionValue {
     static func readiness(_ text: String) throws -> ReadinessPolicy {
         do {
             return try ReadinessPolicy(argument: text)
+        } catch {
+            throw Invalid(description: error.description)
+        }
+    }
+
+    /// `prewarm --freeze-at`.
+    static func freezePoint(_ text: String) throws -> PrewarmConfiguration.FreezePoint {
+        guard let point = PrewarmConfiguration.FreezePoint(rawValue: text) else {
+            throw Invalid(description: "use main or willFinishLaunching")
+        }
+        return point
+    }
+
+    /// `prewarm --hold`: a duration, `uniform:MIN-MAX` or `exponential:MEAN`.
+    static func hold(_ text: String) throws -> PrewarmHold {
+        do {
+            return try PrewarmHold(argument: text)
+        } catch {
+            throw Invalid(description: error.description)
+        }
+    }
+
+    /// A duration with its unit (`250us`, `500ms`, `2s`, `1m`), in ns.
+    static func duration(_ text: String) throws -> UInt64 {
+        do {
+            return try PrewarmHold.duration(text)
         } catch {
             throw Invalid(description: error.description)
         }

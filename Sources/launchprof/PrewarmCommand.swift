@@ -26,23 +26,7 @@ struct PrewarmCommand: ParsableCommand {
 
     @OptionGroup var options: SessionOptions
 
-    @Option(help: "Where to freeze: main (before any of the app's own work) or willFinishLaunching (before the app's first hooked phase; needs the launch hooks).")
-    var freezeAt = "main"
-
-    @Option(help: "How long a prewarmed process stays frozen: a duration (500ms, 2s, 1m), uniform:MIN-MAX or exponential:MEAN. With --pool, the time between the user's launches.")
-    var hold = "1s"
-
-    @Option(help: "Seed for random holds.")
-    var seed: UInt64 = 1
-
-    @Option(help: "Keep N frozen processes ready and refill after each launch (a pre-forked pool).")
-    var pool = 0
-
-    @Option(help: "With --pool: end a frozen process not launched within this duration.")
-    var ttl: String?
-
-    @Flag(help: "Skip the untimed hazard scan of the prewarm part.")
-    var noHazardScan = false
+    @OptionGroup var prewarm: PrewarmOptions
 
     @OptionGroup(title: "Exports") var exports: ExportOptions
 
@@ -54,52 +38,17 @@ struct PrewarmCommand: ParsableCommand {
     mutating func validate() throws {
         command = try CommandOptions.programAndArguments(command, of: Self.self)
         guard !command.isEmpty else { throw ValidationError("Missing PROGRAM to prewarm.") }
-        try OutputChecks.distinct(options.outputs + [("--trace \(exports.trace ?? "")", exports.trace), ("--folded \(sampling.folded ?? "")", sampling.folded)])
-        guard PrewarmConfiguration.FreezePoint(rawValue: freezeAt) != nil else {
-            throw ValidationError("--freeze-at \(freezeAt): use main or willFinishLaunching.")
-        }
-        do {
-            _ = try PrewarmHold(argument: hold)
-            if let ttl { _ = try PrewarmHold.duration(ttl) }
-        } catch {
-            throw ValidationError(error.description)
-        }
-        guard pool >= 0, pool <= 64 else { throw ValidationError("--pool takes 0 to 64 processes.") }
-        if ttl != nil, pool == 0 { throw ValidationError("--ttl needs --pool.") }
+        try SessionOutputs.checkDistinct(options, exports, sampling)
     }
 
     func run() throws {
-        var run = try options.makeConfiguration(command: command)
-        run.sampling = sampling.configuration
-        var configuration = PrewarmConfiguration(run: run)
-        configuration.freezeAt = PrewarmConfiguration.FreezePoint(rawValue: freezeAt) ?? .main
-        configuration.hold = try PrewarmHold(argument: hold)
-        configuration.seed = seed
-        configuration.pool = pool
-        configuration.ttlNs = try ttl.map { (text) throws(PrewarmArgumentError) in try PrewarmHold.duration(text) }
-        configuration.scanHazards = !noHazardScan
-        let session = try PrewarmSession(configuration: configuration)
-        let writer = try options.makeWriter(target: session.target, mode: session.mode)
-        let interactive = Terminal.isInteractive(2)
-        let collector = exports.collector()
-        do throws(RunError) {
-            _ = try session.run(into: writer, progress: { done, total in
-                if interactive { Terminal.write(2, "\rlaunchprof: prewarm \(done)/\(total)") }
-            }, onRun: collector?.onRun)
-            if interactive { Terminal.write(2, "\r\u{1b}[K") }
-        } catch {
-            writer.cancel()
-            if interactive { Terminal.write(2, "\n") }
-            throw error
-        }
-        let report = try writer.finish()
-        Terminal.write(options.jsonOnStandardOutput ? 2 : 1, PrewarmTextRenderer().render(report, hold: configuration.hold.description, freezeAt: configuration.freezeAt.rawValue))
-        if let json = options.json { Terminal.write(2, "launchprof: report written to \(json)\n") }
-        try exports.write(report, collector: collector)
-        try sampling.writeFolded(session.runSession.foldedStacks)
-        if report.summary.failedRuns > 0 && !options.ignoreFailure {
-            Terminal.write(2, "launchprof: \(report.summary.failedRuns) of \(report.summary.runs) prewarmed launches failed\n")
-            throw ExitCause.failed.code
-        }
+        let session = try PrewarmSession(
+            configuration: prewarm.configuration(run: try options.makeConfiguration(command: command, sampling: sampling)))
+        let outputs = SessionOutputs(options, exports: exports, sampling: sampling, counting: "prewarm")
+        let report = try outputs.run(LaunchPipeline(session, sinks: outputs.sinks))
+        Terminal.write(
+            outputs.textStream,
+            PrewarmTextRenderer().render(report, hold: prewarm.hold.description, freezeAt: prewarm.freezeAt.rawValue))
+        try outputs.finish(report, failed: "prewarmed launches")
     }
 }

@@ -3,15 +3,6 @@ import LaunchprofCore
 import LaunchprofReport
 import LaunchprofRenderers
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `launchprof run PROGRAM [ARGS…]`: launch a program N times under the tracer and show where
 /// its launch time goes.
 struct RunCommand: ParsableCommand {
@@ -57,40 +48,18 @@ struct RunCommand: ParsableCommand {
     mutating func validate() throws {
         command = try CommandOptions.programAndArguments(command, of: Self.self)
         guard !command.isEmpty else { throw ValidationError("Missing PROGRAM to run.") }
-        try OutputChecks.distinct(options.outputs + [("--trace \(exports.trace ?? "")", exports.trace), ("--folded \(sampling.folded ?? "")", sampling.folded)])
+        try SessionOutputs.checkDistinct(options, exports, sampling)
     }
 
     func run() throws {
-        var configuration = try options.makeConfiguration(command: command)
+        var configuration = try options.makeConfiguration(command: command, sampling: sampling)
         lifecycle.apply(to: &configuration)
         observerOptions.apply(to: &configuration)
-        configuration.sampling = sampling.configuration
         let session = try RunSession(configuration: configuration)
-        let writer = try options.makeWriter(target: session.target, mode: session.mode)
-        let interactive = Terminal.isInteractive(2)
-        let collector = exports.collector()
-        let lastRun: LaunchRun?
-        do throws(RunError) {
-            lastRun = try session.run(into: writer, progress: { done, total in
-                if interactive { Terminal.write(2, "\rlaunchprof: run \(done)/\(total)") }
-            }, onRun: collector?.onRun)
-            if interactive { Terminal.write(2, "\r\u{1b}[K") }
-        } catch {
-            writer.cancel()
-            if interactive { Terminal.write(2, "\n") }
-            throw error
-        }
-        var report = try writer.finish()
-        report.runs = lastRun.map { [$0] } ?? []
-        let textFD: Int32 = options.jsonOnStandardOutput ? 2 : 1
-        let text = try TextWaterfallRenderer(colour: Terminal.wantsColour(textFD)).render(report)
-        Terminal.write(textFD, text)
-        if let json = options.json { Terminal.write(2, "launchprof: report written to \(json)\n") }
-        try exports.write(report, collector: collector)
-        try sampling.writeFolded(session.foldedStacks)
-        if report.summary.failedRuns > 0 && !options.ignoreFailure {
-            Terminal.write(2, "launchprof: \(report.summary.failedRuns) of \(report.summary.runs) runs failed\n")
-            throw ExitCause.failed.code
-        }
+        let outputs = SessionOutputs(options, exports: exports, sampling: sampling, counting: "run")
+        let report = try outputs.run(LaunchPipeline(session, sinks: outputs.sinks))
+        let text = try TextWaterfallRenderer(colour: Terminal.wantsColour(outputs.textStream)).render(report)
+        Terminal.write(outputs.textStream, text)
+        try outputs.finish(report, failed: "runs")
     }
 }

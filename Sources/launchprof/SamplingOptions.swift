@@ -51,12 +51,3 @@ struct SamplingOptions: ParsableArguments {
             flagThresholdNs: flagThreshold.map { UInt64($0 * 1_000_000) } ?? SamplingConfiguration.defaultFlagThresholdNs)
     }
 }
-
-extension SamplingOptions {
-    /// `--folded FILE`: the folded stacks of every measured run, written atomically.
-    func writeFolded(_ stacks: FoldedStacks?) throws {
-        guard let folded else { return }
-        try ReportFiles.write(Array((stacks?.text ?? "").utf8), to: folded)
-        Terminal.write(2, "launchprof: folded stacks written to \(folded)\n")
-    }
-}

@@ -91,18 +91,11 @@ struct SessionOptions: ParsableArguments {
         return (try? OutputDestination(json))?.isStandardOutput ?? false
     }
 
-    /// The report's writer: into `--json`'s file (atomically), else nowhere (nothing is encoded);
-    /// exit 73 when the file cannot be made.
-    func makeWriter(target: LaunchReport.Target, mode: LaunchReport.Mode) throws -> LaunchReportWriter {
-        let host = HostInfo.current()
-        if let json {
-            return try LaunchReportWriter(path: json, target: target, host: host, mode: mode)
-        }
-        return try LaunchReportWriter(output: DiscardingReportOutput(), target: target, host: host, mode: mode)
-    }
-
-    func makeConfiguration(command: [String]) throws -> RunConfiguration {
+    /// The run configuration of `command` (the program and its arguments) with these options
+    /// and `--sample`'s.
+    func makeConfiguration(command: [String], sampling: SamplingOptions) throws -> RunConfiguration {
         var configuration = RunConfiguration(program: command[0], arguments: Array(command.dropFirst()))
+        configuration.sampling = sampling.configuration
         configuration.runs = runs
         configuration.warmup = warmup
         configuration.cold = cold

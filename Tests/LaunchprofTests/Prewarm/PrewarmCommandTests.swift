@@ -10,7 +10,7 @@ struct PrewarmCommandTests {
 
     @Test func badOptionsAreUsageErrors() throws {
         let cases: [([String], String)] = [
-            (["prewarm", "--freeze-at", "later", "/bin/true"], "--freeze-at later"),
+            (["prewarm", "--freeze-at", "later", "/bin/true"], "'later' is invalid for '--freeze-at"),
             (["prewarm", "--hold", "soon", "/bin/true"], "\"soon\" is not a duration"),
             (["prewarm", "--ttl", "1s", "/bin/true"], "--ttl needs --pool"),
             (["prewarm", "--pool", "65", "/bin/true"], "--pool takes 0 to 64"),

@@ -31,11 +31,7 @@ enum PrewarmHarness {
         configure(&configuration)
         let session = try PrewarmSession(configuration: configuration)
         let output = InMemoryReportOutput()
-        let writer = try LaunchReportWriter(
-            output: output, target: session.target,
-            host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
-        _ = try session.run(into: writer)
-        let report = try writer.finish()
+        let report = try LaunchPipeline(session, sinks: [StreamingReportSink(output: output)]).run()[0].get()
         try SchemaValidator.expectValid(output.bytes, against: .launchReport, "prewarm report of \(program)")
         // The runs as the report file holds them (the encoder under test too).
         let decoded = try JSONDecoder().decode(LaunchReport.self, from: Data(output.bytes))

@@ -27,15 +27,11 @@ enum RunHarness {
         try configure(&configuration)
         let session = try RunSession(configuration: configuration)
         let output = InMemoryReportOutput()
-        let writer = try LaunchReportWriter(
-            output: output, target: session.target,
-            host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
-        let collected = Mutex<[LaunchRun]>([])
-        _ = try session.run(into: writer, onRun: { run in collected.withLock { $0.append(run) } })
-        let report = try writer.finish()
+        let collected = RunCollector()
+        let report = try LaunchPipeline(session, sinks: [StreamingReportSink(output: output), collected]).run()[0].get()
         // Every real run's report is checked against the published schema.
         try SchemaValidator.expectValid(output.bytes, against: .launchReport, "report of \(program)")
-        return Outcome(runs: collected.withLock { $0 }, summary: report.summary)
+        return Outcome(runs: collected.runs, summary: report.summary)
     }
 
     /// Pids of live processes whose environment holds `marker` (`KEY=VALUE`).

@@ -184,10 +184,7 @@ struct SamplingTests {
             configuration.sampling = SamplingConfiguration()
             configuration.sampling?.compareWithLibunwind = true
             let session = try RunSession(configuration: configuration)
-            let writer = try LaunchReportWriter(
-                output: InMemoryReportOutput(), target: session.target,
-                host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
-            _ = try session.run(into: writer)
+            _ = try LaunchPipeline(session, sinks: [RunCollector()]).run()[0].get()
             let comparison = try #require(session.sampling?.comparison)
             #expect(comparison.stacks > 100, "\(program): \(comparison.stacks) stacks")
             #expect(comparison.identical * 100 >= comparison.stacks * 95, "\(program): \(comparison.identical) of \(comparison.stacks) the same")

@@ -129,10 +129,7 @@ struct RunSessionTests {
         }
         let tracer = ScriptedTracer([launch(pid: 4_190_061), launch(pid: 4_190_062)], base: .now)
         let session = try PrewarmSession(configuration: configuration, tracer: tracer)
-        let writer = try LaunchReportWriter(
-            output: DiscardingReportOutput(), target: session.target,
-            host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
-        let run = try #require(try session.run(into: writer))
+        let run = try #require(try LaunchPipeline(session, sinks: []).run()[0].get().lastRun)
         #expect(tracer.remaining == 0)
         // Index 0: the ordinary launch goes first, without the prewarm environment.
         #expect(tracer.requests.map { $0.environment.contains("ActivePrewarm=1") } == [false, true])

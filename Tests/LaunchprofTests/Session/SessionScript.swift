@@ -51,12 +51,9 @@ enum SessionScript {
 
     /// Runs `session` and returns its measured runs, in order.
     static func runs(_ session: RunSession) throws -> [LaunchRun] {
-        let writer = try LaunchReportWriter(
-            output: DiscardingReportOutput(), target: session.target,
-            host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
-        let collected = Mutex<[LaunchRun]>([])
-        _ = try session.run(into: writer, onRun: { run in collected.withLock { $0.append(run) } })
-        return collected.withLock { $0 }
+        let collected = RunCollector()
+        _ = try LaunchPipeline(session, sinks: [collected]).run()[0].get()
+        return collected.runs
     }
 
     /// The JSON report of `runs` as `launchprof run --json` writes it, with a fixed target and
@@ -67,11 +64,13 @@ enum SessionScript {
         let writer = try LaunchReportWriter(
             output: output, target: .init(path: "/opt/app/bin/app", arguments: ["--scripted"], buildID: nil),
             host: .init(kernel: "6.1.0-test", cpu: "Test CPU", cores: 2, libc: "glibc 2.36"), mode: mode)
+        var summary = LaunchSummaryBuilder()
         for var run in runs {
             run.spawnedAt = run.spawnedAt.map { SpawnInstant(monotonicNs: $0.monotonicNs, boottimeNs: $0.monotonicNs) }
             try writer.append(run)
+            summary.add(run)
         }
-        try writer.finish()
+        try writer.finish(summary: summary.summary)
         return output.bytes
     }
 }

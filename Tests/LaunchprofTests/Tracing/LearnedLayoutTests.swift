@@ -69,10 +69,7 @@ struct LearnedLayoutTests {
         configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
         configuration.observer = .ptrace  // what is learned is the breakpoint observer's
         let session = try RunSession(configuration: configuration)
-        let writer = try LaunchReportWriter(
-            output: InMemoryReportOutput(), target: session.target,
-            host: .init(kernel: "", cpu: "", cores: 1, libc: ""), mode: session.mode)
-        _ = try session.run(into: writer)
+        _ = try LaunchPipeline(session, sinks: [StreamingReportSink(output: InMemoryReportOutput())]).run()[0].get()
         return session
     }
 
