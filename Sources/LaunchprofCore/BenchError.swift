@@ -9,6 +9,8 @@ public enum BenchError: LaunchprofError {
     case unavailableMode(mode: String, reason: String)
     /// A launch's program is not there: refused before any launch, as `run` refuses it.
     case missingProgram(launch: String, RunError)
+    /// `--baseline` names a report, not a bench folder.
+    case notABenchFolder(path: String)
     /// Thresholds on phases the launches do not have (one line each): a typo must not turn a
     /// limit off.
     case unknownPhases([String])
@@ -16,7 +18,7 @@ public enum BenchError: LaunchprofError {
     /// A usage error, like a bad option; a missing program as `run` says it.
     public var exitCause: ExitCause {
         switch self {
-        case .invalidSuite, .unavailableMode, .unknownPhases: .usage
+        case .invalidSuite, .unavailableMode, .notABenchFolder, .unknownPhases: .usage
         case .missingProgram(_, let error): error.exitCause
         }
     }
@@ -29,6 +31,8 @@ public enum BenchError: LaunchprofError {
             "Mode '\(mode)' is not available: \(reason)."
         case .missingProgram(let launch, let error):
             "\(launch): \(error.description)"
+        case .notABenchFolder(let path):
+            "--baseline \(path): expected a bench folder (with suite.json)."
         case .unknownPhases(let problems):
             problems.joined(separator: "\nlaunchprof: ")
         }

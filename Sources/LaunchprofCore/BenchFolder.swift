@@ -67,6 +67,13 @@ public struct BenchFolder: Sendable {
         return BenchFolder(path: path, entries: entries, settings: summary.settings, isFolder: true)
     }
 
+    /// `bench --baseline`: a bench folder (not a single report), read before any launch.
+    public static func loadBaseline(_ path: String) throws -> BenchFolder {
+        let folder = try load(path)
+        guard folder.isFolder else { throw BenchError.notABenchFolder(path: path) }
+        return folder
+    }
+
     /// Compares `new` against `base` entry by entry (matched by name), with `settings` and each
     /// new entry's thresholds. Without a base, only the thresholds' limits apply.
     public static func compare(base: BenchFolder?, new: BenchFolder, settings: ComparisonSettings) -> SuiteComparison {

@@ -21,6 +21,8 @@ public struct BenchRunner: Sendable {
         public var report: LaunchReport?
         /// The program as the suite names it.
         public var program: String
+        /// When its first launch began (its MetricKit payloads' window), seconds since the epoch.
+        public var beganAtSeconds: Int64 = 0
 
         /// What went wrong, to say on stderr: the error that ended the launch, or its failed runs.
         public var problem: String? {
@@ -29,7 +31,9 @@ public struct BenchRunner: Sendable {
         }
     }
 
-    public init(suite: BenchSuite, outputDirectory: String, inheritedEnvironment: [String: String]) {
+    public init(
+        suite: BenchSuite, outputDirectory: String, inheritedEnvironment: [String: String] = ProcessEnvironment.current()
+    ) {
         self.suite = suite
         self.outputDirectory = outputDirectory
         self.inheritedEnvironment = inheritedEnvironment
@@ -87,6 +91,7 @@ public struct BenchRunner: Sendable {
                 outcomes[index].entry.runs = report.summary.runs
                 outcomes[index].entry.failedRuns = report.summary.failedRuns
                 outcomes[index].report = collector.report
+                outcomes[index].beganAtSeconds = collector.beganAtSeconds
             case .failure(let error):
                 Self.fail(&outcomes[index].entry, error, removing: reportPath(suite.launches[index]))
             }

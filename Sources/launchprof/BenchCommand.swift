@@ -3,15 +3,6 @@ import LaunchprofCore
 import LaunchprofReport
 import LaunchprofRenderers
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `launchprof bench SUITE`: a suite of launches, one report each, compared with a baseline.
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -61,19 +52,13 @@ struct BenchCommand: ParsableCommand {
     }
 
     func run() throws {
-        let runner = BenchRunner(
-            suite: try BenchSuite.parse(try ReportFiles.read(suite), path: suite), outputDirectory: output,
-            inheritedEnvironment: ProcessInfo.processInfo.environment)
+        let runner = BenchRunner(suite: try BenchSuite.parse(try ReportFiles.read(suite), path: suite), outputDirectory: output)
         try runner.refuseMissingPrograms()
         // The baseline is read before any launch: a missing one should not cost the whole suite.
-        let base = try baseline.map { path in try BenchFolder.load(path) }
-        if let baseline, base?.isFolder != true {
-            throw ExitCause.usage.fail("--baseline \(baseline): expected a bench folder (with suite.json).")
-        }
-        let beganAtSeconds = Int64(time(nil))
+        let base = try baseline.map { path in try BenchFolder.loadBaseline(path) }
         let outcomes = try runner.run(rounds: rounds) { [TerminalProgress("\($0.name) run")] }.outcomes
         for problem in outcomes.compactMap(\.problem) { Terminal.write(2, "launchprof: \(problem)\n") }
-        try metricKit.write(outcomes, beganAtSeconds: beganAtSeconds)
+        try metricKit.write(outcomes)
         let settings = runner.suite.settings
         let comparison = BenchFolder.compare(
             base: base, new: BenchFolder(directory: output, outcomes: outcomes, settings: settings),

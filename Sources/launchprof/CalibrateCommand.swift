@@ -61,15 +61,8 @@ struct CalibrateCommand: ParsableCommand {
 
     func run() throws {
         Self.runAtHighPriority()
-        var environment: [String: String] = [:]
-        var cursor = environ
-        while let entry = cursor.pointee {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "="), !text.hasPrefix(Self.highPriorityMarker + "=") {
-                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            cursor += 1
-        }
+        var environment = ProcessEnvironment.current()
+        environment[Self.highPriorityMarker] = nil
         guard let store = CalibrationStore.user(environment: environment) else {
             throw CalibrationError.noCacheDirectory
         }

@@ -3,11 +3,6 @@ import LaunchprofCore
 import LaunchprofReport
 import LaunchprofRenderers
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,15 +24,14 @@ struct MetricKitOptions: ParsableArguments {
         try OutputChecks.folder(metrickit, option: "--metrickit")
     }
 
-    /// `bench`: each launch's payloads into `DIR/<launch>/`, a session that began at
-    /// `beganAtSeconds` (s since the epoch).
-    func write(_ outcomes: [BenchRunner.Outcome], beganAtSeconds: Int64) throws {
+    /// `bench`: each launch's payloads into `DIR/<launch>/`.
+    func write(_ outcomes: [BenchRunner.Outcome]) throws {
         guard let directory = metrickit else { return }
         try ReportFiles.makeDirectory(directory)
         for outcome in outcomes {
             guard let report = outcome.report else { continue }
             try write(
-                report, into: directory + "/" + outcome.entry.name, beganAtSeconds: beganAtSeconds,
+                report, into: directory + "/" + outcome.entry.name, beganAtSeconds: outcome.beganAtSeconds,
                 endedAtSeconds: Int64(time(nil)))
         }
         Terminal.write(2, "launchprof: MetricKit payloads written to \(directory)/<launch>/\n")
@@ -50,7 +44,7 @@ struct MetricKitOptions: ParsableArguments {
     ) throws(LaunchReportError) {
         let context = MetricKitPayloadBuilder.Context(
             distribution: PlatformFacts.distribution(), architecture: PlatformFacts.architecture(),
-            regionFormat: PlatformFacts.regionFormat(environment: ProcessInfo.processInfo.environment),
+            regionFormat: PlatformFacts.regionFormat(environment: ProcessEnvironment.current()),
             beganAtSeconds: beganAtSeconds, endedAtSeconds: endedAtSeconds)
         let builder = MetricKitPayloadBuilder(
             context: context, launchDiagnosticThresholdNs: UInt64(launchDiagnosticThreshold * 1e6))

@@ -2,11 +2,6 @@ import ArgumentParser
 import LaunchprofCore
 import LaunchprofReport
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -102,7 +97,7 @@ struct SessionOptions: ParsableArguments {
         configuration.readiness = ready ?? .automatic
         configuration.timeoutNs = UInt64(timeout * 1e9)
         configuration.lingerNs = UInt64(linger * 1e9)
-        configuration.inheritedEnvironment = ProcessInfo.processInfo.environment
+        configuration.inheritedEnvironment = ProcessEnvironment.current()
         for pair in environment {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             configuration.environment[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""

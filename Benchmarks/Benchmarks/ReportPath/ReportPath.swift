@@ -39,11 +39,14 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             let writer = try LaunchReportWriter(
                 path: "\(directory)/report.json", target: target, host: host, mode: mode)
+            var summary = LaunchSummaryBuilder()
             for (index, events) in inputs.enumerated() {
                 let timeline = try PhaseTimeline(events: events)
-                try writer.append(LaunchRun(index: index, pid: Int32(1000 + index), timeline: timeline))
+                let run = LaunchRun(index: index, pid: Int32(1000 + index), timeline: timeline)
+                try writer.append(run)
+                summary.add(run)
             }
-            blackHole(try writer.finish())
+            try writer.finish(summary: summary.summary)
         }
     }
 
@@ -51,8 +54,12 @@ let benchmarks: @Sendable () -> Void = {
         for _ in benchmark.scaledIterations {
             let writer = try LaunchReportWriter(
                 path: "\(directory)/report.json", target: target, host: host, mode: mode)
-            for run in runs { try writer.append(run) }
-            blackHole(try writer.finish())
+            var summary = LaunchSummaryBuilder()
+            for run in runs {
+                try writer.append(run)
+                summary.add(run)
+            }
+            try writer.finish(summary: summary.summary)
         }
     }
 

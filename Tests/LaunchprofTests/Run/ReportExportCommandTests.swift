@@ -129,7 +129,8 @@ struct ReportExportCommandTests {
         let dir = try directory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let runs = 6
-        let exported = try runWithExports(try Self.demoProgram(), runs: runs, thresholdMs: "1", in: dir)
+        let runPage = dir.appendingPathComponent("run.html").path
+        let exported = try runWithExports(try Self.demoProgram(), runs: runs, thresholdMs: "1", extra: ["--html", runPage], in: dir)
         let report = exported.report
         #expect(report.runs.count == runs)
 
@@ -157,6 +158,8 @@ struct ReportExportCommandTests {
         let html = dir.appendingPathComponent("report.html").path
         let outcome = try launchprof(["report", exported.reportPath, "--html", html])
         #expect(outcome.status == 0, "\(outcome.stderr)")
+        // `run --html` drew the same page from the runs it kept as `report --html` from the file.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: runPage)) == Data(contentsOf: URL(fileURLWithPath: html)))
         let page = try HeadlessChromium.load(html, screenshot: try HeadlessChromium.artifactPath("demo-report.png"))
         #expect(page.consoleLines.isEmpty, "console: \(page.consoleLines)")
         #expect(page.bodyAttribute("data-render") == "ok")
