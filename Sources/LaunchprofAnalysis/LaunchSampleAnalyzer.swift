@@ -5,8 +5,13 @@ import LaunchprofReport
 ///
 /// Spans are cut at phase boundaries, so every piece of main-thread time belongs to one phase
 /// (the innermost one running; time after `main` outside any hooked phase is `main`).
-/// Sample counts in trees and folded stacks are time divided by the period, so a 120 ms wait
-/// weighs what 120 ms of computing does, as in a wall-clock sampler.
+/// Sample counts in trees and folded stacks are wall-clock ticks: a tick every period from the
+/// spawn, each counted for the piece of time it falls in, so a 120 ms wait weighs what 120 ms of
+/// computing does, and every tree, phase tree and folded line adds up to the same counts (a
+/// parent's count is its children's plus its own, never a rounding apart).
+///
+/// A prewarmed launch's hold (frozen by launchprof) is left out of everything: the process did
+/// nothing of its own while frozen, so the hold is no work, no wait and no hang.
 public struct LaunchSampleAnalyzer: Sendable {
     public var rateHz: Int
     public var periodNs: UInt64
@@ -37,20 +42,29 @@ public struct LaunchSampleAnalyzer: Sendable {
         var phase: String
         var startNs: UInt64
         var endNs: UInt64
+        /// The sampling ticks (multiples of the period from the spawn) in `startNs ..< endNs`.
+        var ticks: Int
         var durationNs: UInt64 { endNs - startNs }
     }
 
     /// Analyses `spans` (every sampled thread) of a launch that became ready at `readyNs` (ns
-    /// from the spawn), with the run's phases.
-    public func analyse(spans: [SampledSpan], phases: [LaunchPhase], readyNs: UInt64, lostRecords: Int = 0) -> Result {
+    /// from the spawn), with the run's phases; `frozen` is a prewarmed launch's hold (ns from the
+    /// spawn), left out.
+    public func analyse(
+        spans: [SampledSpan], phases: [LaunchPhase], readyNs: UInt64, lostRecords: Int = 0, frozen: Range<UInt64>? = nil
+    ) -> Result {
         var sampling = LaunchSampling(rateHz: rateHz, periodNs: periodNs, lostRecords: lostRecords)
+        let frozen = frozen.flatMap { $0.isEmpty ? nil : $0 }
+        sampling.frozenNs = frozen.map { UInt64($0.count) }
         guard readyNs >= periodNs else {
             sampling.note = LaunchSampling.tooShortNote(launchNs: readyNs, periodNs: periodNs, rateHz: rateHz)
             return Result(flags: [], callStackTree: nil, sampling: sampling, folded: [:])
         }
-        let pieces = cut(spans.filter { $0.startNs < readyNs }, phases: phases, readyNs: readyNs)
+        let pieces = cut(spans.filter { $0.startNs < readyNs }, phases: phases, readyNs: readyNs, frozen: frozen)
         let main = pieces.filter { $0.span.thread == mainThread }
-        sampling.sampleCount = spans.filter { $0.thread == mainThread && $0.startNs < readyNs }.count
+        sampling.sampleCount = spans.filter {
+            $0.thread == mainThread && $0.startNs < readyNs && frozen?.contains($0.startNs) != true
+        }.count
         for piece in main {
             switch piece.span.state {
             case .onCPU: sampling.onCPUNs += piece.durationNs
@@ -82,8 +96,8 @@ public struct LaunchSampleAnalyzer: Sendable {
 
     // MARK: Phases
 
-    /// Cuts spans at phase boundaries and at readiness.
-    func cut(_ spans: [SampledSpan], phases: [LaunchPhase], readyNs: UInt64) -> [Piece] {
+    /// Cuts spans at phase boundaries and at readiness, leaving out the `frozen` hold.
+    func cut(_ spans: [SampledSpan], phases: [LaunchPhase], readyNs: UInt64, frozen: Range<UInt64>? = nil) -> [Piece] {
         // Main-thread phases: the extended-launch tasks run on other threads.
         let ranges = phases.filter { $0.name != LaunchPhase.extendedLaunch && $0.durationNs > 0 }
         let mainNs = phases.first { $0.name == LaunchPhase.main }?.startNs
@@ -92,6 +106,12 @@ public struct LaunchSampleAnalyzer: Sendable {
             boundaries.insert(phase.startNs)
             boundaries.insert(phase.endNs)
         }
+        if let frozen {
+            boundaries.insert(frozen.lowerBound)
+            boundaries.insert(frozen.upperBound)
+        }
+        // Ticks at multiples of the period in [0, t).
+        func ticks(before t: UInt64) -> Int { Int(t / periodNs + (t % periodNs == 0 ? 0 : 1)) }
         let sorted = boundaries.sorted()
         func phase(at time: UInt64) -> String {
             // The innermost: the latest-starting phase covering the time.
@@ -111,8 +131,10 @@ public struct LaunchSampleAnalyzer: Sendable {
             var index = sorted.firstIndex { $0 > start } ?? sorted.endIndex
             while start < end {
                 let stop = index < sorted.endIndex ? min(sorted[index], end) : end
-                if stop > start {
-                    pieces.append(Piece(span: span, phase: phase(at: start + (stop - start) / 2), startNs: start, endNs: stop))
+                if stop > start, frozen?.contains(start) != true {
+                    pieces.append(Piece(
+                        span: span, phase: phase(at: start + (stop - start) / 2), startNs: start, endNs: stop,
+                        ticks: ticks(before: stop) - ticks(before: start)))
                 }
                 start = stop
                 index += 1
@@ -142,6 +164,7 @@ public struct LaunchSampleAnalyzer: Sendable {
         var key: Key
         var frame: SampledFrame
         var durationNs: UInt64 = 0
+        var ticks = 0
         var firstNs: UInt64 = .max
         var children: [Key: Node] = [:]
         var order: [Key] = []
@@ -175,9 +198,11 @@ public struct LaunchSampleAnalyzer: Sendable {
         for piece in pieces {
             var node = root
             node.durationNs += piece.durationNs
+            node.ticks += piece.ticks
             for frame in piece.span.frames.reversed().prefix(CallStackTree.maximumDepth) {
                 node = node.child(frame)
                 node.durationNs += piece.durationNs
+                node.ticks += piece.ticks
                 node.firstNs = min(node.firstNs, piece.startNs)
             }
         }
@@ -512,7 +537,7 @@ public struct LaunchSampleAnalyzer: Sendable {
     }
 
     private func frame(_ node: Node) -> CallStackTree.Frame? {
-        let count = Int((node.durationNs + periodNs / 2) / periodNs)
+        let count = node.ticks
         guard count > 0 else { return nil }
         let children = node.order.compactMap { frame(node.children[$0]!) }
         return CallStackTree.Frame(
@@ -522,16 +547,11 @@ public struct LaunchSampleAnalyzer: Sendable {
     }
 
     func folded(_ pieces: [Piece]) -> [String: Int] {
-        var durations: [String: UInt64] = [:]
-        for piece in pieces {
+        var result: [String: Int] = [:]
+        for piece in pieces where piece.ticks > 0 {
             var parts = [piece.span.thread == mainThread ? piece.phase : "thread \(piece.span.thread)"]
             parts += piece.span.frames.reversed().map { FoldedStacks.clean($0.name) }
-            durations[parts.joined(separator: ";"), default: 0] += piece.durationNs
-        }
-        var result: [String: Int] = [:]
-        for (stack, duration) in durations {
-            let count = Int((duration + periodNs / 2) / periodNs)
-            if count > 0 { result[stack] = count }
+            result[parts.joined(separator: ";"), default: 0] += piece.ticks
         }
         return result
     }

@@ -317,7 +317,8 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
         var folded: [String: Int] = [:]
         if let sampling, let sampler = launch.sampler {
             folded = try sampling.annotate(
-                &run, capture: launch.capture, sampler: sampler.sampler, spawnNs: result.events.first?.timeNs ?? 0)
+                &run, capture: launch.capture, sampler: sampler.sampler, spawnNs: result.events.first?.timeNs ?? 0,
+                heldFrozen: result.heldFrozen)
         }
         return MeasuredRun(run: run, foldedStacks: folded)
     }

@@ -85,9 +85,12 @@ final class SessionSampling: @unchecked Sendable {
         }
     }
 
-    /// Adds the samples' flags, trees and summary to `run`; returns its folded stacks.
+    /// Adds the samples' flags, trees and summary to `run` and returns its folded stacks;
+    /// `heldFrozen` (CLOCK_MONOTONIC ns) is a prewarmed launch's hold, which is no work of the
+    /// program's.
     func annotate(
-        _ run: inout LaunchRun, capture: LaunchSampler.Capture?, sampler: LaunchSampler, spawnNs: UInt64
+        _ run: inout LaunchRun, capture: LaunchSampler.Capture?, sampler: LaunchSampler, spawnNs: UInt64,
+        heldFrozen: Range<UInt64>? = nil
     ) throws(RunError) -> [String: Int] {
         if let failure = sampler.failure { throw failure.runError }
         guard let capture else { return [:] }
@@ -104,7 +107,8 @@ final class SessionSampling: @unchecked Sendable {
         let analyzer = LaunchSampleAnalyzer(
             rateHz: configuration.rateHz, flagThresholdNs: configuration.flagThresholdNs, mainThread: capture.pid)
         let readyNs = run.metrics.timeToFirstFrameNs ?? run.metrics.exitNs ?? spans.map(\.endNs).max() ?? 0
-        let result = analyzer.analyse(spans: spans, phases: run.phases, readyNs: readyNs, lostRecords: lost)
+        let frozen = heldFrozen.map { ($0.lowerBound &- min($0.lowerBound, spawnNs))..<($0.upperBound &- min($0.upperBound, spawnNs)) }
+        let result = analyzer.analyse(spans: spans, phases: run.phases, readyNs: readyNs, lostRecords: lost, frozen: frozen)
         run.flags = result.flags
         run.callStackTree = result.callStackTree
         run.sampling = result.sampling

@@ -4,13 +4,17 @@ import LaunchprofReport
 extension TextWaterfallRenderer {
     func sampledWorkLines(_ report: LaunchReport) -> [String] {
         let sampling = report.runs.last?.sampling
+        // A prewarmed launch's hold is no work of the program's: say it was left out (a streamed
+        // report has no runs left, only the summary's hold).
+        let hold = (sampling?.frozenNs ?? report.summary.prewarm?.holdNs?.median)
+            .map { "; the prewarm hold (\(DurationText.text($0))) left out" } ?? ""
         guard let flags = report.summary.flags, !flags.isEmpty else {
             guard let sampling else { return [] }
             if let note = sampling.note { return ["", "sampling: " + note] }
-            return ["", "sampling (\(sampling.rateHz) Hz): no heavy main-thread work flagged"]
+            return ["", "sampling (\(sampling.rateHz) Hz): no heavy main-thread work flagged" + hold]
         }
         let rate = sampling.map { " (\($0.rateHz) Hz)" } ?? ""
-        var lines = ["", "main-thread work flagged by sampling\(rate), median over the runs that flagged it:"]
+        var lines = ["", "main-thread work flagged by sampling\(rate), median over the runs that flagged it\(hold):"]
         let rows = flags.map { flag -> [String] in
             let syscall = flag.syscall.map { " in \($0)()" } ?? ""
             return [

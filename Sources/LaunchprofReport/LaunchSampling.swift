@@ -13,6 +13,9 @@ public struct LaunchSampling: Sendable, Equatable, Codable {
     public var lostRecords: Int
     /// Set when nothing could be said: "too short to sample: …".
     public var note: String?
+    /// A prewarmed launch's hold (frozen by launchprof), left out of every figure here and of
+    /// the run's flags and call stack trees: the process did nothing of its own in it.
+    public var frozenNs: UInt64?
     /// launchprof's own cost after the launch: stacks unwound, their frames, and the time
     /// libunwind took for them (naming the frames is not included).
     public var unwoundSamples: Int

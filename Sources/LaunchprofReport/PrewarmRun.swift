@@ -38,4 +38,12 @@ public struct PrewarmRun: Sendable, Equatable, Codable {
         self.frozenCPUNs = frozenCPUNs
         self.frozenPSSBytes = frozenPSSBytes
     }
+
+    /// The hold on the run's timeline (ns from the spawn): frozen → resumed. The process did
+    /// nothing of its own in it, so no flag, hang, sampled stack or thread state falls in it;
+    /// empty for a pool miss (launched from the spawn, never frozen).
+    public var holdRange: Range<UInt64> {
+        let start = resumeAtNs >= holdNs ? resumeAtNs - holdNs : 0
+        return start..<max(start, resumeAtNs)
+    }
 }

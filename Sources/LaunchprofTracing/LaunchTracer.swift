@@ -83,6 +83,9 @@ public struct TraceResult: Sendable {
     public var crashMappings: [StackSymbolizer.Mapping]
     /// How long the child was held stopped while the tracer handled its stops, in all.
     public var pauseNs: UInt64
+    /// Prewarm: when the child was held frozen (`TraceFreeze`), CLOCK_MONOTONIC ns from the stop
+    /// to the resume; nil when it was not. Nothing the child did falls in it.
+    public var heldFrozen: Range<UInt64>?
     /// The observer's own costs, each at its time: every stop (its pause), every probe hit.
     public var observerCosts: [ObserverCost] = []
     /// Probe hits the ring buffers had no room for (uprobe observer).
@@ -164,6 +167,7 @@ private struct TracedLaunch {
     var sawListen = false
     /// Prewarm: the child was held frozen (`TraceFreeze`) for this long, kept out of `pauseNs`.
     var heldNs: UInt64 = 0
+    var heldFrozen: Range<UInt64>?
     var frozen = false
     /// The child is pinned and gets its own mask back as it is next continued (at the exec stop
     /// when nothing stops it at `main`, else at `main`).
@@ -388,7 +392,9 @@ private struct TracedLaunch {
         if case .spawned(let time) = events.first { spawnedAt = time } else { spawnedAt = stoppedAt }
         let start = lp_now_ns()
         freeze.hold(pid, spawnedAt, stoppedAt)
-        heldNs += lp_now_ns() &- start
+        let resumed = lp_now_ns()
+        heldNs += resumed &- start
+        heldFrozen = stoppedAt..<max(resumed, stoppedAt)
     }
 
     // MARK: The end
@@ -444,6 +450,7 @@ private struct TracedLaunch {
         result.observerCosts = (observerCosts + observation.costs).sorted { $0.atNs < $1.atNs }
         result.lostSamples = observation.lostSamples
         result.pageFaults = pageFaults
+        result.heldFrozen = heldFrozen
         result.pendingUprobeHits = deferred
         return result
     }

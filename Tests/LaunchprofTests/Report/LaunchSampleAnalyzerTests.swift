@@ -245,4 +245,75 @@ struct LaunchSampleAnalyzerTests {
         run.sampling = result.sampling
         #expect(run.jsonBytes() == (try LaunchRunJSONTests.foundation(run)))
     }
+
+    /// A prewarmed launch frozen at main for 1 s: the stack the sampler saw while it was frozen
+    /// (main, off the CPU) is no work, no wait and no hang. Only what the program did before
+    /// the freeze and after the resume counts; the hold is reported apart.
+    @Test func aPrewarmHoldIsNoHangNoWaitAndNoSample() throws {
+        let main = [Self.frame("main")] + Self.start
+        let hold: Range<UInt64> = (12 * Self.ms)..<(1_012 * Self.ms)
+        var spans = Self.samples(main, from: 2, count: 10)
+        // Frozen: one long off-CPU stretch in main (the freezer's stop), cut into a few records.
+        for part in 0..<4 {
+            let start = hold.lowerBound + UInt64(part) * 250 * Self.ms
+            spans.append(SampledSpan(thread: 7, startNs: start, endNs: start + 250 * Self.ms, state: .blocked, syscall: "ptrace_stop", frames: main))
+        }
+        spans += Self.samples(Self.compute, from: 1_012, count: 60)
+        let phases = [
+            LaunchPhase(name: "main", startNs: 12 * Self.ms, durationNs: 0),
+            LaunchPhase(name: "didFinishLaunching", startNs: 1_012 * Self.ms, durationNs: 60 * Self.ms),
+        ]
+        let analyzer = LaunchSampleAnalyzer(rateHz: 1000, flagThresholdNs: 20 * Self.ms, mainThread: 7)
+        // The check can fail: without the hold, the freeze reads as a 1 s hang and wait in main.
+        let unaware = analyzer.analyse(spans: spans, phases: phases, readyNs: 1_072 * Self.ms)
+        #expect(unaware.flags.contains { $0.kind == .hang && $0.phase == "main" })
+        #expect(unaware.flags.contains { $0.kind == .blocked && $0.phase == "main" })
+
+        let result = analyzer.analyse(spans: spans, phases: phases, readyNs: 1_072 * Self.ms, frozen: hold)
+        #expect(result.flags.map(\.kind) == [.cpu], "the work after the resume only: \(result.flags)")
+        #expect(result.flags.first?.function == "compute")
+        #expect(result.sampling.frozenNs == 1_000 * Self.ms)
+        #expect(result.sampling.blockedNs == 0 && result.sampling.onCPUNs == 70 * Self.ms)
+        #expect(result.sampling.sampleCount == 70, "the samples taken while frozen are not counted")
+        let tree = try #require(result.callStackTree)
+        #expect(tree.callStacks[0].callStackRootFrames.reduce(0) { $0 + $1.sampleCount } == 70)
+        #expect(result.folded.values.reduce(0, +) == 70)
+        #expect(!result.folded.keys.contains { $0.contains("ptrace") })
+    }
+
+    /// Trees, phase trees and folded stacks count the same ticks: every parent is its children
+    /// plus its own, and each view adds up to the same total, whatever the spans' lengths and
+    /// the phase boundaries (a rounding per node or per line drifted apart: 15 vs 19 samples).
+    @Test func everyViewCountsTheSameSamples() throws {
+        var spans: [SampledSpan] = []
+        var time: UInt64 = 1_300_000
+        let stacks = [Self.compute, Self.wait, Self.small, [Self.frame("crunch")] + Self.compute]
+        for index in 0..<97 {
+            // Lengths of 0.3 to 2.6 periods, never on a period boundary.
+            let length = UInt64(300_000 + (index * 7_919) % 2_300_000)
+            spans.append(SampledSpan(thread: 7, startNs: time, endNs: time + length, state: index % 5 == 0 ? .blocked : .onCPU, frames: stacks[index % 4]))
+            time += length
+        }
+        let phases = [
+            LaunchPhase(name: "main", startNs: 1_000_000, durationNs: 0),
+            LaunchPhase(name: "willFinishLaunching", startNs: 1_000_000, durationNs: 33_333_333),
+            LaunchPhase(name: "didFinishLaunching", startNs: 34_333_333, durationNs: time - 34_333_333),
+        ]
+        let analyzer = LaunchSampleAnalyzer(rateHz: 1000, flagThresholdNs: 20 * Self.ms, mainThread: 7)
+        let result = analyzer.analyse(spans: spans, phases: phases, readyNs: time)
+        let roots = try #require(result.callStackTree).callStacks[0].callStackRootFrames
+        let treeTotal = roots.reduce(0) { $0 + $1.sampleCount }
+        #expect(treeTotal == result.folded.values.reduce(0, +))
+        let phaseTotal = result.sampling.phaseCallStackTrees.flatMap { $0.callStackTree.callStacks[0].callStackRootFrames }
+            .reduce(0) { $0 + $1.sampleCount }
+        #expect(phaseTotal == treeTotal)
+        // One tick per period from the spawn: the launch's ticks from the first sample to readiness.
+        #expect(treeTotal == Int((time + Self.ms - 1) / Self.ms) - Int((1_300_000 + Self.ms - 1) / Self.ms))
+        func check(_ frame: CallStackTree.Frame) {
+            let children = (frame.subFrames ?? []).reduce(0) { $0 + $1.sampleCount }
+            #expect(children <= frame.sampleCount, "\(frame.symbol ?? "?"): children \(children) > \(frame.sampleCount)")
+            frame.subFrames?.forEach(check)
+        }
+        roots.forEach(check)
+    }
 }
