@@ -37,14 +37,19 @@ public struct PrewarmTextRenderer: Sendable {
         lines.append("")
         lines.append("                     ordinary launch       prewarmed launch (from the resume)")
         lines.append("time to first frame  " + TextTable.column(median(prewarm.ordinaryTimeToFirstFrameNs), 22) + median(summary.optimizedTimeToFirstFrameNs))
-        if let saving = prewarm.savingNs, saving.median == 0, prewarm.losses > 0 {
-            // Losses count as 0 in the statistics: a median of 0 means half the pairs or more
-            // were not faster prewarmed, which "saving 0 ns" would hide.
-            lines.append("saving               none at the median: \(prewarm.losses) of \(saving.count) pair(s) slower prewarmed"
-                + (saving.p90 > 0 ? " (p90 \(DurationText.text(saving.p90)))" : ""))
-        } else if let saving = prewarm.savingNs {
-            lines.append("saving               p50 \(DurationText.text(saving.median)), p90 \(DurationText.text(saving.p90))"
-                + (prewarm.losses > 0 ? " (\(prewarm.losses) pair(s) slower prewarmed)" : ""))
+        if let saving = prewarm.savingNs {
+            let value = { (ns: Int64) in ns < 0 ? DurationText.signed(ns) : DurationText.text(UInt64(ns)) }
+            let spread = "p50 \(value(saving.median)), p90 \(value(saving.p90))"
+            let lost = prewarm.losses > 0 ? "\(prewarm.losses) of \(saving.count) pair(s) slower prewarmed" : nil
+            if saving.median > 0 {
+                lines.append("saving               \(spread)" + (lost.map { " (\($0))" } ?? ""))
+            } else if saving.median < 0 {
+                // A loss is a loss: the prewarmed launch was slower at the median.
+                lines.append("saving               none: a loss of \(DurationText.text(saving.median.magnitude)) at the median (\(spread))"
+                    + (lost.map { "; \($0)" } ?? ""))
+            } else {
+                lines.append("saving               none at the median (\(spread))" + (lost.map { "; \($0)" } ?? ""))
+            }
         } else {
             lines.append("saving               none: no pair in which both launches completed")
         }
@@ -80,6 +85,8 @@ public struct PrewarmTextRenderer: Sendable {
                 lines.append("  \(TextTable.column(hazard.severity.rawValue, 7))\(hazard.kind.rawValue): \(hazard.syscall) \(hazard.detail) from \(hazard.function) (\(hazard.object)): \(hazard.why)")
             }
         }
+        // `--sample`: the prewarmed launches' heavy main-thread work (the hold is none of it).
+        lines += TextWaterfallRenderer().sampledWorkLines(report)
         return lines.joined(separator: "\n") + "\n"
     }
 }

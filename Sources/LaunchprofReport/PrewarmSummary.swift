@@ -1,13 +1,16 @@
 /// What prewarming bought and cost across a `launchprof prewarm` session.
 public struct PrewarmSummary: Sendable, Equatable, Codable {
-    /// Ordinary time to first frame minus optimized, per pair (negative savings count as 0 in
-    /// these statistics; `losses` says how many pairs lost).
-    public var savingNs: SummaryStatistics?
+    /// Ordinary time to first frame minus optimized, per pair in which both launches completed:
+    /// negative where the prewarmed launch was slower (a loss is reported as a loss; `losses`
+    /// counts those pairs).
+    public var savingNs: SignedSummaryStatistics?
     /// Pairs in which the prewarmed launch was slower than the ordinary one.
     public var losses: Int
     public var prewarmNs: SummaryStatistics?
     public var holdNs: SummaryStatistics?
     public var ordinaryTimeToFirstFrameNs: SummaryStatistics?
+    /// The paired ordinary launches' time to main (the page splits the ordinary bar there).
+    public var ordinaryTimeToMainNs: SummaryStatistics?
     /// Memory one frozen process holds (PSS).
     public var frozenPSSBytes: SummaryStatistics?
     /// Hazards and notes found in the prewarm part (the session's hazard scan).
@@ -24,7 +27,7 @@ public struct PrewarmSummary: Sendable, Equatable, Codable {
     public var ordinaryOutcomes: [LaunchSummary.OutcomeCount]?
 
     public init(
-        savingNs: SummaryStatistics? = nil, losses: Int = 0, prewarmNs: SummaryStatistics? = nil,
+        savingNs: SignedSummaryStatistics? = nil, losses: Int = 0, prewarmNs: SummaryStatistics? = nil,
         holdNs: SummaryStatistics? = nil, ordinaryTimeToFirstFrameNs: SummaryStatistics? = nil,
         frozenPSSBytes: SummaryStatistics? = nil, hazards: [PrewarmHazard] = [],
         prewarmSafe: Bool = false, hazardScanError: String? = nil, frozenCPURuns: Int = 0,

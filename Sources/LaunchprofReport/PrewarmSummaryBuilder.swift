@@ -2,11 +2,12 @@
 /// does not grow with the number of runs.
 public struct PrewarmSummaryBuilder: Sendable {
     private var runs = 0
-    private var saving = StreamingStatistics()
+    private var saving = SignedStreamingStatistics()
     private var losses = 0
     private var prewarm = StreamingStatistics()
     private var hold = StreamingStatistics()
     private var ordinary = StreamingStatistics()
+    private var ordinaryMain = StreamingStatistics()
     private var pss = StreamingStatistics()
     private var frozenCPURuns = 0
     private var ordinaryOutcomes: [LaunchSummary.OutcomeCount] = []
@@ -17,7 +18,7 @@ public struct PrewarmSummaryBuilder: Sendable {
         runs += 1
         if let savingNs = run.savingNs {
             if savingNs < 0 { losses += 1 }
-            saving.record(UInt64(max(0, savingNs)))
+            saving.record(savingNs)
         }
         // A pool miss launched from the spawn: it had no prewarm part and no hold.
         if run.poolHit != false {
@@ -32,6 +33,7 @@ public struct PrewarmSummaryBuilder: Sendable {
             }
         }
         if let value = run.ordinaryTimeToFirstFrameNs { ordinary.record(value) }
+        if let value = run.ordinaryTimeToMainNs { ordinaryMain.record(value) }
         if let value = run.frozenPSSBytes { pss.record(value) }
         if run.frozenCPUNs > 0 { frozenCPURuns += 1 }
     }
@@ -39,10 +41,12 @@ public struct PrewarmSummaryBuilder: Sendable {
     /// Nil before the first prewarm run (a `launchprof run` report has no prewarm summary).
     public var summary: PrewarmSummary? {
         guard runs > 0 else { return nil }
-        return PrewarmSummary(
+        var summary = PrewarmSummary(
             savingNs: saving.summary, losses: losses, prewarmNs: prewarm.summary,
             holdNs: hold.summary, ordinaryTimeToFirstFrameNs: ordinary.summary,
             frozenPSSBytes: pss.summary, frozenCPURuns: frozenCPURuns,
             ordinaryOutcomes: ordinaryOutcomes.isEmpty ? nil : ordinaryOutcomes)
+        summary.ordinaryTimeToMainNs = ordinaryMain.summary
+        return summary
     }
 }

@@ -53,47 +53,98 @@ public struct StreamingStatistics: Sendable {
     public var summary: SummaryStatistics? {
         guard count > 0 else { return nil }
         let variance = count > 1 ? squaredDeviations / Double(count - 1) : 0
-        // Values with their counts, ascending: the sorted values themselves, or the histogram's
-        // recorded buckets (one pass answers every percentile; asking the histogram per
-        // percentile scans all its buckets each time).
-        let buckets: [(value: UInt64, count: UInt64)] =
-            histogram.map { $0.recordedValues().map { (value: $0.value, count: UInt64($0.count)) } }
-            ?? values.sorted().map { (value: $0, count: 1) }
-        let total = buckets.reduce(0) { $0 + $1.count }
-        func percentile(_ p: Double) -> UInt64 {
-            // Nearest rank (the histogram's rule too), kept within the exact range.
-            let rank = Swift.max(1, UInt64((p.nextDown * Double(total) / 100).rounded(.up)))
-            var seen: UInt64 = 0
-            for bucket in buckets {
-                seen += bucket.count
-                if seen >= rank { return Swift.min(Swift.max(bucket.value, minimum), maximum) }
-            }
-            return maximum
-        }
+        let ranked = RankedValues(buckets: buckets, minimum: minimum, maximum: maximum)
         return SummaryStatistics(
-            count: count, min: minimum, median: percentile(50), p90: percentile(90),
-            p99: percentile(99), max: maximum, mean: Self.rounded(mean),
-            stddev: Self.rounded(variance.squareRoot()),
-            outliers: outlierCount(buckets, q1: percentile(25), q3: percentile(75)))
+            count: count, min: minimum, median: ranked.percentile(50), p90: ranked.percentile(90),
+            p99: ranked.percentile(99), max: maximum, mean: Self.rounded(mean),
+            stddev: Self.rounded(variance.squareRoot()), outliers: ranked.outliers())
     }
 
-    /// Values outside Tukey's fences, counted from the values or the histogram's buckets (each
-    /// bucket's values are equivalent to 3 significant digits).
-    private func outlierCount(_ buckets: [(value: UInt64, count: UInt64)], q1: UInt64, q3: UInt64) -> Int {
-        guard count >= 4 else { return 0 }
-        let spread = Double(q3) - Double(q1)
-        let low = Double(q1) - 1.5 * spread
-        let high = Double(q3) + 1.5 * spread
-        var outside: UInt64 = 0
+    /// Values with their counts, ascending: the sorted values themselves, or the histogram's
+    /// recorded buckets (one pass answers every percentile; asking the histogram per percentile
+    /// scans all its buckets each time).
+    var buckets: [(value: UInt64, count: UInt64)] {
+        histogram.map { $0.recordedValues().map { (value: $0.value, count: UInt64($0.count)) } }
+            ?? values.sorted().map { (value: $0, count: 1) }
+    }
+
+    static func rounded(_ value: Double) -> UInt64 {
+        guard value.isFinite, value > 0 else { return 0 }
+        return value >= Double(UInt64.max) ? UInt64.max : UInt64(value.rounded())
+    }
+}
+
+/// Values with their counts, ascending, and the exact minimum and maximum: percentiles by
+/// nearest rank and Tukey's outliers, for the unsigned and the signed accumulator alike.
+struct RankedValues<Value: BinaryInteger> {
+    var buckets: [(value: Value, count: UInt64)]
+    var minimum: Value
+    var maximum: Value
+
+    var total: UInt64 { buckets.reduce(0) { $0 + $1.count } }
+
+    /// Nearest rank (the histogram's rule too), kept within the exact range.
+    func percentile(_ p: Double) -> Value {
+        let rank = Swift.max(1, UInt64((p.nextDown * Double(total) / 100).rounded(.up)))
+        var seen: UInt64 = 0
         for bucket in buckets {
-            let value = Double(bucket.value)
-            if value < low || value > high { outside += bucket.count }
+            seen += bucket.count
+            if seen >= rank { return Swift.min(Swift.max(bucket.value, minimum), maximum) }
+        }
+        return maximum
+    }
+
+    /// Values outside Tukey's fences (1.5 interquartile ranges beyond the quartiles), counted
+    /// from the values or the histogram's buckets (each bucket's values are equivalent to 3
+    /// significant digits); none below 4 values.
+    func outliers() -> Int {
+        guard total >= 4 else { return 0 }
+        let q1 = Double(percentile(25)), q3 = Double(percentile(75))
+        let low = q1 - 1.5 * (q3 - q1), high = q3 + 1.5 * (q3 - q1)
+        var outside: UInt64 = 0
+        for bucket in buckets where Double(bucket.value) < low || Double(bucket.value) > high {
+            outside += bucket.count
         }
         return Int(outside)
     }
+}
 
-    private static func rounded(_ value: Double) -> UInt64 {
-        guard value.isFinite, value > 0 else { return 0 }
-        return value >= Double(UInt64.max) ? UInt64.max : UInt64(value.rounded())
+/// `StreamingStatistics` for values that may be negative (a prewarm saving is negative when
+/// prewarming lost): the magnitudes of the negative values and the others are kept apart, in
+/// the same bounded memory, and read as one ascending list.
+public struct SignedStreamingStatistics: Sendable {
+    private var negative = StreamingStatistics()
+    private var positive = StreamingStatistics()
+    public private(set) var count = 0
+    private var minimum = Int64.max
+    private var maximum = Int64.min
+    private var mean = 0.0
+    private var squaredDeviations = 0.0
+
+    public init() {}
+
+    public mutating func record(_ value: Int64) {
+        count += 1
+        minimum = Swift.min(minimum, value)
+        maximum = Swift.max(maximum, value)
+        let delta = Double(value) - mean
+        mean += delta / Double(count)
+        squaredDeviations += delta * (Double(value) - mean)
+        if value < 0 { negative.record(value.magnitude) } else { positive.record(UInt64(value)) }
+    }
+
+    /// The summary so far; nil before the first value.
+    public var summary: SignedSummaryStatistics? {
+        guard count > 0 else { return nil }
+        let variance = count > 1 ? squaredDeviations / Double(count - 1) : 0
+        let buckets = negative.buckets.reversed().map { (value: -Int64(clamping: $0.value), count: $0.count) }
+            + positive.buckets.map { (value: Int64(clamping: $0.value), count: $0.count) }
+        let ranked = RankedValues(buckets: buckets, minimum: minimum, maximum: maximum)
+        // The mean lies between the exact minimum and maximum, so it fits.
+        let roundedMean = mean.isFinite ? Int64(exactly: mean.rounded()) ?? 0 : 0
+        return SignedSummaryStatistics(
+            count: count, min: minimum, median: ranked.percentile(50), p90: ranked.percentile(90),
+            p99: ranked.percentile(99), max: maximum, mean: roundedMean,
+            stddev: StreamingStatistics.rounded(variance.squareRoot()), outliers: ranked.outliers())
     }
 }

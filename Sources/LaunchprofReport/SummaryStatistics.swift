@@ -32,3 +32,32 @@ public struct SummaryStatistics: Sendable, Equatable, Codable {
         self.outliers = outliers
     }
 }
+
+/// `SummaryStatistics` of a value that may be negative, in ns: a prewarm saving, negative when
+/// the prewarmed launch was slower. Same fields and rules; `stddev` stays non-negative.
+public struct SignedSummaryStatistics: Sendable, Equatable, Codable {
+    public var count: Int
+    public var min: Int64
+    public var median: Int64
+    public var p90: Int64
+    public var p99: Int64
+    public var max: Int64
+    public var mean: Int64
+    public var stddev: UInt64
+    public var outliers: Int
+
+    public init(
+        count: Int, min: Int64, median: Int64, p90: Int64, p99: Int64, max: Int64, mean: Int64,
+        stddev: UInt64, outliers: Int
+    ) {
+        self.count = count
+        self.min = min
+        self.median = median
+        self.p90 = p90
+        self.p99 = p99
+        self.max = max
+        self.mean = mean
+        self.stddev = stddev
+        self.outliers = outliers
+    }
+}

@@ -67,7 +67,8 @@ struct ReportSchemaTests {
         var report = ExportSamples.report([run, killed])
         let statistics = SummaryStatistics(count: 3, min: 1, median: 2, p90: 3, p99: 3, max: 3, mean: 2, stddev: 1, outliers: 0)
         report.summary.prewarm = PrewarmSummary(
-            savingNs: statistics, losses: 1, prewarmNs: statistics, holdNs: statistics,
+            savingNs: SignedSummaryStatistics(count: 3, min: -2, median: 2, p90: 3, p99: 3, max: 3, mean: 1, stddev: 2, outliers: 0),
+            losses: 1, prewarmNs: statistics, holdNs: statistics,
             ordinaryTimeToFirstFrameNs: statistics, frozenPSSBytes: statistics,
             hazards: [
                 PrewarmHazard(kind: .wallClock, syscall: "clock_gettime", detail: "CLOCK_REALTIME", object: "app", function: "init"),

@@ -155,4 +155,34 @@ struct LaunchSummaryOrderingTests {
         #expect(builder.summary.phases.map(\.name) == ["a", "b", "c"])
         #expect(builder.summary.phases.map(\.startNs.count) == [2, 1, 2])
     }
+
+    /// A prewarm saving is negative where prewarming lost: the signed statistics keep it, with
+    /// the same nearest-rank rules as the unsigned ones, exactly while the values are few and
+    /// from the histograms (3 significant digits) beyond.
+    @Test("signed values: negative savings kept, nearest ranks over both signs")
+    func signedValues() throws {
+        var generator = SplitMix64(seed: 11)
+        for count in [1, 4, 7, 1_000, 5_000] {
+            let values = (0..<count).map { _ in Int64(generator.next() % 20_000_000) - 12_000_000 }
+            var statistics = SignedStreamingStatistics()
+            for value in values { statistics.record(value) }
+            let summary = try #require(statistics.summary)
+            let sorted = values.sorted()
+            func rank(_ percentile: Double) -> Int64 {
+                sorted[min(max(1, Int((percentile / 100 * Double(count)).rounded(.up))), count) - 1]
+            }
+            #expect(summary.count == count && summary.min == sorted.first && summary.max == sorted.last)
+            let mean = values.reduce(0.0) { $0 + Double($1) } / Double(count)
+            #expect(abs(Double(summary.mean) - mean) <= 0.5 + abs(mean) * 1e-12)
+            for (got, percentile) in [(summary.median, 50.0), (summary.p90, 90), (summary.p99, 99)] {
+                let exact = rank(percentile)
+                // Exact up to 2,048 values; beyond, within the histogram's 0.1% of the magnitude.
+                let tolerance = count <= 2_048 ? 0 : max(Double(exact.magnitude) * 0.001, 1)
+                #expect(abs(Double(got) - Double(exact)) <= tolerance, "\(count) values, p\(percentile): \(got) vs \(exact)")
+            }
+        }
+        var losses = SignedStreamingStatistics()
+        for value: Int64 in [-4_900_000, -1_000_000, 2_000_000] { losses.record(value) }
+        #expect(losses.summary?.median == -1_000_000 && losses.summary?.min == -4_900_000)
+    }
 }
