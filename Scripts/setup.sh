@@ -43,6 +43,10 @@
 #   x11-utils         xdpyinfo, to check a server's extensions by hand
 #   openbox           a reparenting window manager: the first-frame tests check that a window
 #                     reparented into a frame still counts
+#   prometheus        promtool: the tests run `promtool check metrics` on every
+#                     `launchprof export --prometheus`. Installed without its recommends (no
+#                     node exporter); the service the package starts is stopped and disabled
+#                     again: nothing here needs a server listening on :9090.
 # Package (Scripts/package.sh):
 #   dpkg-dev          dpkg-shlibdeps: the package's dependencies from what the binary links
 #   debootstrap       the install check: a Debian 12 root that has never had Swift
@@ -54,7 +58,7 @@ run=(libunwind8 libc6-dbg)
 build=("${run[@]}" libelf-dev libunwind-dev libxcb1-dev libxcb-damage0-dev libxcb-res0-dev)
 tests=(gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
   libwayland-dev wayland-protocols xvfb weston x11-apps xterm
-  mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox)
+  mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox prometheus)
 packaging=(dpkg-dev debootstrap man-db zsh fish)
 
 task=${1:-test}
@@ -88,4 +92,14 @@ fi
 echo "Installing ${missing[*]}…" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq "${missing[@]}" >&2
+others=()
+for package in "${missing[@]}"; do [ "$package" = prometheus ] || others+=("$package"); done
+[ ${#others[@]} -eq 0 ] || apt-get install -y -qq "${others[@]}" >&2
+if [ ${#others[@]} -ne ${#missing[@]} ]; then
+  # The tests need prometheus's promtool, not its service (nor the node exporter it recommends):
+  # stop and disable the server the package starts.
+  apt-get install -y -qq --no-install-recommends prometheus >&2
+  if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+    systemctl disable --now prometheus.service >&2 || true
+  fi
+fi

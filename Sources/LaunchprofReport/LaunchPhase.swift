@@ -32,6 +32,19 @@ public struct LaunchPhase: Sendable, Equatable, Hashable, Codable {
     /// Where the phase ends, in ns from the spawn.
     public var endNs: UInt64 { startNs + durationNs }
 
+    /// A point on the timeline by definition, not a span that happened to take 0 ns: `main`,
+    /// `windowMapped`, `firstFrame`, `exit`, and the `exec` of a later image of an exec chain
+    /// (its `execve` is not observed, so only where the image starts is known).
+    public static func isInstant(name: String, image: Int?) -> Bool {
+        switch name {
+        case main, windowMapped, firstFrame, exit: true
+        case exec: image != nil
+        default: false
+        }
+    }
+
+    public var isInstant: Bool { Self.isInstant(name: name, image: image) }
+
     /// Well-known phase names.
     public static let exec = "exec"
     public static let loaderMap = "loader.map"

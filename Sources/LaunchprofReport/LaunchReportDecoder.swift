@@ -70,7 +70,9 @@ public enum LaunchReportDecoder {
         }
         // Times and sizes are added and subtracted by every reader: a number no launch can have
         // would overflow there, so it is refused here, by name.
-        if let (place, value) = (try? decoder.decode(NumberRange.self, from: data))?.outOfRange {
+        // The walk that names the place is for a report that has such a number: decoding
+        // every value of a sampled report's deep trees through Codable's errors costs seconds.
+        if NumberRange.anyOutOfRange(bytes), let (place, value) = (try? decoder.decode(NumberRange.self, from: data))?.outOfRange {
             throw .invalidReport(
                 path: path,
                 reason: "\(value) at \(place) is out of range (at most \(NumberRange.limitText): 10^17 ns is over 3 years)")
@@ -94,6 +96,31 @@ public enum LaunchReportDecoder {
             }
         }
 
+        /// Whether the JSON text holds a number (outside strings) whose magnitude is over the
+        /// limit: one pass over the bytes.
+        static func anyOutOfRange(_ bytes: [UInt8]) -> Bool {
+            var index = 0
+            var inString = false
+            var escaped = false
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                if inString {
+                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                    continue
+                }
+                if byte == UInt8(ascii: "\"") {
+                    inString = true
+                } else if byte == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+                    let start = index - 1
+                    while index < bytes.count, "0123456789.eE+-".utf8.contains(bytes[index]) { index += 1 }
+                    let text = String(decoding: bytes[start..<index], as: UTF8.self)
+                    if !((Double(text)?.magnitude ?? .infinity) <= limit) { return true }
+                }
+            }
+            return false
+        }
+
         init(from decoder: any Decoder) throws {
             if let object = try? decoder.container(keyedBy: Key.self) {
                 for key in object.allKeys {
@@ -114,13 +141,15 @@ public enum LaunchReportDecoder {
                 return
             }
             let value = try decoder.singleValueContainer()
-            let place = decoder.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            // Only for a number out of range: building the path at every value costs its depth
+            // each time, seconds for a sampled report's deep call stack trees.
+            func place() -> String { decoder.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") }
             if let number = try? value.decode(UInt64.self) {
-                if Double(number) > Self.limit { outOfRange = (place, String(number)) }
+                if Double(number) > Self.limit { outOfRange = (place(), String(number)) }
             } else if let number = try? value.decode(Int64.self) {
-                if Double(number.magnitude) > Self.limit { outOfRange = (place, String(number)) }
+                if Double(number.magnitude) > Self.limit { outOfRange = (place(), String(number)) }
             } else if let number = try? value.decode(Double.self), !(number.magnitude <= Self.limit) {
-                outOfRange = (place, String(number))
+                outOfRange = (place(), String(number))
             }
         }
     }

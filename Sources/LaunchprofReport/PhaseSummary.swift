@@ -24,4 +24,7 @@ public struct PhaseSummary: Sendable, Equatable, Codable {
         self.startNs = startNs
         self.durationNs = durationNs
     }
+
+    /// An instant (`LaunchPhase.isInstant`): its start is what it says, its duration is 0.
+    public var isInstant: Bool { LaunchPhase.isInstant(name: name, image: image) }
 }
