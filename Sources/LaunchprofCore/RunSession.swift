@@ -288,8 +288,8 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
                 "the child left \(result.leftoverProcesses.count) process(es) running (pid \(pids)); launchprof killed them"))
         }
         if !result.crashStack.isEmpty {
-            timeline.warnings.append(TimelineWarning(
-                .crashed, "crash stack: " + (sampling?.symbolizer ?? StackSymbolizer.shared).describe(result.crashStack, mappings: result.crashMappings)))
+            timeline.warnings.append(TimelineWarning.crashStack(
+                (sampling?.symbolizer ?? StackSymbolizer.shared).frameNames(result.crashStack, mappings: result.crashMappings)))
         }
         if result.lostSamples > 0 {
             timeline.warnings.append(TimelineWarning(

@@ -6,13 +6,17 @@ import LaunchprofReport
 /// before `main` by library, the sampler's flags and flame graph, prewarmed vs ordinary launches.
 ///
 /// The report itself is embedded as JSON and drawn by an inline script (`HTMLReportScript`), so
-/// the page holds every number the JSON does. The script marks `<body data-render="ok">` and the
-/// number of charts it drew when it is done, or `data-render="error: …"`, for headless checks.
+/// the page holds every number the JSON does; beside it, the view (`HTMLReportView`): each
+/// phase's label and category as the terminal and the trace name them, so the script computes
+/// neither (and takes every median from the report's summary). The script marks
+/// `<body data-render="ok">` and the number of charts it drew when it is done, or
+/// `data-render="error: …"`, for headless checks.
 public struct HTMLReportRenderer: LaunchReportRenderer {
     public init() {}
 
     public func render(_ report: LaunchReport) throws(LaunchReportError) -> String {
         let json = try LaunchReportWriter.encode(report)
+        let view = try LaunchReportWriter.encodeValue(HTMLReportView(report))
         let title = "launchprof · " + (report.target.path.split(separator: "/").last.map(String.init) ?? report.target.path)
         return """
             <!DOCTYPE html>
@@ -30,6 +34,7 @@ public struct HTMLReportRenderer: LaunchReportRenderer {
             <header><h1>\(Self.escapeHTML(title))</h1><p id="lp-subtitle"></p></header>
             <main id="lp-main"><noscript>This report draws its charts with JavaScript; the data is in the page source.</noscript></main>
             <script type="application/json" id="lp-report">\(Self.scriptSafe(json))</script>
+            <script type="application/json" id="lp-view">\(Self.scriptSafe(view))</script>
             <script>
             \(HTMLReportScript.source)
             </script>
@@ -66,5 +71,72 @@ public struct HTMLReportRenderer: LaunchReportRenderer {
             }
         }
         return result
+    }
+}
+
+/// What the page draws that the report does not spell out: each phase's label and category,
+/// from `PhaseStyle` (as the terminal and the trace have them), for the summary's phases and
+/// every run's, in the report's order; and the legend.
+struct HTMLReportView: Encodable {
+    struct Phase: Encodable {
+        var label: String
+        var category: PhaseStyle.Category
+    }
+
+    struct LegendEntry: Encodable {
+        var category: PhaseStyle.Category
+        var legend: String
+    }
+
+    /// A distinct warning of the runs (a crash's with its stack's frames, innermost first).
+    struct Warning: Encodable {
+        var code: String
+        var message: String
+        var frames: [String]?
+        var runs: [Int]
+    }
+
+    /// A phase not measured, once per distinct reason.
+    struct Absent: Encodable {
+        var phase: String
+        var reason: String
+        var runs: [Int]
+    }
+
+    var legend: [LegendEntry]
+    var warnings: [Warning]
+    var absent: [Absent]
+    /// Parallel to `summary.phases`.
+    var summaryPhases: [Phase]
+    /// Parallel to `runs[i].phases`.
+    var runPhases: [[Phase]]
+
+    init(_ report: LaunchReport) {
+        // The hold is drawn as a break in the time axis, not in a colour of its own.
+        legend = PhaseStyle.Category.allCases.filter { $0 != .prewarm }.map { LegendEntry(category: $0, legend: $0.legend) }
+        summaryPhases = report.summary.phases.map { Phase(label: PhaseStyle.label($0), category: PhaseStyle.category($0.name)) }
+        warnings = []
+        absent = []
+        for run in report.runs {
+            for warning in run.warnings {
+                if let slot = warnings.firstIndex(where: { $0.code == warning.code.rawValue && $0.message == warning.message }) {
+                    warnings[slot].runs.append(run.index)
+                } else {
+                    warnings.append(Warning(
+                        code: warning.code.rawValue, message: warning.message, frames: warning.crashStackFrames, runs: [run.index]))
+                }
+            }
+            for entry in run.absent {
+                let phase = PhaseStyle.label(name: entry.phase, object: nil, task: nil, image: entry.image)
+                if let slot = absent.firstIndex(where: { $0.phase == phase && $0.reason == entry.reason }) {
+                    absent[slot].runs.append(run.index)
+                } else {
+                    absent.append(Absent(phase: phase, reason: entry.reason, runs: [run.index]))
+                }
+            }
+        }
+        runPhases = report.runs.map { run in
+            run.phases.map { Phase(label: PhaseStyle.label($0), category: PhaseStyle.category($0.name)) }
+        }
     }
 }

@@ -2,10 +2,10 @@
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
   var charts = 0;
-  var failures = [];
+  var scriptErrors = [];
   window.addEventListener("error", function (event) {
-    failures.push(String(event.message));
-    document.body.setAttribute("data-render", "error: " + failures.join("; "));
+    scriptErrors.push(String(event.message));
+    document.body.setAttribute("data-render", "error: " + scriptErrors.join("; "));
   });
 
   function el(tag, attrs, parent, text) {
@@ -30,31 +30,16 @@
   }
   function fmt(ns) {
     if (ns === null || ns === undefined) return "–";
+    if (ns < 0) return "-" + fmt(-ns);
     function sig(v) { return v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2); }
     if (ns < 1e3) return ns.toFixed(0) + " ns";
     if (ns < 1e6) return sig(ns / 1e3) + " µs";
     if (ns < 1e9) return sig(ns / 1e6) + " ms";
     return sig(ns / 1e9) + " s";
   }
-  function baseName(path) { var parts = String(path).split("/"); return parts[parts.length - 1]; }
-  function category(name) {
-    if (name === "exec" || name.indexOf("loader.") === 0) return "loader";
-    if (name.indexOf("program.") === 0) return "program";
-    if (name === "extendedLaunch") return "extendedLaunch";
-    return "app";
-  }
-  function label(phase) {
-    var text = phase.name;
-    if (phase.object) text += " " + baseName(phase.object);
-    if (phase.task) text += " " + phase.task;
-    if (phase.image !== undefined && phase.image !== null) text = "[" + phase.image + "] " + text;
-    return text;
-  }
-  function median(values) {
-    if (!values.length) return null;
-    var sorted = values.slice().sort(function (a, b) { return a - b; });
-    return sorted[Math.floor((sorted.length - 1) / 2)];
-  }
+  // A statistic's median from the report's summary (nil when the report has none): the page
+  // computes no median of its own, so it says what the text and the trace say.
+  function medianOf(stats) { return stats ? stats.median : null; }
   function niceStep(range, target) {
     var raw = Math.max(range / Math.max(target, 1), 1);
     var power = Math.pow(10, Math.floor(Math.log10(raw)));
@@ -84,28 +69,55 @@
       }
     };
   }
-  // The hold of a prewarmed launch, as a break: two slanted strokes and its length.
-  function drawBreak(svg, scale, y1, y2, label) {
-    if (!scale.cut) return;
-    var x = scale.x(scale.cut.at);
-    svgEl("rect", { "class": "hold-gap", x: x + 3, y: y1, width: scale.gap - 6, height: y2 - y1 }, svg);
-    [x + 6, x + scale.gap - 6].forEach(function (bx) {
+  // The hold of a prewarmed launch, as a break: two slanted strokes (the axis labels it).
+  function drawBreak(svg, x, gap, y1, y2) {
+    svgEl("rect", { "class": "hold-gap", x: x + 3, y: y1, width: gap - 6, height: y2 - y1 }, svg);
+    [x + 6, x + gap - 6].forEach(function (bx) {
       svgEl("line", { "class": "hold-break", x1: bx - 4, x2: bx + 4, y1: y2, y2: y1 }, svg);
     });
-    if (label) tip(svgEl("text", { "class": "axis hold-label", x: x + scale.gap / 2, y: y1 - 3, "text-anchor": "middle" }, svg,
-      label), "the hold, not to scale: " + label);
   }
-  function axis(svg, x0, width, y, maxNs, height, minNs, scale) {
+  // Text labels placed on one row without overlapping: a label that would touch one already
+  // placed (the hold's, a tick's) is left out. Sizes are the browser's own (getBBox).
+  function placer(svg) {
+    var boxes = [];
+    function overlaps(a) {
+      return boxes.some(function (b) { return a.x < b.x + b.width + 4 && b.x < a.x + a.width + 4 && a.y < b.y + b.height && b.y < a.y + a.height; });
+    }
+    return {
+      reserve: function (node) { boxes.push(node.getBBox()); return node; },
+      place: function (node) {
+        var box = node.getBBox();
+        if (overlaps(box)) { svg.removeChild(node); return null; }
+        boxes.push(box);
+        return node;
+      }
+    };
+  }
+  // Ticks and their labels. With a cut (the prewarm hold), ticks after the break are labelled
+  // with the real time from the spawn, as every label beside the bars is: the axis and the
+  // labels agree, and the break stands for the hold's length.
+  function axis(svg, x0, width, y, maxNs, height, minNs, scale, holdLabel) {
     var lo = minNs || 0;
     scale = scale || timeScale(x0, width, lo, maxNs, null);
     var step = niceStep(maxNs - lo, 6);
-    var breakX = scale.cut ? scale.x(scale.cut.at) : null;
-    for (var t = Math.ceil(lo / step) * step; t <= maxNs + 1e-9; t += step) {
-      var x = scale.x(t);
-      svgEl("line", { "class": "grid", x1: x, x2: x, y1: 0, y2: height }, svg);
-      // The break's label takes the place of the ticks next to it.
-      if (breakX !== null && x > breakX - 24 && x < breakX + scale.gap + 24) continue;
-      svgEl("text", { "class": "axis", x: x, y: y, "text-anchor": "middle" }, svg, fmtTick(t, step, maxNs));
+    var labels = placer(svg);
+    if (scale.cut && holdLabel) {
+      var bx = scale.x(scale.cut.at) + scale.gap / 2;
+      labels.reserve(tip(svgEl("text", { "class": "axis hold-label", x: bx, y: y, "text-anchor": "middle" }, svg, holdLabel),
+        "the hold, not to scale: " + holdLabel));
+    }
+    function tick(position, text) {
+      svgEl("line", { "class": "grid", x1: position, x2: position, y1: 0, y2: height }, svg);
+      labels.place(svgEl("text", { "class": "axis", x: position, y: y, "text-anchor": "middle" }, svg, text));
+    }
+    var before = scale.cut ? Math.min(scale.cut.at, maxNs) : maxNs;
+    for (var t = Math.ceil(lo / step) * step; t <= before + 1e-9; t += step) tick(scale.x(t), fmtTick(t, step, before));
+    if (scale.cut) {
+      var length = scale.cut.lengthNs, realEnd = maxNs + length;
+      for (var r = Math.ceil((scale.cut.at + length) / step) * step; r <= realEnd + 1e-9; r += step) {
+        if (r - length <= scale.cut.at) continue;
+        tick(scale.x(r - length), fmtTick(r, step, realEnd));
+      }
     }
     return scale;
   }
@@ -126,6 +138,8 @@
   }
 
   var report = JSON.parse(document.getElementById("lp-report").textContent);
+  // Each phase's label and category, as the terminal and the trace name them.
+  var view = JSON.parse(document.getElementById("lp-view").textContent);
   var runs = report.runs || [];
   var summary = report.summary || { phases: [] };
   var main = document.getElementById("lp-main");
@@ -143,7 +157,7 @@
     if (o.kind === "exitedEarly") return "exited with status " + o.exitCode + (o.beforeReadiness ? " before readiness" : "");
     return o.kind + (o.reason ? ": " + o.reason : "");
   }
-  var failures = (summary.outcomes || []).filter(function (c) { return c.outcome.kind !== "completed"; })
+  var outcomes = (summary.outcomes || []).filter(function (c) { return c.outcome.kind !== "completed"; })
     .map(function (c) { return c.runs + " " + outcomeText(c.outcome); }).join("; ");
 
   // Headline metrics.
@@ -155,7 +169,7 @@
         " page(s) from disk (major faults)" + (report.mode.cold ? "" : ": not warm launches");
     }
     var node = section(main, "Metrics", "Across " + summary.runs + " runs" +
-      (failures ? " (" + failures + ")" : summary.failedRuns ? " (" + summary.failedRuns + " failed)" : "") +
+      (outcomes ? " (" + outcomes + ")" : summary.failedRuns ? " (" + summary.failedRuns + " failed)" : "") +
       fromDisk + "; times from the spawn.");
     var table = el("table", {}, node);
     var head = el("tr", {}, table);
@@ -172,14 +186,53 @@
     });
   })();
 
+  // What went wrong, as the JSON has it: each distinct warning (a crash's stack as a list of
+  // frames) and each phase not measured with its reason, with the runs it came from.
+  (function () {
+    if (!view.warnings.length && !view.absent.length) return;
+    var node = section(main, "Warnings", "What the runs' JSON says went wrong or could not be measured, once per distinct message.");
+    node.setAttribute("id", "lp-warnings");
+    node.setAttribute("class", "warnings");
+    function runsText(entry) {
+      return entry.runs.length === runs.length ? "every run" : entry.runs.length + " of " + runs.length + " runs (run " +
+        entry.runs.slice(0, 8).join(", ") + (entry.runs.length > 8 ? ", …" : "") + ")";
+    }
+    if (view.warnings.length) {
+      var list = el("ul", { id: "lp-warning-list" }, node);
+      view.warnings.slice(0, 40).forEach(function (w) {
+        var li = el("li", { "class": "warning-" + w.code }, list);
+        el("b", {}, li, w.frames ? "crash stack" : w.code);
+        li.appendChild(document.createTextNode(w.frames ? ", innermost first " : ": " + w.message + " "));
+        el("span", { "class": "runs" }, li, "— " + runsText(w));
+        if (w.frames) {
+          var frames = el("ol", { "class": "crash-stack" }, li);
+          w.frames.forEach(function (frame) { el("li", {}, frames, frame); });
+        }
+      });
+    }
+    if (view.warnings.length > 40) el("p", { "class": "note" }, node, (view.warnings.length - 40) + " more warnings in the JSON report.");
+    if (view.absent.length) {
+      el("p", { "class": "note" }, node, "Not measured:");
+      var missing = el("ul", { id: "lp-absent-list" }, node);
+      view.absent.forEach(function (entry) {
+        var li = el("li", {}, missing);
+        el("b", {}, li, entry.phase);
+        li.appendChild(document.createTextNode(": " + entry.reason + " "));
+        el("span", { "class": "runs" }, li, "— " + runsText(entry));
+      });
+    }
+  })();
+
   // Phase waterfall: the median, or any run.
-  function waterfallRows(phases) {
-    return phases.map(function (p) {
-      return { label: label(p), start: p.startNs, dur: p.durationNs, cat: category(p.name) };
+  function waterfallRows(runIndex) {
+    return runs[runIndex].phases.map(function (p, i) {
+      var style = view.runPhases[runIndex][i];
+      return { label: style.label, start: p.startNs, dur: p.durationNs, cat: style.category };
     });
   }
-  var medianRows = (summary.phases || []).map(function (p) {
-    return { label: label(p), start: p.startNs.median, dur: p.durationNs.median, cat: category(p.name) };
+  var medianRows = (summary.phases || []).map(function (p, i) {
+    var style = view.summaryPhases[i];
+    return { label: style.label, start: p.startNs.median, dur: p.durationNs.median, cat: style.category };
   });
   // `cut`: the hold of a prewarmed launch, taken out of the time axis and drawn as a break.
   function drawWaterfall(holder, rows, name, cut) {
@@ -189,8 +242,9 @@
     rows.forEach(function (r) { end = Math.max(end, withoutHold(r.start + r.dur, cut)); });
     var height = top + rows.length * rowHeight + 6;
     var svg = newChart(holder, name, labelWidth + width + 90, height);
-    var scale = axis(svg, labelWidth, width, 12, end, height, 0, timeScale(labelWidth, width, 0, end, cut));
-    drawBreak(svg, scale, 14, height - 4, cut ? "hold " + fmt(cut.lengthNs) : "");
+    var scale = axis(svg, labelWidth, width, 12, end, height, 0, timeScale(labelWidth, width, 0, end, cut),
+      cut ? "hold " + fmt(cut.lengthNs) : "");
+    if (cut) drawBreak(svg, scale.x(cut.at), scale.gap, 16, height - 4);
     rows.forEach(function (r, i) {
       var y = top + i * rowHeight;
       svgEl("text", { x: 0, y: y + 12 }, svg, r.label);
@@ -215,10 +269,10 @@
       "Each bar starts at its median start and lasts its median duration (medians come from different runs)." +
       (medianCut ? " The prewarm hold is cut out of the time axis and drawn as a break." : ""));
     var legend = el("p", { "class": "legend" }, node);
-    [["loader", "loader"], ["program", "program"], ["app phases", "app"], ["extended launch", "extended"]].forEach(function (pair) {
+    view.legend.forEach(function (entry) {
       var item = el("span", {}, legend);
-      el("i", { style: "background: var(--" + pair[1] + ")" }, item);
-      item.appendChild(document.createTextNode(pair[0]));
+      el("i", { "class": "cat-" + entry.category }, item);
+      item.appendChild(document.createTextNode(entry.legend));
     });
     var pick = el("label", {}, node, "Show ");
     var select = el("select", { id: "lp-waterfall-select" }, pick);
@@ -229,47 +283,75 @@
     select.addEventListener("change", function () {
       var value = select.value;
       if (value === "median") drawWaterfall(holder, medianRows, "waterfall", medianCut);
-      else drawWaterfall(holder, waterfallRows(runs[Number(value)].phases), "waterfall", holdCut(runs[Number(value)].prewarm));
+      else drawWaterfall(holder, waterfallRows(Number(value)), "waterfall", holdCut(runs[Number(value)].prewarm));
       charts -= 1;  // the same chart, redrawn
     });
   })();
 
-  // Every run at a glance.
+  // Every run at a glance. Runs of a prewarm report are lined up on their freeze (left of the
+  // break, the axis counting back from it) and their resume (right of it, counting on): each
+  // run's hold and prewarm part differ, so no one time from the spawn is true of every row.
   (function () {
     if (!runs.length) return;
     var shown = runs.slice(0, 300);
-    var anyPrewarm = runs.some(function (r) { return holdCut(r.prewarm) !== null; });
-    var node = section(main, "Every run", "One row per run: its phases from the spawn, the first frame in red." +
-      (anyPrewarm ? " A prewarmed run's hold is cut out and marked with a break." : "") +
+    var anyPrewarm = shown.some(function (r) { return holdCut(r.prewarm) !== null; });
+    var node = section(main, "Every run", (anyPrewarm ?
+      "One row per run: the prewarm part up to the freeze (the axis counts back from it), the hold as a break, the launch " +
+      "from the resume (the axis counts on from it); the first frame in red." :
+      "One row per run: its phases from the spawn, the first frame in red.") +
       (shown.length < runs.length ? " The first " + shown.length + " of " + runs.length + " runs." : ""));
-    var labelWidth = 70, width = 820, rowHeight = shown.length > 40 ? 9 : 14, top = 22, end = 1;
+    var labelWidth = 70, width = 820, rowHeight = shown.length > 40 ? 9 : 14, top = 22;
     var labelEvery = Math.ceil(12 / rowHeight);
-    // Prewarmed runs: each run's own hold is cut out; every row keeps room for the break so
-    // the rows share one scale.
-    var anyCut = null;
+    // Time before the freeze (prewarm part) and after the resume (or the spawn), the longest of each.
+    var before = 0, after = 1;
     shown.forEach(function (run) {
-      var cut = holdCut(run.prewarm);
-      if (cut && !anyCut) anyCut = cut;
-      run.phases.forEach(function (p) { end = Math.max(end, withoutHold(p.startNs + p.durationNs, cut)); });
+      var cut = holdCut(run.prewarm), resume = cut ? cut.at + cut.lengthNs : 0;
+      if (cut) before = Math.max(before, cut.at);
+      run.phases.forEach(function (p) { after = Math.max(after, p.startNs + p.durationNs - resume); });
     });
+    var gap = anyPrewarm ? 26 : 0;
+    var k = (width - gap) / (before + after), breakX = labelWidth + before * k, resumeX = breakX + gap;
+    // A row's time t (from its spawn) → x: before its freeze, counted back from the break;
+    // after its resume, on from the break's far side.
+    function rowX(cut) {
+      return function (t) {
+        if (!cut) return resumeX + t * k;
+        return t <= cut.at ? breakX - (cut.at - t) * k : resumeX + Math.max(t - cut.at - cut.lengthNs, 0) * k;
+      };
+    }
     var height = top + shown.length * rowHeight + 4;
     var svg = newChart(node, "runs", labelWidth + width + 10, height);
-    axis(svg, labelWidth, width, 12, end, height, 0, timeScale(labelWidth, width, 0, end, anyCut));
+    var labels = placer(svg);
+    var step = niceStep(before + after, 7);
+    function tick(x, text) {
+      svgEl("line", { "class": "grid", x1: x, x2: x, y1: 0, y2: height }, svg);
+      labels.place(svgEl("text", { "class": "axis", x: x, y: 12, "text-anchor": "middle" }, svg, text));
+    }
+    if (anyPrewarm) {
+      var holds = prewarmSummary && prewarmSummary.holdNs;
+      labels.reserve(tip(svgEl("text", { "class": "axis hold-label", x: breakX + gap / 2, y: 12, "text-anchor": "middle" }, svg,
+        "hold" + (holds ? " " + fmt(holds.median) : "")), "the hold, not to scale: median " + (holds ? fmt(holds.median) : "–")));
+      for (var d = step; d <= before + 1e-9; d += step) tick(breakX - d * k, "-" + fmtTick(d, step, before));
+      // The break's edges, the freeze and the resume, are the hold label's.
+      [breakX, resumeX].forEach(function (edge) { svgEl("line", { "class": "grid", x1: edge, x2: edge, y1: 14, y2: height }, svg); });
+      for (var t = step; t <= after + 1e-9; t += step) tick(resumeX + t * k, "+" + fmtTick(t, step, after));
+    } else {
+      for (var u = 0; u <= after + 1e-9; u += step) tick(resumeX + u * k, fmtTick(u, step, after));
+    }
     shown.forEach(function (run, i) {
       var y = top + i * rowHeight;
-      var cut = holdCut(run.prewarm);
-      var scale = timeScale(labelWidth, width, 0, end, cut || (anyCut ? { at: end, lengthNs: 0 } : null));
+      var cut = holdCut(run.prewarm), x = rowX(cut);
       if (i % labelEvery === 0) svgEl("text", { "class": "axis", x: 0, y: y + rowHeight - 3 }, svg, "run " + run.index);
-      if (cut) drawBreak(svg, scale, y, y + rowHeight, "");
-      run.phases.forEach(function (p) {
-        var from = withoutHold(p.startNs, cut), to = withoutHold(p.startNs + p.durationNs, cut);
-        var x = scale.x(from);
+      if (cut) drawBreak(svg, breakX, gap, y, y + rowHeight);
+      run.phases.forEach(function (p, j) {
+        var style = view.runPhases[i][j];
+        var from = x(p.startNs), to = x(p.startNs + p.durationNs);
         if (p.durationNs > 0) {
-          tip(svgEl("rect", { "class": "run-phase cat-" + category(p.name), x: x, y: y + 1,
-            width: Math.max(scale.w(from, to), 0.5), height: rowHeight - 2, "fill-opacity": 0.8 }, svg),
-            "run " + run.index + " " + label(p) + ": " + fmt(p.durationNs));
+          tip(svgEl("rect", { "class": "run-phase cat-" + style.category, x: from, y: y + 1,
+            width: Math.max(to - from, 0.5), height: rowHeight - 2, "fill-opacity": 0.8 }, svg),
+            "run " + run.index + " " + style.label + ": " + fmt(p.durationNs));
         } else if (p.name === "firstFrame" || p.name === "windowMapped") {
-          svgEl("line", { "class": "instant", x1: x, x2: x, y1: y, y2: y + rowHeight }, svg);
+          svgEl("line", { "class": "instant", x1: from, x2: from, y1: y, y2: y + rowHeight }, svg);
         }
       });
     });
@@ -290,7 +372,8 @@
   }
 
   // Distribution of time to first frame.
-  function strip(svg, values, x0, width, maxNs, y, h, extraClass, name, minNs) {
+  // `m`: the median line, from the report's summary.
+  function strip(svg, values, m, x0, width, maxNs, y, h, extraClass, name, minNs) {
     var lo = minNs || 0;
     function at(v) { return x0 + (v - lo) / (maxNs - lo) * width; }
     values.forEach(function (v, i) {
@@ -298,8 +381,7 @@
       tip(svgEl("circle", { "class": "run-dot" + (extraClass ? " " + extraClass : ""), cx: at(v.value),
         cy: y + jitter, r: 3.5 }, svg), name + " run " + v.run + ": " + fmt(v.value));
     });
-    var m = median(values.map(function (v) { return v.value; }));
-    if (m !== null) {
+    if (m !== null && m !== undefined) {
       tip(svgEl("line", { "class": "median-line", x1: at(m), x2: at(m), y1: y, y2: y + h }, svg), "median " + fmt(m));
     }
   }
@@ -347,28 +429,31 @@
     }
     var stripSvg = newChart(node, "ttff-strip", x0 + width + 20, 70);
     axis(stripSvg, x0, width, 66, last, 52, first);
-    strip(stripSvg, values, x0, width, last, 4, 44, "", "time to first frame,", first);
+    // The summary's median of the same launches: the paired ordinary ones in a prewarm report.
+    var m = prewarmedCount ? medianOf(prewarmSummary && prewarmSummary.ordinaryTimeToFirstFrameNs) : medianOf(summary.timeToFirstFrameNs);
+    strip(stripSvg, values, m, x0, width, last, 4, 44, "", "time to first frame,", first);
   })();
 
   // Before main, by library.
   (function () {
     var mainStart = null;
     (summary.phases || []).forEach(function (p) { if (p.name === "main" && p.image === undefined) mainStart = p.startNs.median; });
-    var rows = (summary.phases || []).filter(function (p) {
-      var c = category(p.name);
-      return (c === "loader" || c === "program") && p.durationNs.median > 0;
-    });
+    var rows = (summary.phases || []).map(function (p, i) { return { phase: p, style: view.summaryPhases[i] }; })
+      .filter(function (row) {
+        var c = row.style.category;
+        return (c === "loader" || c === "program") && row.phase.durationNs.median > 0;
+      });
     var node = section(main, "Before main, by library", rows.length ? "Median time per loader phase and per object's initializers" +
       (mainStart !== null ? " (share of " + fmt(mainStart) + " to main)." : ".") : "No phase before main was observed.");
     if (!rows.length) return;
     var labelWidth = 250, width = 520, rowHeight = 18;
-    var most = Math.max.apply(null, rows.map(function (p) { return p.durationNs.median; }));
+    var most = Math.max.apply(null, rows.map(function (row) { return row.phase.durationNs.median; }));
     var svg = newChart(node, "pre-main", labelWidth + width + 150, rows.length * rowHeight + 4);
-    rows.forEach(function (p, i) {
-      var y = i * rowHeight, d = p.durationNs.median;
-      svgEl("text", { x: 0, y: y + 13 }, svg, label(p));
-      tip(svgEl("rect", { "class": "library-bar cat-" + category(p.name), x: labelWidth, y: y + 3,
-        width: Math.max(d / most * width, 1), height: rowHeight - 6, rx: 2 }, svg), label(p) + ": " + fmt(d));
+    rows.forEach(function (row, i) {
+      var y = i * rowHeight, d = row.phase.durationNs.median;
+      svgEl("text", { x: 0, y: y + 13 }, svg, row.style.label);
+      tip(svgEl("rect", { "class": "library-bar cat-" + row.style.category, x: labelWidth, y: y + 3,
+        width: Math.max(d / most * width, 1), height: rowHeight - 6, rx: 2 }, svg), row.style.label + ": " + fmt(d));
       svgEl("text", { "class": "axis", x: labelWidth + d / most * width + 6, y: y + 13 }, svg,
         fmt(d) + (mainStart ? "  " + (d / mainStart * 100).toFixed(1) + "%" : ""));
     });
@@ -448,6 +533,8 @@
     var depth = 0;
     rows.forEach(function (r) { depth = Math.max(depth, r.depth); });
     var svg = newChart(node, "flame-graph", width, (depth + 1) * rowHeight + 2);
+    // The total, for a check against the folded stacks and the MetricKit trees (same counts).
+    svg.setAttribute("data-samples", String(root.count));
     rows.forEach(function (r) {
       var hue = 20 + (r.frame.name.length * 37) % 40;
       var g = svgEl("g", {}, svg);
@@ -484,26 +571,27 @@
     var ps = prewarmSummary || {};
     var a = ordinaryLaunches();
     var b = prewarmed.map(function (r) { return { run: r.index, value: r.metrics.optimizedTimeToFirstFrameNs }; });
-    var ordinaryMedian = median(a.map(function (v) { return v.value; }));
-    var prewarmedMedian = median(b.map(function (v) { return v.value; }));
+    // Every median from the report's summary, the ones the terminal prints.
+    var ordinaryMedian = medianOf(ps.ordinaryTimeToFirstFrameNs);
+    var prewarmedMedian = medianOf(summary.optimizedTimeToFirstFrameNs);
     var node = section(main, "Prewarmed vs ordinary launches",
       "What the user waits for after the tap. Ordinary: spawn → first frame. Prewarmed: resume → first frame; " +
       "the prewarm part ran before the tap and the process was held frozen until it (the hold is drawn as a break, " +
       "not to scale).");
     node.setAttribute("id", "lp-prewarm-section");
     var headline = el("p", { "class": "headline", id: "lp-prewarm-headline" }, node);
+    // A loss is a loss: a negative median saving says prewarming made the launch slower.
+    var saving = ps.savingNs ? ps.savingNs.median : null;
     headline.textContent = "Median: ordinary " + fmt(ordinaryMedian) + ", prewarmed " + fmt(prewarmedMedian) +
-      (ps.savingNs && ps.savingNs.median > 0 ? " — prewarming saves " + fmt(ps.savingNs.median) + " per launch" :
-        ps.savingNs && ps.losses ? " — no saving at the median" : "") +
-      (ps.losses ? " (" + ps.losses + " of " + prewarmed.length + " pairs lost)" : "") + ".";
+      (saving === null ? "" : saving > 0 ? " — prewarming saves " + fmt(saving) + " per launch" :
+        saving < 0 ? " — prewarming loses " + fmt(-saving) + " per launch" : " — no saving at the median") +
+      (ps.losses ? " (" + ps.losses + " of " + ps.savingNs.count + " pairs slower prewarmed)" : "") + ".";
 
     // The median launch of each kind, lined up on the user's tap: an ordinary launch starts
     // there; a prewarmed one ran its prewarm part before it (left of the break: the hold).
-    var prewarmPart = ps.prewarmNs ? ps.prewarmNs.median :
-      median(prewarmed.map(function (r) { return r.prewarm ? r.prewarm.prewarmNs : 0; }));
-    var hold = ps.holdNs ? ps.holdNs.median : median(prewarmed.map(function (r) { return r.prewarm ? r.prewarm.holdNs : 0; }));
-    var ordinaryMain = median(prewarmed.filter(function (r) { return r.prewarm && r.prewarm.ordinaryTimeToMainNs !== undefined; })
-      .map(function (r) { return r.prewarm.ordinaryTimeToMainNs; }));
+    var prewarmPart = medianOf(ps.prewarmNs);
+    var hold = medianOf(ps.holdNs);
+    var ordinaryMain = medianOf(ps.ordinaryTimeToMainNs);
     var wait = Math.max(ordinaryMedian || 0, prewarmedMedian || 0, 1) * 1.04;
     var labelWidth = 150, width = 680, top = 26, rowHeight = 30, gap = 26;
     var before = prewarmPart || 0;
@@ -542,7 +630,8 @@
         [labelWidth + before * k + 6, tapX - 6].forEach(function (bx) {
           svgEl("line", { "class": "hold-break", x1: bx - 4, x2: bx + 4, y1: y1 + rowHeight - 3, y2: y1 + 3 }, svg);
         });
-        tip(svgEl("text", { "class": "axis hold-label", x: labelWidth + before * k + gap / 2, y: y1 + 2, "text-anchor": "middle" }, svg,
+        // Above the prewarm part, ending short of the tap's line: clear of both bars and the line.
+        tip(svgEl("text", { "class": "axis hold-label", x: tapX - 6, y: y1 + 2, "text-anchor": "end" }, svg,
           "hold " + fmt(hold)), "the hold, not to scale");
       }
       bar("cat-app", tapX, prewarmedMedian, y1, "resume → first frame");
@@ -559,8 +648,8 @@
     axis(strip2, x0, stripWidth, 126, maxNs, 112);
     svgEl("text", { x: 0, y: 30 }, strip2, "ordinary (" + a.length + ")");
     svgEl("text", { x: 0, y: 85 }, strip2, "prewarmed (" + b.length + ")");
-    strip(strip2, a, x0, stripWidth, maxNs, 4, 48, "", "ordinary");
-    strip(strip2, b, x0, stripWidth, maxNs, 58, 48, "prewarm", "prewarmed");
+    strip(strip2, a, ordinaryMedian, x0, stripWidth, maxNs, 4, 48, "", "ordinary");
+    strip(strip2, b, prewarmedMedian, x0, stripWidth, maxNs, 58, 48, "prewarm", "prewarmed");
 
     if (prewarmSummary) {
       var table = el("table", { id: "lp-prewarm-numbers" }, node);
@@ -636,7 +725,7 @@
     });
   })();
 
-  if (!failures.length) {
+  if (!scriptErrors.length) {
     document.body.setAttribute("data-charts", String(charts));
     document.body.setAttribute("data-render", "ok");
   }

@@ -34,6 +34,10 @@ enum HTMLReportStyle {
         .flame-frame { stroke: #fff; stroke-width: .5; }
         .legend span { display: inline-block; margin-right: 14px; color: var(--muted); }
         .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; border-radius: 2px; vertical-align: -1px; }
+        .legend i.cat-loader { background: var(--loader); } .legend i.cat-program { background: var(--program); }
+        .legend i.cat-app { background: var(--app); } .legend i.cat-extendedLaunch { background: var(--extended); }
+        section.warnings li { margin: 2px 0; } ol.crash-stack { margin: 4px 0 8px; padding-left: 26px; font: 12px ui-monospace, monospace; }
+        ol.crash-stack li { margin: 1px 0; } span.runs { color: var(--muted); }
         select { font: inherit; }
         .hold-gap { fill: var(--bg); } .hold-break { stroke: var(--muted); stroke-width: 1.5; }
         .prewarm-part { fill-opacity: .55; }

@@ -71,7 +71,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             }
             if folded.hidden.contains(index) { continue }
             let duration = phase.durationNs.median
-            let label = pad(Self.label(phase), Self.labelWidth)
+            let label = pad(PhaseStyle.label(phase), Self.labelWidth)
             let bar = self.bar(start: phase.startNs.median, duration: duration, scale: scale)
             lines.append(
                 label + " " + leftPad(duration == 0 ? "at " + DurationText.text(phase.startNs.median)
@@ -227,17 +227,6 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         case LaunchPhase.exit: nil
         default: "32"
         }
-    }
-
-    static func label(_ phase: PhaseSummary) -> String {
-        var label = phase.name
-        if let object = phase.object {
-            label += " " + (object.split(separator: "/").last.map(String.init) ?? object)
-        }
-        if let task = phase.task { label += " " + task }
-        if let occurrence = phase.occurrence { label += " #\(occurrence + 1)" }
-        if let image = phase.image { label = "[\(image)] " + label }
-        return label
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

@@ -15,6 +15,13 @@ import LaunchprofReport
 /// binary and has at most three decimals, so Perfetto (which reads the decimal text into ns),
 /// chrome://tracing and speedscope (which add `ts + dur` in doubles) all see children inside
 /// their parents and a slice ending exactly where the next begins.
+///
+/// Nesting follows what each viewer's importer does, not only geometry: on one track slices
+/// are written in order of start, longer first at a tie (Perfetto drops a slice that starts
+/// inside a shorter one and outlasts it), and two slices of one name never meet at one
+/// timestamp (speedscope opens the second before it closes the first); on the sampled-stacks
+/// track no frame ends where another begins or where another of its stack ends. `Tests/…/TraceViewerNesting`
+/// replays both importers on the traces launchprof writes.
 public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
     public init() {}
 
@@ -100,9 +107,12 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
                 ?? run.phases.map(\.endNs).max() ?? 0
             if total > 0, span > 0 {
                 events += trackName("sampled stacks (by sample count, not time)", pid: pid, tid: Self.samplesTrack)
-                // Sample positions are integers; a position's time is span × position / total.
+                // Sample positions are integers; a position's time is span × position / total, in
+                // grid steps, and positions are at least `minimumPositionSteps` apart (at a very
+                // high rate the track then runs past the launch: it counts samples, not time).
+                let spanSteps = max(Self.gridSteps(span), UInt64(total) * Self.minimumPositionSteps)
                 let at = { (position: Int) -> UInt64 in
-                    UInt64(total).dividingFullWidth(span.multipliedFullWidth(by: UInt64(position))).quotient
+                    UInt64(total).dividingFullWidth(spanSteps.multipliedFullWidth(by: UInt64(position))).quotient
                 }
                 var position = 0
                 for root in roots {
@@ -136,8 +146,8 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
             // A flag without a start is placed at the start of its phase.
             let start = flag.startNs ?? phases.first { $0.name == flag.phase }?.startNs ?? 0
             return (flag, start, start + min(flag.durationNs, UInt64.max - start))
-        }.sorted { $0.start < $1.start }
-        let lanes = Self.lanes(placed.map { ($0.start, $0.end) })
+        }.sorted { Self.writeOrder((Self.gridSteps($0.start), Self.gridSteps($0.end)), (Self.gridSteps($1.start), Self.gridSteps($1.end))) }
+        let lanes = Self.lanes(placed.map { (Self.gridSteps($0.start), Self.gridSteps($0.end), Self.flagName($0.flag)) })
         var events: [TraceEvent] = []
         for lane in Set(lanes).sorted() {
             events += trackName(lane == 0 ? "flags" : "flags (overlapping)", pid: pid, tid: Self.flagsTrack + lane)
@@ -155,11 +165,14 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
             let span = Self.span(startNs: start, endNs: end)
             events.append(
                 TraceEvent(
-                    name: "\(flag.kind.rawValue): \(flag.function)", cat: "flag", ph: "X", ts: span.ts, dur: span.dur,
+                    name: Self.flagName(flag), cat: "flag", ph: "X", ts: span.ts, dur: span.dur,
                     pid: pid, tid: Self.flagsTrack + lane, args: args))
         }
         return events
     }
+
+    /// A flag's slice: named after the work's owner.
+    static func flagName(_ flag: LaunchFlag) -> String { "\(flag.kind.rawValue): \(flag.function)" }
 
     private func medianEvents(_ summary: LaunchSummary, pid: Int) -> [TraceEvent] {
         var events = [
@@ -208,8 +221,10 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
     /// on extra tracks.
     private func laidOut(_ phases: [LaunchPhase], pid: Int) -> [TraceEvent] {
         var events: [TraceEvent] = []
-        let spans = phases.filter { $0.durationNs > 0 }
-        let lanes = Self.lanes(spans.map { ($0.startNs, $0.endNs) })
+        let spans = phases.filter { $0.durationNs > 0 }.sorted {
+            Self.writeOrder((Self.gridSteps($0.startNs), Self.gridSteps($0.endNs)), (Self.gridSteps($1.startNs), Self.gridSteps($1.endNs)))
+        }
+        let lanes = Self.lanes(spans.map { (Self.gridSteps($0.startNs), Self.gridSteps($0.endNs), PhaseStyle.label($0)) })
         for lane in Set(lanes).sorted() where lane > 0 {
             events += trackName("app phases (overlapping)", pid: pid, tid: Self.launchTrack + lane)
         }
@@ -219,59 +234,90 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
         for phase in phases where phase.durationNs == 0 {
             events.append(
                 TraceEvent(
-                    name: Self.label(phase), cat: "instant", ph: "i", ts: Self.micros(phase.startNs), pid: pid,
+                    name: PhaseStyle.label(phase), cat: "instant", ph: "i", ts: Self.micros(phase.startNs), pid: pid,
                     tid: Self.launchTrack, s: "t", args: Self.arguments(phase)))
         }
         return events
     }
 
+    /// The order slices are written in on a track: by start, the longer first at a tie (both
+    /// on the grid, as the viewers read them), so a viewer that reads them in file order opens a
+    /// parent before its child.
+    static func writeOrder(_ a: (start: UInt64, end: UInt64), _ b: (start: UInt64, end: UInt64)) -> Bool {
+        a.start != b.start ? a.start < b.start : a.end > b.end
+    }
+
     /// A lane per span such that spans on one lane nest or follow each other (what a viewer can
-    /// draw on one track): the first lane that fits, in order of start (longer first on ties).
-    public static func lanes(_ spans: [(start: UInt64, end: UInt64)]) -> [Int] {
-        let order = spans.indices.sorted {
-            spans[$0].start != spans[$1].start ? spans[$0].start < spans[$1].start : spans[$0].end > spans[$1].end
-        }
-        var stacks: [[UInt64]] = []
+    /// draw on one track), and two spans of one name never meet at one time (speedscope would
+    /// nest the second in the first): the first lane that fits, in order of start (longer first
+    /// on ties). Times in whatever unit the trace is written in (grid steps).
+    public static func lanes(_ spans: [(start: UInt64, end: UInt64, name: String)]) -> [Int] {
+        let order = spans.indices.sorted { writeOrder((spans[$0].start, spans[$0].end), (spans[$1].start, spans[$1].end)) }
+        var stacks: [[(end: UInt64, name: String)]] = []
+        /// Per lane, the names of the spans that ended at each time.
+        var endedAt: [[UInt64: Set<String>]] = []
         var result = [Int](repeating: 0, count: spans.count)
         for index in order {
             let span = spans[index]
             var placed = false
             for lane in stacks.indices {
-                while let top = stacks[lane].last, top <= span.start { stacks[lane].removeLast() }
-                if stacks[lane].last.map({ $0 >= span.end }) ?? true {
-                    stacks[lane].append(span.end)
+                while let top = stacks[lane].last, top.end <= span.start {
+                    endedAt[lane][top.end, default: []].insert(top.name)
+                    stacks[lane].removeLast()
+                }
+                let meetsItsName = endedAt[lane][span.start]?.contains(span.name) == true
+                if !meetsItsName, stacks[lane].last.map({ $0.end >= span.end }) ?? true {
+                    stacks[lane].append((span.end, span.name))
                     result[index] = lane
                     placed = true
                     break
                 }
             }
             if !placed {
-                stacks.append([span.end])
+                stacks.append([(span.end, span.name)])
+                endedAt.append([:])
                 result[index] = stacks.count - 1
             }
         }
         return result
     }
 
+    /// `lanes` for unnamed spans: nesting alone decides.
+    public static func lanes(_ spans: [(start: UInt64, end: UInt64)]) -> [Int] {
+        lanes(spans.enumerated().map { ($0.element.start, $0.element.end, "\($0.offset)") })
+    }
+
     private func slice(_ phase: LaunchPhase, pid: Int, tid: Int) -> TraceEvent {
         let span = Self.span(startNs: phase.startNs, endNs: phase.endNs)
         return TraceEvent(
-            name: Self.label(phase), cat: Self.category(phase.name), ph: "X", ts: span.ts, dur: span.dur, pid: pid,
+            name: PhaseStyle.label(phase), cat: PhaseStyle.category(phase.name).rawValue, ph: "X", ts: span.ts, dur: span.dur, pid: pid,
             tid: tid, args: Self.arguments(phase))
     }
 
-    /// A frame over sample positions `first ..< first + count`, its callees after each other
-    /// from `first`, each capped to what is left of its parent (rounded counts can add up to
-    /// more than the parent's).
+    /// Sample positions on the stack track are at least this many grid steps apart, so that
+    /// every depth's frame can end a step of its own before the next position.
+    static let minimumPositionSteps = UInt64(2 * (CallStackTree.maximumDepth + 1))
+
+    /// A frame over sample positions `first ..< first + count` (`at` gives a position's grid
+    /// step), its callees after each other from `first`, each capped to what is left of its
+    /// parent (rounded counts can add up to more than the parent's).
+    ///
+    /// A frame at depth d ends d + 1 grid steps short of its last position: no frame ends where
+    /// another begins, and no two frames of one stack end at one time. Otherwise speedscope,
+    /// which pairs ends with open frames by name at a tie, mis-nests recursion
+    /// (`execute_command_internal → execute_command → execute_command_internal`) and a stack cut
+    /// short at `main` beside a whole one.
     private func flame(
         _ frame: CallStackTree.Frame, first: Int, count: Int, at: (Int) -> UInt64, depth: Int, pid: Int
     ) -> [TraceEvent] {
         guard depth < CallStackTree.maximumDepth else { return [] }
         let name = frame.symbol ?? "\(frame.binaryName)+0x\(String(frame.offsetIntoBinaryTextSegment, radix: 16))"
-        let span = Self.span(startNs: at(first), endNs: at(first + count))
+        let start = at(first)
+        let end = max(at(first + count) - min(UInt64(depth + 1), at(first + count)), start + 1)
         var events = [
             TraceEvent(
-                name: name, cat: "samples", ph: "X", ts: span.ts, dur: span.dur, pid: pid, tid: Self.samplesTrack,
+                name: name, cat: "samples", ph: "X", ts: Double(start) / 8, dur: Double(end - start) / 8, pid: pid,
+                tid: Self.samplesTrack,
                 args: ["samples": .integer(Int64(frame.sampleCount)), "binary": .text(frame.binaryName)])
         ]
         var childFirst = first
@@ -282,22 +328,6 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
             childFirst += childCount
         }
         return events
-    }
-
-    public static func label(_ phase: LaunchPhase) -> String {
-        var name = phase.name
-        if let object = phase.object { name += " " + (object.split(separator: "/").last.map(String.init) ?? object) }
-        if let task = phase.task { name += " " + task }
-        if let image = phase.image { name = "[\(image)] " + name }
-        return name
-    }
-
-    static func category(_ name: String) -> String {
-        if name.hasPrefix("loader.") || name == LaunchPhase.exec { return "loader" }
-        if name.hasPrefix("program.") { return "program" }
-        if name == holdSlice { return "prewarm" }
-        if name == LaunchPhase.extendedLaunch { return "extendedLaunch" }
-        return "app"
     }
 
     static func arguments(_ phase: LaunchPhase) -> [String: TraceEvent.Argument] {

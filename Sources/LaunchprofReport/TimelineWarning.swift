@@ -45,4 +45,19 @@ public struct TimelineWarning: Sendable, Equatable, Hashable, Codable {
         self.code = code
         self.message = message
     }
+
+    /// A crash's warning: its stack's frames, innermost first, in the message.
+    public static func crashStack(_ frames: [String]) -> TimelineWarning {
+        TimelineWarning(.crashed, crashStackPrefix + frames.joined(separator: crashFrameSeparator))
+    }
+
+    /// The frames of a crash's warning, innermost first; nil for any other warning.
+    public var crashStackFrames: [String]? {
+        guard code == .crashed, message.hasPrefix(Self.crashStackPrefix) else { return nil }
+        return message.dropFirst(Self.crashStackPrefix.count)
+            .split(separator: Self.crashFrameSeparator, omittingEmptySubsequences: false).map(String.init)
+    }
+
+    static let crashStackPrefix = "crash stack: "
+    static let crashFrameSeparator = " ← "
 }

@@ -102,7 +102,7 @@ public final class StackSymbolizer: @unchecked Sendable {
 
     /// The frames of a crash stack named against the process's mappings, innermost first:
     /// `function (object+0xoffset)`, or `object+0xoffset` without a symbol.
-    public func describe(_ stack: [UInt64], mappings: [Mapping], limit: Int = 16) -> String {
+    public func frameNames(_ stack: [UInt64], mappings: [Mapping], limit: Int = 16) -> [String] {
         var loaded: [String: LoadedMapping] = [:]
         return stack.prefix(limit).enumerated().map { index, address in
             guard let mapping = mappings.first(where: { $0.start <= address && address < $0.end }) else {
@@ -114,7 +114,7 @@ public final class StackSymbolizer: @unchecked Sendable {
             let frame = frame(address, in: object, isReturnAddress: index > 0)
             let place = "\(frame.object)+0x" + String(frame.offset, radix: 16)
             return frame.function.map { "\($0) (\(place))" } ?? place
-        }.joined(separator: " ← ")
+        }
     }
 
     /// The vDSO has no file, but every process of this kernel maps the same one: launchprof's
@@ -140,7 +140,7 @@ public final class StackSymbolizer: @unchecked Sendable {
     /// Shared by crash reports (objects are read once per process).
     public static let shared = StackSymbolizer()
 
-    public static func describe(_ stack: [UInt64], mappings: [Mapping], limit: Int = 16) -> String {
-        shared.describe(stack, mappings: mappings, limit: limit)
+    public static func frameNames(_ stack: [UInt64], mappings: [Mapping], limit: Int = 16) -> [String] {
+        shared.frameNames(stack, mappings: mappings, limit: limit)
     }
 }

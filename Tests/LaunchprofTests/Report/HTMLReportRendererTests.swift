@@ -23,7 +23,7 @@ struct HTMLReportRendererTests {
         }
         // The only URL is the SVG namespace, which is a name, not a resource.
         #expect(html.components(separatedBy: "http://").count - 1 == html.components(separatedBy: "http://www.w3.org/2000/svg").count - 1)
-        #expect(html.components(separatedBy: "</script>").count - 1 == 2, "only the two script blocks end")
+        #expect(html.components(separatedBy: "</script>").count - 1 == 3, "only the three script blocks end (report, view, script)")
 
         let start = try #require(html.range(of: #"<script type="application/json" id="lp-report">"#))
         let end = try #require(html.range(of: "</script>", range: start.upperBound..<html.endIndex))
@@ -39,6 +39,12 @@ struct HTMLReportRendererTests {
         return SummaryStatistics(
             count: sorted.count, min: sorted.first ?? 0, median: median, p90: sorted.last ?? 0, p99: sorted.last ?? 0,
             max: sorted.last ?? 0, mean: median, stddev: 0, outliers: 0)
+    }
+
+    static func signedStats(_ values: [Int64]) -> SignedSummaryStatistics? {
+        var statistics = SignedStreamingStatistics()
+        for value in values { statistics.record(value) }
+        return statistics.summary
     }
 
     /// A `launchprof prewarm` report: prewarmed runs held 500 ms, each paired with an ordinary
@@ -74,7 +80,7 @@ struct HTMLReportRendererTests {
             size: 2, launches: 5, hits: 4, expired: 1, heldPSSBytes: stats([7_000_000]), refillNs: stats([2 * ms]), ttlNs: nil)
         pool.ttlNs = 60_000 * ms
         report.summary.prewarm = PrewarmSummary(
-            savingNs: stats(runs.compactMap { $0.prewarm?.savingNs }.map { UInt64(max($0, 0)) }), losses: 0,
+            savingNs: Self.signedStats(runs.compactMap { $0.prewarm?.savingNs }), losses: runs.filter { ($0.prewarm?.savingNs ?? 0) < 0 }.count,
             prewarmNs: stats(runs.compactMap { $0.prewarm?.prewarmNs }), holdNs: stats(runs.compactMap { $0.prewarm?.holdNs }),
             ordinaryTimeToFirstFrameNs: stats(runs.compactMap { $0.prewarm?.ordinaryTimeToFirstFrameNs }),
             frozenPSSBytes: stats([3_500_000]),
@@ -83,7 +89,19 @@ struct HTMLReportRendererTests {
                 PrewarmHazard(kind: .randomness, syscall: "getrandom", detail: "16 bytes", object: "libc.so.6", function: "malloc"),
             ],
             prewarmSafe: false, pool: pool)
+        report.summary.prewarm?.ordinaryTimeToMainNs = stats(runs.compactMap { $0.prewarm?.ordinaryTimeToMainNs })
         return report
+    }
+
+    /// The x positions and values (ms) of a chart's axis tick labels, from the page's DOM.
+    static func ticks(_ page: HeadlessChromium.Page, chart: String) throws -> [(x: Double, ms: Double)] {
+        let start = try #require(page.dom.range(of: #"data-chart="\#(chart)""#))
+        let end = try #require(page.dom.range(of: "</svg>", range: start.upperBound..<page.dom.endIndex))
+        let svg = page.dom[start.upperBound..<end.lowerBound]
+        return svg.matches(of: /<text class="axis" x="([0-9.]+)" y="12" text-anchor="middle">([0-9.]+) (ms|s)</).compactMap { match in
+            guard let x = Double(match.output.1), let value = Double(match.output.2) else { return nil }
+            return (x, match.output.3 == "s" ? value * 1_000 : value)
+        }
     }
 
     @Test("prewarm page: ordinary and prewarmed side by side, the hold as a break, hazards with severity, the pool")
@@ -111,6 +129,64 @@ struct HTMLReportRendererTests {
         #expect(page.count(class: "severity-hazard") == 1 && page.count(class: "severity-note") == 1)
         #expect(page.dom.contains("a spawned process draws its own seed"))
         #expect(page.dom.contains(#"id="lp-pool""#) && page.dom.contains("4 (80.0%)"))
+        // Nothing collides: no two labels of a chart overlap (the hold's and a tick's were).
+        #expect(page.bodyAttribute("data-label-overlaps") == "0", "\(page.bodyAttribute("data-overlap-pairs") ?? "")")
+        // The axis tells the truth across the break: ticks after it are times from the spawn,
+        // the hold included, as the bars' labels are; the first frame sits where its time is.
+        let ticks = try Self.ticks(page, chart: "waterfall")
+        let hold = Double(try #require(report.summary.prewarm?.holdNs?.median)) / 1e6
+        let freeze = Double(try #require(report.summary.prewarm?.prewarmNs?.median)) / 1e6
+        let after = ticks.filter { $0.ms > freeze + 1 }
+        #expect(after.count >= 2 && after.allSatisfy { $0.ms >= freeze + hold }, "ticks after the break: \(ticks)")
+        let frame = Double(try #require(report.summary.phases.first { $0.name == "firstFrame" }?.startNs.median)) / 1e6
+        let line = try #require(page.dom.firstMatch(of: /<line class="instant" x1="([0-9.]+)"[^>]*><title>firstFrame at/)?.output.1)
+        let (a, b) = (after[0], after[after.count - 1])
+        let expected = a.x + (frame - a.ms) / (b.ms - a.ms) * (b.x - a.x)
+        #expect(abs((Double(line) ?? 0) - expected) < 1, "firstFrame at \(frame) ms drawn at x \(line), the ticks say \(expected)")
+    }
+
+    /// A loss is a loss on the page: the headline says prewarming lost, the saving row is negative.
+    @Test("prewarm page: a median loss is said as one")
+    func prewarmLoss() throws {
+        var report = Self.prewarmReport()
+        for index in report.runs.indices {
+            let optimized = Int64(report.runs[index].metrics.optimizedTimeToFirstFrameNs ?? 0)
+            report.runs[index].prewarm?.ordinaryTimeToFirstFrameNs = 5 * ExportSamples.ms
+            report.runs[index].prewarm?.savingNs = Int64(5 * ExportSamples.ms) - optimized
+        }
+        report.summary.prewarm?.savingNs = Self.signedStats(report.runs.compactMap { $0.prewarm?.savingNs })
+        report.summary.prewarm?.losses = 5
+        report.summary.prewarm?.ordinaryTimeToFirstFrameNs = Self.stats(report.runs.map { _ in 5 * ExportSamples.ms })
+        let page = try Self.load(try HTMLReportRenderer().render(report), screenshot: "prewarm-page-loss")
+        #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
+        let headline = try #require(page.dom.firstMatch(of: /id="lp-prewarm-headline">([^<]*)</)?.output.1)
+        #expect(headline.contains("prewarming loses 1.30 ms per launch (5 of 5 pairs slower prewarmed)"), "\(headline)")
+        #expect(page.dom.contains(">-1.30 ms<"), "the saving's median, negative")
+    }
+
+    /// A crashed run's page: the crash stack frame by frame, the other warnings and the phases
+    /// not measured, each once with the runs it came from, as the JSON has them.
+    @Test("crash page: the crash stack, the warnings and what was not measured")
+    func crashPage() throws {
+        var runs = (0..<3).map { ExportSamples.run(index: $0, firstFrameMs: 15, tasks: false) }
+        for index in runs.indices {
+            runs[index].phases = runs[index].phases.filter { $0.startNs < 1_000_000 }
+            runs[index].metrics = LaunchMetrics(exitNs: 1_500_000)
+            runs[index].outcome = RunOutcome(kind: .crashed, signal: "SIGSEGV", signalNumber: 11)
+            runs[index].absent = [AbsentPhase(phase: "main", reason: "the process was killed by signal 11 (SIGSEGV) before main")]
+            runs[index].warnings = [TimelineWarning.crashStack(["crash_here (app+0x1522)", "__libc_start_main (libc.so.6+0x27376)", "_start (app+0x10f1)"])]
+        }
+        runs[1].warnings.append(TimelineWarning(.processesLeftBehind, "the child left 1 process(es) running (pid 42); launchprof killed them"))
+        let page = try Self.load(try HTMLReportRenderer().render(ExportSamples.report(runs)), screenshot: "crash-page")
+        #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
+        #expect(page.dom.contains("3 crashed (SIGSEGV)"))
+        let stack = try #require(page.dom.firstMatch(of: /<ol class="crash-stack">(.*?)<\/ol>/)?.output.1)
+        #expect(stack.matches(of: /<li>/).count == 3 && stack.contains("<li>crash_here (app+0x1522)</li>"), "\(stack)")
+        #expect(page.dom.contains("— every run"))
+        #expect(page.dom.contains("the child left 1 process(es) running (pid 42); launchprof killed them"))
+        #expect(page.dom.contains("1 of 3 runs (run 1)"))
+        #expect(page.dom.contains("<b>main</b>: the process was killed by signal 11 (SIGSEGV) before main"))
+        #expect(page.bodyAttribute("data-label-overlaps") == "0", "\(page.bodyAttribute("data-overlap-pairs") ?? "")")
     }
 
     @Test("run page: flags with their path, the flame graph, histogram ticks that differ")
@@ -172,7 +248,7 @@ struct HTMLReportRendererTests {
     /// kept as a test artifact named `screenshot`.png.
     static func load(_ html: String, screenshot: String) throws -> HeadlessChromium.Page {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("lp-\(screenshot)-\(UUID().uuidString).html")
-        try html.write(to: file, atomically: true, encoding: .utf8)
+        try HeadlessChromium.withOverlapCheck(html).write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         return try HeadlessChromium.load(file.path, screenshot: try HeadlessChromium.artifactPath(screenshot + ".png"))
     }

@@ -28,7 +28,7 @@ struct ObserverColumnTests {
         let spans = report.summary.phases.filter { $0.durationNs.median > 0 && $0.observerNs != nil }
         try #require(spans.count >= 2)
         func line(_ phase: PhaseSummary) throws -> String {
-            try #require(lines.first { $0.hasPrefix(TextWaterfallRenderer.label(phase) + " ") })
+            try #require(lines.first { $0.hasPrefix(PhaseStyle.label(phase) + " ") })
         }
         let mostly = try line(spans[0])
         let little = try line(spans[1])

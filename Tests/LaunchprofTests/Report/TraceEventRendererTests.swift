@@ -47,8 +47,20 @@ struct TraceEventRendererTests {
                 let text = line[found.upperBound...].prefix { "0123456789.eE+-".contains($0) }
                 return text.isEmpty ? nil : String(text)
             }
+            // The name: from `"name":"` to the first quote no backslash escapes (no Regex: a
+            // trace of thousands of lines is read three times).
+            func name() -> Substring? {
+                guard let found = line.range(of: #""name":""#) else { return nil }
+                var escaped = false
+                let rest = line[found.upperBound...]
+                guard let end = rest.firstIndex(where: { character in
+                    defer { escaped = !escaped && character == "\\" }
+                    return character == "\"" && !escaped
+                }) else { return nil }
+                return rest[..<end]
+            }
             guard let ts = number("ts"), let dur = number("dur"), let pid = number("pid"), let tid = number("tid"),
-                let name = line.firstMatch(of: /"name":"((?:[^"\\]|\\.)*)"/)?.output.1
+                let name = name()
             else {
                 Issue.record("unreadable slice: \(line)")
                 continue
@@ -78,6 +90,8 @@ struct TraceEventRendererTests {
         _ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation
     ) throws -> TraceDocument {
         try SchemaValidator.expectValid(bytes, against: .trace, "trace", sourceLocation: sourceLocation)
+        // Each slice where speedscope's importer and Perfetto's slice tracker put it.
+        try TraceViewerNesting.expectNested(bytes, "trace", sourceLocation: sourceLocation)
         let document = try JSONDecoder().decode(TraceDocument.self, from: Data(bytes))
         var named = Set<String>()
         var processes = Set<Int>()
@@ -128,7 +142,7 @@ struct TraceEventRendererTests {
             let pid = position + 1
             let mine = events.filter { $0.pid == pid }
             for phase in run.phases {
-                let label = TraceEventRenderer.label(phase)
+                let label = PhaseStyle.label(phase)
                 let event = mine.first { $0.name == label && $0.ph == (phase.durationNs == 0 ? "i" : "X") }
                 let found = try #require(event, "run \(position): \(label)")
                 // On the 1/8 µs grid, within half a step of the ns.
@@ -159,8 +173,9 @@ struct TraceEventRendererTests {
         let samples = events.filter { $0.pid == 2 && $0.cat == "samples" }
         #expect(samples.map(\.name) == ["main", "parse", "read", "app+0x4000"])
         let span = Double(try #require(runs[1].metrics.extendedLaunchNs)) / 1_000
-        #expect(abs((samples[0].dur ?? 0) - span) <= 0.0625)
-        #expect(abs((samples[1].dur ?? 0) - span / 2) <= 0.125)
+        // A frame at depth d ends d + 1 grid steps (of 0.125 µs) short of its last position.
+        #expect(abs((samples[0].dur ?? 0) + 0.125 - span) <= 0.0625)
+        #expect(abs((samples[1].dur ?? 0) + 0.25 - span / 2) <= 0.125)
 
         // The median process holds every distinct phase of the summary.
         let median = events.filter { $0.pid == 3 && ($0.ph == "X" || $0.ph == "i") }
@@ -273,15 +288,19 @@ struct TraceEventRendererTests {
             let event = try #require(samples.first { $0.name == name })
             return ((event.ts ?? -1), (event.ts ?? -1) + (event.dur ?? -1))
         }
-        // 10 positions over the span: main 0–7, parse 0–4, crunch 0–4 (capped from 5), draw 4–7 (capped from 4), idle 7–10.
-        let expected: [(String, Int, Int)] = [("main", 0, 7), ("parse", 0, 4), ("crunch", 0, 4), ("draw", 4, 7), ("idle", 7, 10)]
-        let totalNs = try #require(runs[0].metrics.extendedLaunchNs)
-        for (name, first, last) in expected {
+        // 10 positions over the span (in grid steps of 1/8 µs): main 0–7, parse 0–4, crunch 0–4
+        // (capped from 5), draw 4–7 (capped from 4), idle 7–10; a frame at depth d ends d + 1
+        // steps short, so no frame ends where another begins or where another of its stack ends.
+        let expected: [(String, Int, Int, Double)] = [
+            ("main", 0, 7, 0), ("parse", 0, 4, 1), ("crunch", 0, 4, 2), ("draw", 4, 7, 1), ("idle", 7, 10, 0),
+        ]
+        let steps = span * 8
+        for (name, first, last, depth) in expected {
             let got = try slice(name)
-            #expect(got.start == TraceEventRenderer.micros(totalNs * UInt64(first) / 10), "\(name) start")
-            #expect(got.end == TraceEventRenderer.micros(totalNs * UInt64(last) / 10), "\(name) end")
+            #expect(got.start == (steps * Double(first) / 10).rounded(.down) / 8, "\(name) start")
+            #expect(got.end == ((steps * Double(last) / 10).rounded(.down) - depth - 1) / 8, "\(name) end")
         }
-        #expect(try slice("idle").end == span)
+        #expect(try slice("idle").end == span - 0.125)
         // The recorded counts stay in the args.
         #expect(samples.first { $0.name == "crunch" }?.args?["samples"] == .integer(5))
     }
@@ -323,9 +342,68 @@ struct TraceEventRendererTests {
         #expect(Self.perfettoNs("1.5e3") == 1_500_000)
     }
 
-    @Test("lanes: nested spans share one, overlapping ones do not")
+    @Test("lanes: nested spans share one, overlapping ones do not, nor two of one name that meet")
     func lanes() {
         #expect(TraceEventRenderer.lanes([(0, 10), (2, 5), (5, 9), (10, 12)]) == [0, 0, 0, 0])
         #expect(TraceEventRenderer.lanes([(0, 10), (5, 15), (12, 20)]) == [0, 1, 0])
+        #expect(TraceEventRenderer.lanes([(0, 5, "render"), (5, 9, "render"), (9, 12, "draw")]) == [0, 1, 0])
+        #expect(TraceEventRenderer.lanes([(0, 5, "render"), (6, 9, "render")]) == [0, 0], "apart, they share a lane")
+    }
+
+    /// What made speedscope mis-nest real traces: a recursive stack (bash's
+    /// execute_command_internal → execute_command → execute_command_internal), a stack cut short
+    /// at `main` beside a whole one (`_start → … → main`), app phases of one name back to back,
+    /// flags of one function in two phases that meet, phases that start together.
+    @Test("recursion, cut-short stacks and repeated names nest in speedscope and Perfetto")
+    func repeatedNamesNest() throws {
+        var runs = Self.awkwardRuns()
+        func node(_ name: String, _ count: Int, _ children: [CallStackTree.Frame] = []) -> CallStackTree.Frame {
+            CallStackTree.Frame(
+                binaryName: "bash", buildID: "", address: 0x1000, offsetIntoBinaryTextSegment: 0x10, sampleCount: count,
+                symbol: name, subFrames: children.isEmpty ? nil : children)
+        }
+        // The last callee chain ends where its callers do, with the same names and counts
+        // repeated down the stack (Python's evaluator calling itself).
+        let recursion = node("execute_command_internal", 6, [
+            node("execute_command", 4, [node("execute_command_internal", 4, [node("execute_command", 2), node("make_child", 2)])]),
+            node("execute_command", 2, [node("execute_command_internal", 2, [node("execute_command", 2, [node("execute_command_internal", 2)])])]),
+        ])
+        runs[0].callStackTree = CallStackTree(callStacks: [
+            .init(threadAttributed: true, callStackRootFrames: [
+                node("_start", 9, [node("main", 9, [recursion, node("main", 3)])]),
+                node("main", 5, [node("main", 2)]),
+            ]),
+        ])
+        let frame = try #require(runs[0].metrics.timeToFirstFrameNs)
+        runs[0].phases += [
+            .init(name: "render", startNs: frame + 100, durationNs: 1_000), .init(name: "render", startNs: frame + 1_100, durationNs: 1_000),
+            .init(name: "render", startNs: frame + 2_100, durationNs: 0),
+            .init(name: "layout", startNs: frame + 100, durationNs: 500), .init(name: "layout", startNs: frame + 100, durationNs: 2_000),
+        ]
+        let start = try #require(runs[0].flags?.first?.startNs)
+        runs[0].flags? += [
+            LaunchFlag(kind: .cpu, phase: "willFinishLaunching", function: "load", object: "app", durationNs: 2_000_000, startNs: start + 20_000_000, advice: "a"),
+            LaunchFlag(kind: .cpu, phase: "didFinishLaunching", function: "load", object: "app", durationNs: 1_000_000, startNs: start + 22_000_000, advice: "b"),
+        ]
+        let bytes = try TraceEventRenderer().renderBytes(ExportSamples.report(runs))
+        _ = try Self.expectWellFormed(bytes)
+    }
+
+    /// The nesting check can fail: two slices of one name that meet, as speedscope reads them,
+    /// and a slice outlasting the one it starts in, as Perfetto reads it.
+    @Test("the viewers' nesting check finds what each viewer gets wrong")
+    func nestingCheckFails() throws {
+        func trace(_ slices: [(String, Double, Double)]) -> [UInt8] {
+            let events = slices.map { #"{"name":"\#($0.0)","ph":"X","pid":1,"tid":1,"ts":\#($0.1),"dur":\#($0.2)}"# }
+            return Array(#"{"traceEvents":[\#(events.joined(separator: ","))]}"#.utf8)
+        }
+        let meeting = try TraceViewerNesting.problems(trace([("outer", 0, 20), ("A", 0, 5), ("A", 5, 5)]))
+        #expect(meeting.contains { $0.viewer == "speedscope" }, "\(meeting)")
+        #expect(!meeting.contains { $0.viewer == "Perfetto" })
+        let crossing = try TraceViewerNesting.problems(trace([("A", 0, 5), ("B", 3, 5)]))
+        #expect(crossing.contains { $0.viewer == "Perfetto" }, "\(crossing)")
+        let shorterFirst = try TraceViewerNesting.problems(trace([("child", 0, 2), ("parent", 0, 5)]))
+        #expect(shorterFirst.contains { $0.viewer == "Perfetto" }, "Perfetto reads a tie in file order: \(shorterFirst)")
+        #expect(try TraceViewerNesting.problems(trace([("parent", 0, 5), ("child", 0, 2), ("B", 5, 1)])).isEmpty)
     }
 }

@@ -79,6 +79,33 @@ enum HeadlessChromium {
         return Page(dom: dom, consoleLines: console)
     }
 
+    /// `html` with a check run after the page's own script: how many pairs of a chart's text
+    /// labels overlap as Chromium laid them out (`data-label-overlaps` on `<body>`, the first
+    /// pairs in `data-overlap-pairs`).
+    static func withOverlapCheck(_ html: String) -> String {
+        let check = """
+            <script>
+            (function () {
+              var found = [];
+              document.querySelectorAll("svg.lp-chart").forEach(function (svg) {
+                var boxes = Array.prototype.map.call(svg.querySelectorAll("text"), function (t) {
+                  return { text: t.textContent, box: t.getBoundingClientRect() };
+                }).filter(function (t) { return t.box.width > 0; });
+                for (var i = 0; i < boxes.length; i++) for (var j = i + 1; j < boxes.length; j++) {
+                  var a = boxes[i].box, b = boxes[j].box;
+                  var w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+                  if (w > 0.5 && h > 2) found.push(svg.getAttribute("data-chart") + ": " + boxes[i].text + " / " + boxes[j].text);
+                }
+              });
+              document.body.setAttribute("data-label-overlaps", String(found.length));
+              document.body.setAttribute("data-overlap-pairs", found.slice(0, 6).join(" | "));
+            })();
+            </script>
+            """
+        guard let end = html.range(of: "</body>", options: .backwards) else { return html + check }
+        return html.replacingCharacters(in: end, with: check + "\n</body>")
+    }
+
     /// Where tests keep their screenshots: `.build/test-artifacts/` of the package.
     static func artifactPath(_ name: String) throws -> String {
         let directory = FixtureBuilder.packageRoot.appendingPathComponent(".build/test-artifacts")
