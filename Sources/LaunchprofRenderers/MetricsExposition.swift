@@ -22,11 +22,11 @@ public struct MetricsExposition: Sendable, Equatable {
             case .openMetrics:
                 lines.append("# TYPE \(family.name) \(family.type.rawValue)")
                 if let unit = family.unit { lines.append("# UNIT \(family.name) \(unit)") }
-                lines.append("# HELP \(family.name) \(Self.escapeHelp(family.help, quotes: true))")
+                lines.append("# HELP \(family.name) \(Self.escape(family.help, quotes: true))")
             case .prometheusText:
                 // 0.0.4 has one name for family and samples: a counter's is its samples' `_total`.
                 let name = family.type == .counter ? family.name + "_total" : family.name
-                lines.append("# HELP \(name) \(Self.escapeHelp(family.help, quotes: false))")
+                lines.append("# HELP \(name) \(Self.escape(family.help, quotes: false))")
                 lines.append("# TYPE \(name) \(family.type.rawValue)")
             }
             for sample in family.samples {
@@ -38,21 +38,12 @@ public struct MetricsExposition: Sendable, Equatable {
     }
 
     static func labelText(_ labels: [(name: String, value: String)]) -> String {
-        labels.isEmpty ? "" : "{" + labels.map { "\($0.name)=\"\(escapeLabelValue($0.value))\"" }.joined(separator: ",") + "}"
+        labels.isEmpty ? "" : "{" + labels.map { "\($0.name)=\"\(escape($0.value, quotes: true))\"" }.joined(separator: ",") + "}"
     }
 
-    /// Label values escape backslash, double quote and line feed in both formats.
-    static func escapeLabelValue(_ value: String) -> String {
-        escape(value, quotes: true)
-    }
-
-    /// Help text escapes backslash and line feed in both formats, and double quote in
-    /// OpenMetrics only.
-    static func escapeHelp(_ value: String, quotes: Bool) -> String {
-        escape(value, quotes: quotes)
-    }
-
-    private static func escape(_ value: String, quotes: Bool) -> String {
+    /// Backslash and line feed escaped, and double quote with `quotes`: label values escape all
+    /// three in both formats, help text escapes the quote in OpenMetrics only.
+    static func escape(_ value: String, quotes: Bool) -> String {
         var result = ""
         for character in value {
             switch character {

@@ -7,11 +7,8 @@ import Histogram
 /// never pay for a histogram (allocating and scanning one costs about 0.5 ms, a report keeps
 /// two per phase); a 100,000-run session still holds a fixed amount per statistic.
 public struct StreamingStatistics: Sendable {
-    public private(set) var count = 0
-    private var minimum = UInt64.max
-    private var maximum: UInt64 = 0
-    private var mean = 0.0
-    private var squaredDeviations = 0.0
+    private var exact = ExactMoments<UInt64>()
+    public var count: Int { exact.count }
     /// Every value while `count <= exactLimit`; emptied into `histogram` past it.
     private var values: [UInt64] = []
     private var histogram: Histogram<UInt32>?
@@ -26,12 +23,7 @@ public struct StreamingStatistics: Sendable {
     public init() {}
 
     public mutating func record(_ value: UInt64) {
-        count += 1
-        minimum = Swift.min(minimum, value)
-        maximum = Swift.max(maximum, value)
-        let delta = Double(value) - mean
-        mean += delta / Double(count)
-        squaredDeviations += delta * (Double(value) - mean)
+        exact.record(value)
         if histogram == nil, count <= Self.exactLimit {
             values.append(value)
             return
@@ -52,12 +44,11 @@ public struct StreamingStatistics: Sendable {
     /// The summary so far; nil before the first value.
     public var summary: SummaryStatistics? {
         guard count > 0 else { return nil }
-        let variance = count > 1 ? squaredDeviations / Double(count - 1) : 0
-        let ranked = RankedValues(buckets: buckets, minimum: minimum, maximum: maximum)
+        let ranked = RankedValues(buckets: buckets, minimum: exact.minimum, maximum: exact.maximum)
         return SummaryStatistics(
-            count: count, min: minimum, median: ranked.percentile(50), p90: ranked.percentile(90),
-            p99: ranked.percentile(99), max: maximum, mean: Self.rounded(mean),
-            stddev: Self.rounded(variance.squareRoot()), outliers: ranked.outliers())
+            count: count, min: exact.minimum, median: ranked.percentile(50), p90: ranked.percentile(90),
+            p99: ranked.percentile(99), max: exact.maximum, mean: Self.rounded(exact.mean),
+            stddev: Self.rounded(exact.variance.squareRoot()), outliers: ranked.outliers())
     }
 
     /// Values with their counts, ascending: the sorted values themselves, or the histogram's
@@ -72,6 +63,28 @@ public struct StreamingStatistics: Sendable {
         guard value.isFinite, value > 0 else { return 0 }
         return value >= Double(UInt64.max) ? UInt64.max : UInt64(value.rounded())
     }
+}
+
+/// What a stream's statistics keep exactly: the count, the minimum and maximum, and Welford's
+/// running mean and variance (numerically stable).
+struct ExactMoments<Value: FixedWidthInteger & Sendable>: Sendable {
+    private(set) var count = 0
+    private(set) var minimum = Value.max
+    private(set) var maximum = Value.min
+    private(set) var mean = 0.0
+    private var squaredDeviations = 0.0
+
+    mutating func record(_ value: Value) {
+        count += 1
+        minimum = Swift.min(minimum, value)
+        maximum = Swift.max(maximum, value)
+        let delta = Double(value) - mean
+        mean += delta / Double(count)
+        squaredDeviations += delta * (Double(value) - mean)
+    }
+
+    /// The sample variance (n − 1); 0 for one value.
+    var variance: Double { count > 1 ? squaredDeviations / Double(count - 1) : 0 }
 }
 
 /// Values with their counts, ascending, and the exact minimum and maximum: percentiles by
@@ -115,36 +128,27 @@ struct RankedValues<Value: BinaryInteger> {
 public struct SignedStreamingStatistics: Sendable {
     private var negative = StreamingStatistics()
     private var positive = StreamingStatistics()
-    public private(set) var count = 0
-    private var minimum = Int64.max
-    private var maximum = Int64.min
-    private var mean = 0.0
-    private var squaredDeviations = 0.0
+    private var exact = ExactMoments<Int64>()
+    public var count: Int { exact.count }
 
     public init() {}
 
     public mutating func record(_ value: Int64) {
-        count += 1
-        minimum = Swift.min(minimum, value)
-        maximum = Swift.max(maximum, value)
-        let delta = Double(value) - mean
-        mean += delta / Double(count)
-        squaredDeviations += delta * (Double(value) - mean)
+        exact.record(value)
         if value < 0 { negative.record(value.magnitude) } else { positive.record(UInt64(value)) }
     }
 
     /// The summary so far; nil before the first value.
     public var summary: SignedSummaryStatistics? {
         guard count > 0 else { return nil }
-        let variance = count > 1 ? squaredDeviations / Double(count - 1) : 0
         let buckets = negative.buckets.reversed().map { (value: -Int64(clamping: $0.value), count: $0.count) }
             + positive.buckets.map { (value: Int64(clamping: $0.value), count: $0.count) }
-        let ranked = RankedValues(buckets: buckets, minimum: minimum, maximum: maximum)
+        let ranked = RankedValues(buckets: buckets, minimum: exact.minimum, maximum: exact.maximum)
         // The mean lies between the exact minimum and maximum, so it fits.
-        let roundedMean = mean.isFinite ? Int64(exactly: mean.rounded()) ?? 0 : 0
+        let mean = exact.mean.isFinite ? Int64(exactly: exact.mean.rounded()) ?? 0 : 0
         return SignedSummaryStatistics(
-            count: count, min: minimum, median: ranked.percentile(50), p90: ranked.percentile(90),
-            p99: ranked.percentile(99), max: maximum, mean: roundedMean,
-            stddev: StreamingStatistics.rounded(variance.squareRoot()), outliers: ranked.outliers())
+            count: count, min: exact.minimum, median: ranked.percentile(50), p90: ranked.percentile(90),
+            p99: ranked.percentile(99), max: exact.maximum, mean: mean,
+            stddev: StreamingStatistics.rounded(exact.variance.squareRoot()), outliers: ranked.outliers())
     }
 }

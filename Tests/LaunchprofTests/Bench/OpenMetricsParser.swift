@@ -20,27 +20,13 @@ enum OpenMetricsParser {
 
     /// The samples the parser read, or a failure with its message.
     static func parse(_ text: String) throws -> [[String: Any]] {
-        let process = Process()
         // Debian's python3, where apt puts the module (not a pyenv shim earlier in PATH).
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script]
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let outcome = try ToolFilter.run("/usr/bin/python3", ["-c", script], input: text)
+        guard outcome.status == 0 else {
             throw Failure(description: "the OpenMetrics parser refused the text (python3-prometheus-client missing? run Scripts/setup.sh):\n"
-                + String(decoding: stderr, as: UTF8.self))
+                + outcome.stderr)
         }
-        return try String(decoding: stdout, as: UTF8.self).split(separator: "\n").map {
+        return try outcome.stdout.split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
     }

@@ -16,20 +16,7 @@ enum Promtool {
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw Missing(description: "promtool is not installed: run Scripts/setup.sh (Debian package prometheus)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["check", "metrics"]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        // promtool reads all of its input before it writes: write, close, then read.
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: printed, as: UTF8.self))
+        let outcome = try ToolFilter.run(path, ["check", "metrics"], input: text)
+        return (outcome.status, outcome.stdout + outcome.stderr)
     }
 }
