@@ -322,7 +322,7 @@
     var height = top + shown.length * rowHeight + 4;
     var svg = newChart(node, "runs", labelWidth + width + 10, height);
     var labels = placer(svg);
-    var step = niceStep(before + after, 7);
+    var step = niceStep(before + after, 10);
     function tick(x, text) {
       svgEl("line", { "class": "grid", x1: x, x2: x, y1: 0, y2: height }, svg);
       labels.place(svgEl("text", { "class": "axis", x: x, y: 12, "text-anchor": "middle" }, svg, text));
