@@ -16,6 +16,9 @@ public struct LaunchPhase: Sendable, Equatable, Hashable, Codable {
     /// launchprof's own cost inside this phase (already in `durationNs`): the ptrace stops that
     /// fell in it, or its uprobe hits times the measured cost of one. Nil when not known.
     public var observerNs: UInt64?
+    /// The main thread's time in this phase by scheduler state (adds up to `durationNs`); nil
+    /// for an instant, or where the scheduler's events could not be read.
+    public var threadState: ThreadStateBreakdown?
 
     public init(
         name: String, startNs: UInt64, durationNs: UInt64, object: String? = nil,

@@ -48,6 +48,7 @@ extension LaunchRun {
                     if let observerNs = phase.observerNs { json.field("observerNs", observerNs) }
                     json.field("startNs", phase.startNs)
                     if let task = phase.task { json.field("task", task) }
+                    if let threadState = phase.threadState { json.encoded("threadState", threadState) }
                 }
             }
             json.field("pid", pid)
@@ -56,6 +57,7 @@ extension LaunchRun {
             if let sampling { json.encoded("sampling", sampling) }
             if let spawnedAt { json.encoded("spawnedAt", spawnedAt) }
             if let states { json.encoded("states", states) }
+            if let threadStates { json.encoded("threadStates", threadStates) }
             json.field("timedOut", timedOut)
             if let tracerPauseNs { json.field("tracerPauseNs", tracerPauseNs) }
             json.key("warnings")

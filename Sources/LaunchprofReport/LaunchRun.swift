@@ -37,6 +37,9 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     /// `--sample`: the rate, the main thread's time by state, per-phase call stack trees, or the
     /// "too short to sample" note.
     public var sampling: LaunchSampling?
+    /// The main thread's time by scheduler state over the launch, its causes and the slow-launch
+    /// reasons; nil where the scheduler's events could not be read (or `--no-thread-states`).
+    public var threadStates: LaunchThreadStates?
     /// The spawn on the system's clocks (the phases count from it); nil in reports that predate it.
     public var spawnedAt: SpawnInstant?
 

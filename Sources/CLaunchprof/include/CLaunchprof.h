@@ -350,5 +350,7 @@ uint64_t lp_uprobe_calibration_loop(int stepped, int count);
 uint64_t lp_ptrace_stop_ns(int stops);
 // Sampling (perf events) and offline unwinding: lp_sampling.h.
 #include "lp_sampling.h"
+// The scheduler's events for thread states: lp_sched_events.h.
+#include "lp_sched_events.h"
 
 #endif

@@ -17,7 +17,7 @@ enum ChildProcess {
     /// child fd ← parent fd, stdio from /dev/null. Waits at most `timeout` seconds.
     static func run(
         _ path: String, arguments: [String] = [], environment: [String: String],
-        descriptors: [Int32: Int32] = [:], timeout: Double = 20
+        descriptors: [Int32: Int32] = [:], timeout: Double = 20, spawned: ((pid_t) -> Void)? = nil
     ) throws -> Status {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -46,6 +46,7 @@ enum ChildProcess {
         guard result == 0 else {
             throw Failure(description: "posix_spawn \(path) failed: \(String(cString: strerror(result)))")
         }
+        spawned?(pid)
         return wait(pid, timeout: timeout)
     }
 
