@@ -64,6 +64,11 @@ struct LaunchRunJSONTests {
             }
             // launchprof's own cost per phase, on some phases only.
             if offset % 2 == 1 { run.phases[1].observerNs = UInt64(offset) * 1_234 }
+            // Thread states, on some runs.
+            if offset % 2 == 0 {
+                run.phases[1].threadState = ThreadStateBreakdown(runningNs: 1, diskIONs: 1)
+                run.threadStates = ReportSchemaTests.threadStates
+            }
             // Every outcome shape, its free text awkward too.
             run.outcome = [
                 nil, .completed, RunOutcome(kind: .exitedEarly, exitCode: -1, beforeReadiness: true),

@@ -64,6 +64,8 @@ struct ReportSchemaTests {
             lostRecords: 0, note: "too short to sample",
             phaseCallStackTrees: [.init(phase: "didFinishLaunching", callStackTree: ExportSamples.tree)],
             unwoundSamples: 5, unwoundFrames: 40, unwindNs: 5_000)
+        run.phases[0].threadState = ThreadStateBreakdown(runningNs: run.phases[0].durationNs)
+        run.threadStates = threadStates
         var report = ExportSamples.report([run, killed])
         let statistics = SummaryStatistics(count: 3, min: 1, median: 2, p90: 3, p99: 3, max: 3, mean: 2, stddev: 1, outliers: 0)
         report.summary.prewarm = PrewarmSummary(
@@ -88,6 +90,29 @@ struct ReportSchemaTests {
         report.mode.prewarm = true
         return report
     }
+
+    /// Thread states with every field set.
+    static let threadStates: LaunchThreadStates = {
+        let x = TaskName(pid: 812, process: "Xvfb", tid: 812, thread: "Xvfb")
+        let worker = TaskName(pid: 40, process: "app", tid: 41, thread: "worker")
+        return LaunchThreadStates(
+            mainThread: 40, launchEndNs: 7_000,
+            launch: ThreadStateBreakdown(
+                runningNs: 1_000, runnableNs: 1_000, sleepingNs: 1_000, lockNs: 1_000, diskIONs: 1_000, otherNs: 1_000,
+                tracedNs: 1_000),
+            timeline: [ThreadStateSpan(startNs: 0, durationNs: 7_000, state: .sleeping, blockedIn: "poll", wakedBy: "Xvfb 812")],
+            threads: [ThreadStateSummary(tid: 41, name: "worker", startNs: 10, endNs: 7_000, states: .init(runningNs: 6_990))],
+            cpuCompetitors: [TaskTime(task: x, ns: 1_000, ownProcess: false, launchprof: false)],
+            wakers: [WakeCause(kind: .thread, task: x, state: .sleeping, ns: 1_000, count: 2)],
+            fileReads: [FileRead(path: "/usr/lib/libbig.so", waitNs: 1_000, majorFaults: 3, pagesRead: 32)],
+            lockHolders: [LockHolder(task: worker, ns: 1_000, count: 1, ownProcess: true)],
+            reasons: [
+                SlowLaunchReason(
+                    code: .displayServer, message: "1.00 µs waiting for the X server", ns: 1_000, percentOfLaunch: 14,
+                    threshold: "≥ 10% of the launch and ≥ 1.00 ms", advice: "batch requests", phase: "main")
+            ],
+            notes: ["a note"])
+    }()
 
     @Test("every field of the LaunchReport model is in launch-report.schema.json")
     func launchReportNamesEveryField() throws {
@@ -118,6 +143,10 @@ struct ReportSchemaTests {
         try Self.expectNamed(try #require(run.sampling), in: schema, "LaunchSampling")
         try Self.expectNamed(try #require(report.summary.flags?.first), in: schema, "FlagSummary")
         try Self.expectNamed(RunOutcome.completed, in: schema, "RunOutcome")
+        let states = try #require(run.threadStates)
+        try Self.expectNamed(states, in: schema, "LaunchThreadStates")
+        try Self.expectNamed(states.launch, in: schema, "ThreadStateBreakdown")
+        try Self.expectNamed(states.wakers[0].task!, in: schema, "TaskName")
         try Self.expectNamed(try #require(report.summary.outcomes?.first), in: schema, "OutcomeCount")
         #expect(report.summary.outcomes?.map(\.runs) == [1, 1])
         // Metrics are named once, in MetricName.
