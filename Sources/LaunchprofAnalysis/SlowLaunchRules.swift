@@ -184,7 +184,7 @@ public enum SlowLaunchRules {
             .cpuBound, launch.runningNs,
             "main thread on a CPU \(percentText(launch.runningNs)) of the launch (\(DurationText.text(launch.runningNs))): the launch is the app's own work",
             "see which functions with launchprof run --sample, and defer what the first frame does not need",
-            spans: [])
+            spans: causes.running)
 
         return reasons.sorted { ($0.ns, $1.code.rawValue) > ($1.ns, $0.code.rawValue) }
     }

@@ -17,6 +17,7 @@ struct Causes {
     }
 
     var waits: [Wait] = []
+    var running: [ThreadTimeline.Span] = []
     /// Runnable spans and the time each other task held the CPU during them.
     var runnable: [ThreadTimeline.Span] = []
     var competitorNs: [Int32: UInt64] = [:]
@@ -33,7 +34,7 @@ struct Causes {
         for span in spans {
             switch span.state {
             case .running:
-                continue
+                running.append(span)
             case .runnable:
                 runnable.append(span)
                 guard let cpu = span.cpu else { continue }

@@ -46,6 +46,8 @@ public struct RunConfiguration: Sendable {
     public var sysfsRoot = "/sys"
     /// `--sample`: sample each launch's main thread (or every thread) from spawn to readiness.
     public var sampling: SamplingConfiguration?
+    /// Thread states from the scheduler's events for every run (`--no-thread-states`: off).
+    public var threadStates = true
 
     public init(program: String, arguments: [String]) {
         self.program = program

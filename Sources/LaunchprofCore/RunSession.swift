@@ -34,6 +34,8 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
     let observer: ResolvedObserver
     /// `--sample`: the symbolizer, drain thread and folded stacks shared by the runs.
     let sampling: SessionSampling?
+    /// Thread states: the scheduler's events around each launch.
+    let threadStates: SessionThreadStates?
     /// The display watched for the program's first frame (`--ready frame`, or automatic).
     let frameWatch: FrameWatch?
     /// /dev/null for the children's standard streams (read, write), opened once.
@@ -70,6 +72,9 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
             throw .observer(error)
         }
         sampling = configuration.sampling.map(SessionSampling.init)
+        // A scripted tracer spawns nothing whose states could be recorded.
+        threadStates = configuration.threadStates && tracer == nil
+            ? SessionThreadStates(knownFiles: closurePaths + program.extraFiles) : nil
         // A launchprof killed during --resume-cycles left its cgroup: the next one removes it
         // (and thaws whatever it holds). One directory read per session.
         CgroupFreezer.removeStale()
@@ -177,6 +182,7 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
         var frameWarnings: [TimelineWarning]
         var capture: LaunchSampler.Capture?
         var sampler: SessionSampling.Launch?
+        var schedulerCapture: SchedulerCapture?
         /// It met exec'd images that were analysed only after it.
         var metNewImages: Bool
     }
@@ -237,14 +243,17 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
         defer { frameWatch?.end() }
         monitor.start(on: monitorThread)
         let result: TraceResult
+        let statesLaunch = threadStates?.begin()
         do {
             result = try tracer.trace(request, planForImage: { [plans] path in plans.plan(for: path) }, control: control)
         } catch {
+            if let statesLaunch { _ = threadStates?.end(statesLaunch) }
             _ = sampler?.finish()
             _ = monitor.finish()
             let signal = lp_interrupted()
             throw signal != 0 ? .interrupted(signal: signal) : .tracer(error)
         }
+        let schedulerCapture = statesLaunch.flatMap { threadStates?.end($0) }
         io.closeChildEnds()
         let capture = sampler?.finish()
         let observed = monitor.finish()
@@ -256,7 +265,8 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
         }
         return TracedRun(
             index: index, result: result, observed: observed, residency: residency,
-            frameWarnings: frameWatch?.warnings ?? [], capture: capture, sampler: sampler, metNewImages: metNewImages)
+            frameWarnings: frameWatch?.warnings ?? [], capture: capture, sampler: sampler,
+            schedulerCapture: schedulerCapture, metNewImages: metNewImages)
     }
 
     /// The runs of traced launches, in order: their uprobe hits read in one exchange, then each
@@ -314,6 +324,7 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
             run.phases = ObserverAccounting.assign(result.observerCosts, spawnedAtNs: spawnedAt, to: run.phases)
             run.spawnedAt = PlatformFacts.spawnInstant(monotonicNs: spawnedAt)
         }
+        threadStates?.annotate(&run, capture: launch.schedulerCapture, spawnNs: result.events.first?.timeNs ?? 0)
         var folded: [String: Int] = [:]
         if let sampling, let sampler = launch.sampler {
             folded = try sampling.annotate(

@@ -78,6 +78,8 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
                     : DurationText.text(duration), 9) + " " + share(duration, of: firstFrame)
                     + (showsObserver ? " " + observerColumn(phase) : "") + "  "
                     + paint(bar, code: Self.colourCode(phase.name)))
+            let barColumn = Self.labelWidth + 1 + 9 + 1 + 6 + (showsObserver ? 11 : 0) + 2
+            if let states = stateLine(phase, prefixWidth: barColumn, scale: scale) { lines.append(states) }
         }
 
         lines.append("")
@@ -118,6 +120,8 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         }
         if let faults = pageFaultLine(report) { lines.append(faults) }
         lines += sampledWorkLines(report)
+        lines += threadStateLines(report)
+        if summary.phases.contains(where: { $0.threadState != nil }) { lines.append(Self.stateLegend) }
 
         var absent: [AbsentPhase] = []
         var warnings: [String] = []

@@ -25,6 +25,9 @@ public struct LaunchSummary: Sendable, Equatable, Codable {
     public var outcomes: [OutcomeCount]?
     /// The runs' page faults, where launchprof reaped the children (nil otherwise).
     public var pageFaults: PageFaultSummary?
+    /// The runs' thread states: the launch's median per state and the slow-launch reasons
+    /// raised; nil when no run recorded states.
+    public var threadStates: ThreadStatesSummary?
 
     /// Page faults over the runs: a warm launch reads no page from disk.
     public struct PageFaultSummary: Sendable, Equatable, Codable {

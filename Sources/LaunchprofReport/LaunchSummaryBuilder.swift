@@ -14,6 +14,7 @@ public struct LaunchSummaryBuilder: Sendable {
         var start = StreamingStatistics()
         var duration = StreamingStatistics()
         var observer = StreamingStatistics()
+        var states = StateStatistics()
     }
 
     private var runs = 0
@@ -28,6 +29,7 @@ public struct LaunchSummaryBuilder: Sendable {
     private var prewarm = PrewarmSummaryBuilder()
     private var flags = FlagSummaryBuilder()
     private var outcomes: [LaunchSummary.OutcomeCount] = []
+    private var threadStates = ThreadStatesSummaryBuilder()
 
     public init() {}
 
@@ -54,6 +56,7 @@ public struct LaunchSummaryBuilder: Sendable {
         }
         if let prewarmRun = run.prewarm { prewarm.add(prewarmRun) }
         if let runFlags = run.flags { flags.add(runFlags) }
+        if let states = run.threadStates { threadStates.add(states) }
         var seen: [PhaseKey: Int] = [:]
         for phase in run.phases {
             var key = PhaseKey(
@@ -73,6 +76,7 @@ public struct LaunchSummaryBuilder: Sendable {
             phases[slot].start.record(phase.startNs)
             phases[slot].duration.record(phase.durationNs)
             if let cost = phase.observerNs { phases[slot].observer.record(cost) }
+            if let states = phase.threadState { phases[slot].states.record(states) }
         }
     }
 
@@ -81,6 +85,7 @@ public struct LaunchSummaryBuilder: Sendable {
         summary.prewarm = prewarm.summary
         summary.flags = flags.summaries
         summary.outcomes = runs == 0 ? nil : outcomes
+        summary.threadStates = threadStates.summary
         if let minor = minorFaults.summary {
             summary.pageFaults = LaunchSummary.PageFaultSummary(
                 runsReadingFromDisk: runsReadingFromDisk, majorFaults: majorFaults, medianMinorFaults: minor.median)
@@ -104,6 +109,7 @@ public struct LaunchSummaryBuilder: Sendable {
                     occurrence: key.occurrence == 0 ? nil : key.occurrence, startNs: start,
                     durationNs: duration)
                 phase.observerNs = accumulator.observer.summary
+                phase.threadState = accumulator.states.medians
                 return phase
             }
             // Time order by median start (a phase first seen in a later run still lands where it

@@ -11,6 +11,9 @@ public struct PhaseSummary: Sendable, Equatable, Codable {
     public var durationNs: SummaryStatistics
     /// launchprof's own cost inside the phase (`LaunchPhase.observerNs`), where runs report it.
     public var observerNs: SummaryStatistics?
+    /// The main thread's time in the phase by scheduler state: each state's median over the runs
+    /// that recorded states (medians of parts need not add up to the median duration).
+    public var threadState: ThreadStateBreakdown?
 
     public init(
         name: String, object: String? = nil, task: String? = nil, image: Int? = nil,

@@ -36,6 +36,9 @@ public struct TimelineWarning: Sendable, Equatable, Hashable, Codable {
         /// The X server lacks X-Resource: window owners came from `_NET_WM_PID`, which some
         /// programs do not set (their windows are then not seen).
         case displayOwnerFromWindowProperty
+        /// The scheduler's events could not be recorded (not root, no tracefs, a PID namespace):
+        /// the run has no thread states.
+        case threadStatesUnavailable
     }
 
     public var code: Code

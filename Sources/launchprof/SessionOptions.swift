@@ -48,6 +48,9 @@ struct SessionOptions: ParsableArguments {
     @Flag(help: "Do not pin the tracer and the child to one CPU before main.")
     var noPin = false
 
+    @Flag(help: "Do not record the main thread's scheduler states (running, runnable, waits and their causes).")
+    var noThreadStates = false
+
     func validate() throws {
         for pair in environment where !pair.contains("=") {
             throw ValidationError("--env takes KEY=VALUE, not \"\(pair)\".")
@@ -110,6 +113,7 @@ struct SessionOptions: ParsableArguments {
         default: configuration.output = .file(output)
         }
         configuration.pinCPU = !noPin
+        configuration.threadStates = !noThreadStates
         return configuration
     }
 }

@@ -1,0 +1,83 @@
+import CLaunchprof
+import LaunchprofAnalysis
+import LaunchprofReport
+import LaunchprofSampling
+import LaunchprofTracing
+import Synchronization
+
+/// Thread states for every run of a session (`--no-thread-states` turns them off): the
+/// scheduler-event source on the thread that spawns the children (opened again when a session's
+/// launches move to another thread), the thread that empties its rings while a launch runs, and
+/// the analysis that puts each run's states, causes and reasons into it.
+final class SessionThreadStates: Sendable {
+    /// One launching thread's source and the thread that drains it: a prewarm pool launches
+    /// from several threads at once, and the events follow the thread that spawns.
+    final class ThreadSource: @unchecked Sendable {
+        let source: SchedulerEventSource
+        let drainThread = JobThread()
+
+        init(_ source: SchedulerEventSource) { self.source = source }
+        deinit { drainThread.stop() }
+    }
+
+    private let sources = Mutex<[Int32: ThreadSource]>([:])
+    /// Why the events cannot be recorded here (said once per run, as a warning).
+    private let unavailableReason = Mutex<String?>(nil)
+    /// Files to name page reads of files the process does not map (the program's closure).
+    private let knownFiles: [String]
+
+    init(knownFiles: [String]) {
+        self.knownFiles = knownFiles
+    }
+
+    var unavailable: String? { unavailableReason.withLock { $0 } }
+
+    /// Enables the events just before a spawn, on the thread that spawns; nil when they cannot
+    /// be recorded.
+    func begin() -> ThreadSource? {
+        let thread = lp_sched_thread_id()
+        var launch = sources.withLock { $0[thread] }
+        if launch == nil {
+            do throws(SchedulerEventSource.Unavailable) {
+                let opened = ThreadSource(try SchedulerEventSource())
+                sources.withLock { $0[thread] = opened }
+                launch = opened
+            } catch {
+                unavailableReason.withLock { $0 = error.description }
+                return nil
+            }
+        }
+        guard let launch else { return nil }
+        launch.source.begin()
+        let source = launch.source
+        launch.drainThread.start { source.collect() }
+        return launch
+    }
+
+    /// Disables them once the launch is over (the child reaped) and returns what they recorded.
+    func end(_ launch: ThreadSource) -> SchedulerCapture {
+        launch.source.stop()
+        launch.drainThread.waitForJob()
+        return launch.source.end()
+    }
+
+    /// Puts the states into `run` (spawned at `spawnNs`, CLOCK_MONOTONIC): each phase's, the
+    /// launch's (spawn → first frame, or the readiness point, or the exit), the causes, the
+    /// reasons.
+    func annotate(_ run: inout LaunchRun, capture: SchedulerCapture?, spawnNs: UInt64) {
+        guard let capture else {
+            if let unavailable = unavailable {
+                run.warnings.append(TimelineWarning(.threadStatesUnavailable, "no thread states: \(unavailable)"))
+            }
+            return
+        }
+        let trace = capture.trace(symbols: KernelSymbols.shared, knownFiles: knownFiles)
+        let launchEndNs = run.metrics.timeToFirstFrameNs ?? run.metrics.exitNs ?? run.phases.map(\.endNs).max() ?? 0
+        let analyzer = ThreadStateAnalyzer(processName: { pid in
+            SmallFile.read("/proc/\(pid)/comm").map { String($0.prefix { $0 != "\n" }) }
+        })
+        let result = analyzer.analyse(trace, spawnNs: spawnNs, mainThread: run.pid, launchEndNs: launchEndNs, phases: run.phases)
+        run.phases = result.phases
+        run.threadStates = result.states
+    }
+}
