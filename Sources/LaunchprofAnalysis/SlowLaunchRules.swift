@@ -65,7 +65,7 @@ public enum SlowLaunchRules {
 
         // CPU contention: who held the CPU.
         let competitors = causes.competitors.prefix(3)
-        let holders = competitors.map { "\($0.launchprof ? "launchprof" : ($0.task.process ?? $0.task.thread)) \(DurationText.text($0.ns))" }
+        let holders = competitors.map { "\($0.launchprof ? "launchprof" : $0.task.text) \(DurationText.text($0.ns))" }
         let ownShare = competitors.filter(\.ownProcess).reduce(0) { $0 + $1.ns }
         add(
             .cpuContention, launch.runnableNs,
