@@ -14,13 +14,24 @@ final class SessionThreadStates: Sendable {
     /// from several threads at once, and the events follow the thread that spawns.
     final class ThreadSource: @unchecked Sendable {
         let source: SchedulerEventSource
-        let drainThread = JobThread()
+        let drainThread: JobThread
+        /// Between `begin` and `end` (under the session's lock).
+        var busy = false
 
-        init(_ source: SchedulerEventSource) { self.source = source }
-        deinit { drainThread.stop() }
+        init(_ source: SchedulerEventSource, drainThread: JobThread) {
+            self.source = source
+            self.drainThread = drainThread
+        }
     }
 
     private let sources = Mutex<[Int32: ThreadSource]>([:])
+    /// Drain threads made up front, on the thread that makes the session: one made later on a
+    /// launching thread would inherit its pinned CPU (and take the child's CPU to drain), and a
+    /// new thread records its mask as launchprof's own (DedicatedThread), which a pinned child
+    /// gets back at main.
+    private let idleDrainThreads: Mutex<[JobThread]>
+    private let allDrainThreads: [JobThread]
+    static let drainThreads = 4
     /// Why the events cannot be recorded here (said once per run, as a warning).
     private let unavailableReason = Mutex<String?>(nil)
     /// Files to name page reads of files the process does not map (the program's closure).
@@ -28,6 +39,12 @@ final class SessionThreadStates: Sendable {
 
     init(knownFiles: [String]) {
         self.knownFiles = knownFiles
+        allDrainThreads = (0..<Self.drainThreads).map { _ in JobThread() }
+        idleDrainThreads = Mutex(allDrainThreads)
+    }
+
+    deinit {
+        for thread in allDrainThreads { thread.stop() }
     }
 
     var unavailable: String? { unavailableReason.withLock { $0 } }
@@ -36,13 +53,32 @@ final class SessionThreadStates: Sendable {
     /// be recorded.
     func begin() -> ThreadSource? {
         let thread = lp_sched_thread_id()
-        var launch = sources.withLock { $0[thread] }
+        var launch = sources.withLock { sources in
+            sources[thread]?.busy = true
+            return sources[thread]
+        }
         if launch == nil {
+            // A source of a thread that launches no more (an earlier pipeline's) gives back its
+            // drain thread.
+            let reclaimed = sources.withLock { sources -> JobThread? in
+                guard let (idle, stale) = sources.first(where: { !$0.value.busy }) else { return nil }
+                sources[idle] = nil
+                return stale.drainThread
+            }
+            if let reclaimed { idleDrainThreads.withLock { $0.append(reclaimed) } }
+            guard let drain = idleDrainThreads.withLock({ $0.popLast() }) else {
+                unavailableReason.withLock {
+                    $0 = "more than \(Self.drainThreads) threads launch at once"
+                }
+                return nil
+            }
             do throws(SchedulerEventSource.Unavailable) {
-                let opened = ThreadSource(try SchedulerEventSource())
+                let opened = ThreadSource(try SchedulerEventSource(), drainThread: drain)
+                opened.busy = true
                 sources.withLock { $0[thread] = opened }
                 launch = opened
             } catch {
+                idleDrainThreads.withLock { $0.append(drain) }
                 unavailableReason.withLock { $0 = error.description }
                 return nil
             }
@@ -58,7 +94,9 @@ final class SessionThreadStates: Sendable {
     func end(_ launch: ThreadSource) -> SchedulerCapture {
         launch.source.stop()
         launch.drainThread.waitForJob()
-        return launch.source.end()
+        let capture = launch.source.end()
+        sources.withLock { _ in launch.busy = false }
+        return capture
     }
 
     /// Puts the states into `run` (spawned at `spawnNs`, CLOCK_MONOTONIC): each phase's, the
