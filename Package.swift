@@ -2,8 +2,9 @@
 // launchprof: a launch-performance profiler for Linux programs.
 //
 // Dependencies point down:
-//   launchprof (CLI) → LaunchprofRenderers, LaunchprofCore
+//   launchprof (CLI) → LaunchprofMonitor, LaunchprofRenderers, LaunchprofCore
 //   LaunchprofRenderers → LaunchprofAnalysis → LaunchprofReport, the event and report model
+//   LaunchprofMonitor → LaunchprofCore, LaunchprofRenderers, CSQLite (the field recorder)
 //   LaunchprofCore → LaunchprofAnalysis, LaunchprofDisplay → LaunchprofTracing → LaunchprofSampling
 //     → LaunchprofELF → LaunchprofReport; C shims and system libraries where they must
 // LaunchprofReport, LaunchprofAnalysis (timelines, statistics, comparisons) and LaunchprofRenderers
@@ -41,6 +42,10 @@ let package = Package(
         // linked: CLaunchprof loads it with dlopen when a stack is first unwound, and uses only
         // its headers (its archives are not position-independent: tests and benchmarks are).
         .systemLibrary(name: "CElf", providers: [.apt(["libelf-dev"])]),
+
+        // SQLite (Debian: libsqlite3-dev) for `launchprof monitor`'s store: a release build, being
+        // static, links its archive in.
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
 
         // The only hand-written C in launchprof itself: fork/exec, variadic ptrace, libunwind's
         // macro-named API. Exported symbols are prefixed `lp_`.
@@ -126,10 +131,20 @@ let package = Package(
             ],
             swiftSettings: functionSections),
 
+        // `launchprof monitor`: launches launchprof did not start, from the kernel's events and
+        // uprobes system-wide, assembled into runs, kept in SQLite, served to Prometheus.
+        .target(
+            name: "LaunchprofMonitor",
+            dependencies: [
+                "CSQLite", "CLaunchprof", "LaunchprofCore", "LaunchprofRenderers", "LaunchprofAnalysis",
+                "LaunchprofDisplay", "LaunchprofTracing", "LaunchprofELF", "LaunchprofReport",
+            ],
+            swiftSettings: functionSections),
+
         .executableTarget(
             name: "launchprof",
             dependencies: [
-                "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers", "CLaunchprof",
+                "LaunchprofCore", "LaunchprofMonitor", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers", "CLaunchprof",
                 "CProcessArguments", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: functionSections,
@@ -178,7 +193,7 @@ let package = Package(
             name: "LaunchprofTests",
             dependencies: [
                 "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers",
-                "LaunchprofELF", "LaunchprofTracing", "LaunchprofApp", "LaunchprofDisplay",
+                "LaunchprofELF", "LaunchprofTracing", "LaunchprofApp", "LaunchprofDisplay", "LaunchprofMonitor",
             ],
             resources: [.copy("Fixtures"), .copy("Golden")]),
     ]

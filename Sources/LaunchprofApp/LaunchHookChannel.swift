@@ -1,3 +1,5 @@
+import LaunchprofHooks
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -6,7 +8,8 @@
 /// Swift's counterpart of the C hooks, speaking the same lines over the same socket.
 ///
 /// Calls never block, never fail, never raise SIGPIPE and leave `errno` alone. Without launchprof
-/// (no `LAUNCHPROF_HOOK_FD`) they return at once.
+/// (no `LAUNCHPROF_HOOK_FD`) they return at once, after firing the hook's USDT probe (`launchprof.h`:
+/// a `nop` unless `launchprof monitor`, perf or bpftrace listens).
 public struct LaunchHookChannel: Sendable {
     /// The hook socket to send on; -1 when launchprof is not listening.
     public let descriptor: Int32
@@ -44,21 +47,36 @@ public struct LaunchHookChannel: Sendable {
 
     /// Starts the app phase `phase` ("willFinishLaunching", "restoreState",
     /// "didFinishLaunching", or any name). The corresponding C function is `launchprof_begin`.
-    public func begin(_ phase: String) { send("begin", phase) }
+    public func begin(_ phase: String) {
+        phase.withCString { launchprof_usdt_fire_begin($0) }
+        send("begin", phase)
+    }
 
     /// Ends the app phase `phase`. The corresponding C function is `launchprof_end`.
-    public func end(_ phase: String) { send("end", phase) }
+    public func end(_ phase: String) {
+        phase.withCString { launchprof_usdt_fire_end($0) }
+        send("end", phase)
+    }
 
     /// The first frame is on screen. The corresponding C function is `launchprof_first_frame`.
-    public func firstFrame() { send("first-frame", nil) }
+    public func firstFrame() {
+        launchprof_usdt_fire_first_frame()
+        send("first-frame", nil)
+    }
 
     /// Launch goes on until `taskID` finishes (like MetricKit's
     /// `extendLaunchMeasurement(forTaskID:)`). The corresponding C function is
     /// `launchprof_extend_launch`.
-    public func extendLaunch(taskID: String) { send("extend", taskID) }
+    public func extendLaunch(taskID: String) {
+        taskID.withCString { launchprof_usdt_fire_extend($0) }
+        send("extend", taskID)
+    }
 
     /// `taskID` finished. The corresponding C function is `launchprof_finish_extended_launch`.
-    public func finishExtendedLaunch(taskID: String) { send("finish-extend", taskID) }
+    public func finishExtendedLaunch(taskID: String) {
+        taskID.withCString { launchprof_usdt_fire_finish_extend($0) }
+        send("finish-extend", taskID)
+    }
 
     /// Times `body` as the app phase `phase`.
     public func measure<Result>(_ phase: String, _ body: () throws -> Result) rethrows -> Result {

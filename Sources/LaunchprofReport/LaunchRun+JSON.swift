@@ -24,6 +24,7 @@ extension LaunchRun {
                     if let signal = exitStatus.signal { json.field("signal", signal) }
                 }
             }
+            if let field { json.encoded("field", field) }
             if let flags { json.encoded("flags", flags) }
             json.field("index", index)
             json.key("metrics")

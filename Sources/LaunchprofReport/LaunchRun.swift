@@ -42,6 +42,9 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     public var threadStates: LaunchThreadStates?
     /// The spawn on the system's clocks (the phases count from it); nil in reports that predate it.
     public var spawnedAt: SpawnInstant?
+    /// A launch `launchprof monitor` recorded (not started by launchprof): its start type and
+    /// wall-clock time.
+    public var field: FieldLaunchFacts?
 
     public init(
         index: Int, pid: Int32, exitStatus: RunExit?, phases: [LaunchPhase],

@@ -152,7 +152,7 @@ public final class UprobeHolder: Sendable {
     }
 
     /// Where tracefs is mounted; mounted at /sys/kernel/tracing when it is not (root only).
-    static func tracefsRoot() -> String? {
+    public static func tracefsRoot() -> String? {
         // Where it almost always is: one access(2) instead of reading every mount.
         let standard = "/sys/kernel/tracing"
         if access(standard + "/uprobe_events", W_OK) == 0 { return standard }

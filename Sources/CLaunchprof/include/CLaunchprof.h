@@ -352,5 +352,7 @@ uint64_t lp_ptrace_stop_ns(int stops);
 #include "lp_sampling.h"
 // The scheduler's events for thread states: lp_sched_events.h.
 #include "lp_sched_events.h"
+// launchprof monitor's system-wide kernel events: lp_field.h.
+#include "lp_field.h"
 
 #endif

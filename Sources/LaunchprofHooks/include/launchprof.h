@@ -42,6 +42,23 @@
  * Rules launchprof checks (as warnings in the report, like MetricKit): at most 16 extended
  * tasks, task ids up to 128 characters, the first task extended before the first frame; every
  * begin has an end; one first frame.
+ *
+ * USDT PROBES (launches launchprof did not start)
+ *
+ * Each hook is also a SystemTap SDT probe of provider `launchprof` when <sys/sdt.h> is found at
+ * build time (Debian: systemtap-sdt-dev; define LAUNCHPROF_NO_SDT to leave them out):
+ *
+ *   launchprof:begin(const char *phase)   launchprof:end(const char *phase)
+ *   launchprof:first_frame()
+ *   launchprof:extend(const char *task)   launchprof:finish_extend(const char *task)
+ *
+ * A probe is a `nop` and a note in .note.stapsdt: nothing runs when no tool listens, and there
+ * is no semaphore to keep (the one argument is a pointer the call has anyway). `launchprof
+ * monitor` places uprobes on them, so a watched program's phases are recorded wherever it is
+ * started from; perf (`perf probe -x APP sdt_launchprof:begin`) and bpftrace
+ * (`usdt:APP:launchprof:begin { printf("%s\n", str(arg0)); }`) read them too. The time is the
+ * kernel's, taken at the probe. Bindings that speak the channel themselves can fire the probe
+ * half alone: launchprof_usdt_begin(phase) and the others below.
  */
 #ifndef LAUNCHPROF_H
 #define LAUNCHPROF_H
@@ -59,8 +76,48 @@
 #include <time.h>
 #include <unistd.h>
 
+#if !defined(LAUNCHPROF_NO_SDT) && defined(__has_include)
+#if __has_include(<sys/sdt.h>)
+#include <sys/sdt.h>
+#define LAUNCHPROF_HAS_SDT 1
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* The USDT half of each hook (see USDT PROBES above); empty without <sys/sdt.h>. Not inlined
+ * into every caller: one probe site per hook and translation unit, whose argument is always the
+ * function's own first parameter. */
+#ifdef LAUNCHPROF_HAS_SDT
+#define LAUNCHPROF__USDT __attribute__((noinline, unused))
+#define LAUNCHPROF__PROBE1(name, argument) STAP_PROBE1(launchprof, name, argument)
+#define LAUNCHPROF__PROBE0(name) STAP_PROBE(launchprof, name)
+#else
+#define LAUNCHPROF__USDT __attribute__((unused))
+#define LAUNCHPROF__PROBE1(name, argument) ((void)(argument))
+#define LAUNCHPROF__PROBE0(name) ((void)0)
+#endif
+
+/* sys/sdt.h leaves a variadic macro's `...` empty, which clang's -pedantic calls a C23
+ * extension; `unused` only keeps a translation unit that calls no hook quiet. */
+#ifdef __clang__
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wunknown-warning-option"
+#pragma clang diagnostic ignored "-Wvariadic-macro-arguments-omitted"
+#pragma clang diagnostic ignored "-Wgnu-zero-variadic-macro-arguments"
+#pragma clang diagnostic ignored "-Wused-but-marked-unused"
+#endif
+static LAUNCHPROF__USDT void launchprof_usdt_begin(const char *phase) { LAUNCHPROF__PROBE1(begin, phase); }
+static LAUNCHPROF__USDT void launchprof_usdt_end(const char *phase) { LAUNCHPROF__PROBE1(end, phase); }
+static LAUNCHPROF__USDT void launchprof_usdt_first_frame(void) { LAUNCHPROF__PROBE0(first_frame); }
+static LAUNCHPROF__USDT void launchprof_usdt_extend(const char *task_id) { LAUNCHPROF__PROBE1(extend, task_id); }
+static LAUNCHPROF__USDT void launchprof_usdt_finish_extend(const char *task_id) {
+    LAUNCHPROF__PROBE1(finish_extend, task_id);
+}
+#ifdef __clang__
+#pragma clang diagnostic pop
 #endif
 
 /* The largest line sent: the kind, a 20-digit time and a name cut to fit (the report rejects
@@ -185,26 +242,31 @@ static inline void launchprof__freeze_before(const char *phase) {
  * any name); end it with launchprof_end. */
 static inline void launchprof_begin(const char *phase) {
     launchprof__freeze_before(phase);
+    launchprof_usdt_begin(phase != NULL ? phase : "");
     launchprof__send("begin", phase != NULL ? phase : "");
 }
 
 /* Ends the app phase `phase` begun with launchprof_begin. */
 static inline void launchprof_end(const char *phase) {
+    launchprof_usdt_end(phase != NULL ? phase : "");
     launchprof__send("end", phase != NULL ? phase : "");
 }
 
 /* The app's first frame is on screen (or, for a program without one, it is ready for use). */
 static inline void launchprof_first_frame(void) {
+    launchprof_usdt_first_frame();
     launchprof__send("first-frame", NULL);
 }
 
 /* Launch goes on until task `task_id` finishes (like extendLaunchMeasurement(forTaskID:)). */
 static inline void launchprof_extend_launch(const char *task_id) {
+    launchprof_usdt_extend(task_id != NULL ? task_id : "");
     launchprof__send("extend", task_id != NULL ? task_id : "");
 }
 
 /* Task `task_id` finished (like finishExtendedLaunchMeasurement(forTaskID:)). */
 static inline void launchprof_finish_extended_launch(const char *task_id) {
+    launchprof_usdt_finish_extend(task_id != NULL ? task_id : "");
     launchprof__send("finish-extend", task_id != NULL ? task_id : "");
 }
 

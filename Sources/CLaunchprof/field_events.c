@@ -1,0 +1,112 @@
+// launchprof monitor's kernel events (see lp_field.h).
+#define _GNU_SOURCE
+#include "lp_field.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+enum { FIELD_SAMPLE_TYPE = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW };
+
+int lp_field_event_open(uint64_t tracepoint_id, int cpu, int output_fd, const char *filter, uint32_t wakeup_bytes,
+                        int *fd, uint64_t *id) {
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_TRACEPOINT;
+    attr.config = tracepoint_id;
+    attr.sample_period = 1;
+    attr.sample_type = FIELD_SAMPLE_TYPE;
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    attr.disabled = 1;
+    if (wakeup_bytes > 0) {
+        attr.watermark = 1;
+        attr.wakeup_watermark = wakeup_bytes;
+    }
+    int result = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (result < 0) return errno;
+    if ((filter && ioctl(result, PERF_EVENT_IOC_SET_FILTER, filter) < 0) ||
+        (output_fd >= 0 && ioctl(result, PERF_EVENT_IOC_SET_OUTPUT, output_fd) < 0) ||
+        ioctl(result, PERF_EVENT_IOC_ID, id) < 0) {
+        int error = errno;
+        close(result);
+        return error;
+    }
+    *fd = result;
+    return 0;
+}
+
+int lp_field_event_enable(int fd) { return ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? errno : 0; }
+
+// Copies `count` bytes starting at ring position `at` (the data area wraps at `size`).
+static void copy_out(const uint8_t *data, uint64_t size, uint64_t at, void *out, size_t count) {
+    uint64_t start = at % size;
+    size_t first = count;
+    if (start + count > size) first = (size_t)(size - start);
+    memcpy(out, data + start, first);
+    if (first < count) memcpy((uint8_t *)out + first, data, count - first);
+}
+
+int lp_field_ring_read(void *base, size_t length, lp_field_record *records, int capacity, uint8_t *raw,
+                       size_t raw_capacity, int *count, uint64_t *lost, uint64_t *malformed, int *more) {
+    struct perf_event_mmap_page *header = base;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const uint8_t *data = (const uint8_t *)base + page;
+    uint64_t size = length - page;
+    uint64_t head = __atomic_load_n(&header->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = header->data_tail;
+    size_t raw_used = 0;
+    int stored = 0;
+    *more = 0;
+    while (tail + sizeof(struct perf_event_header) <= head) {
+        struct perf_event_header record;
+        copy_out(data, size, tail, &record, sizeof record);
+        if (record.size < sizeof record || tail + record.size > head) {
+            // A record the kernel did not write this way: what follows cannot be framed.
+            *malformed += 1;
+            tail = head;
+            break;
+        }
+        if (record.type == PERF_RECORD_SAMPLE) {
+            // IDENTIFIER (8), TID (4 + 4), TIME (8), RAW (4 + size), in that order.
+            enum { FIXED = 8 + 8 + 8 + 4 };
+            uint8_t fixed[FIXED];
+            if (record.size < sizeof record + FIXED) {
+                *malformed += 1;
+            } else {
+                copy_out(data, size, tail + sizeof record, fixed, FIXED);
+                uint32_t raw_size;
+                memcpy(&raw_size, fixed + 24, 4);
+                if (raw_size > record.size - sizeof record - FIXED) {
+                    *malformed += 1;
+                } else if (stored == capacity || raw_used + raw_size > raw_capacity) {
+                    *more = 1;
+                    break;
+                } else {
+                    lp_field_record *out = &records[stored++];
+                    memcpy(&out->id, fixed, 8);
+                    memcpy(&out->pid, fixed + 8, 4);
+                    memcpy(&out->tid, fixed + 12, 4);
+                    memcpy(&out->time_ns, fixed + 16, 8);
+                    out->raw_offset = (uint32_t)raw_used;
+                    out->raw_size = raw_size;
+                    copy_out(data, size, tail + sizeof record + FIXED, raw + raw_used, raw_size);
+                    raw_used += raw_size;
+                }
+            }
+        } else if (record.type == PERF_RECORD_LOST && record.size >= sizeof record + 16) {
+            uint64_t dropped;
+            copy_out(data, size, tail + sizeof record + 8, &dropped, 8);
+            *lost += dropped;
+        }
+        tail += record.size;
+    }
+    __atomic_store_n(&header->data_tail, tail, __ATOMIC_RELEASE);
+    *count = stored;
+    return 0;
+}
