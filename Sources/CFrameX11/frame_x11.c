@@ -17,6 +17,7 @@ typedef struct {
     xcb_window_t id;
     xcb_damage_damage_t damage;
     int32_t pid;  // 0: not known yet (no X-Resource; `_NET_WM_PID` is read at the map)
+    int32_t root;  // the launch it belongs to (see owning_launch), 0 until verified
     int verified;  // pid checked against the launched process (else checked at the map)
     uint16_t border;
     int mapped;
@@ -34,6 +35,8 @@ struct lp_x11_observer {
     uint8_t damage_event;
     xcb_atom_t net_wm_pid;
     _Atomic int32_t root_pid;
+    lp_x11_owner_filter filter;
+    void *filter_context;
     tracked_window *windows;
     size_t count, capacity;
 };
@@ -101,6 +104,11 @@ int lp_x11_fd(lp_x11_observer *self) { return xcb_get_file_descriptor(self->conn
 
 void lp_x11_set_root_pid(lp_x11_observer *self, int32_t pid) { atomic_store(&self->root_pid, pid); }
 
+void lp_x11_set_owner_filter(lp_x11_observer *self, lp_x11_owner_filter filter, void *context) {
+    self->filter = filter;
+    self->filter_context = context;
+}
+
 void lp_x11_begin_launch(lp_x11_observer *self) {
     for (size_t i = 0; i < self->count; i++) {
         if (self->windows[i].damage) xcb_damage_destroy(self->connection, self->windows[i].damage);
@@ -128,6 +136,15 @@ static int descends_from(int32_t pid, int32_t root) {
         pid = parent;
     }
     return 0;
+}
+
+// The launch a window of `pid` belongs to: with an owner filter, the launch it names; else the
+// launched pid when `pid` descends from it. 0: none (or not known yet).
+static int32_t owning_launch(lp_x11_observer *self, int32_t pid) {
+    if (pid <= 0) return 0;
+    if (self->filter) return self->filter(self->filter_context, pid);
+    int32_t root = atomic_load(&self->root_pid);
+    return root > 0 && descends_from(pid, root) ? root : 0;
 }
 
 static int32_t client_pid(lp_x11_observer *self, xcb_window_t window) {
@@ -213,7 +230,8 @@ static int is_map_paint(tracked_window *window, xcb_damage_notify_event_t *damag
 
 static int emit(lp_x11_event *events, int *count, int max, int kind, tracked_window *window, uint64_t at) {
     if (*count >= max) return 0;
-    events[(*count)++] = (lp_x11_event){.kind = kind, .pid = window->pid, .window = window->id, .at_ns = at};
+    events[(*count)++] =
+        (lp_x11_event){.kind = kind, .pid = window->pid, .window = window->id, .at_ns = at, .root_pid = window->root};
     return 1;
 }
 
@@ -223,12 +241,12 @@ static int emit(lp_x11_event *events, int *count, int max, int kind, tracked_win
 static void mapped(lp_x11_observer *self, tracked_window *window, lp_x11_event *events, int *count, int max,
                    uint64_t *now) {
     if (!window->verified) {
-        int32_t root = atomic_load(&self->root_pid);
         if (window->pid == 0) {
             window->pid = net_wm_pid(self, window->id);
             *now = monotonic_ns();  // after a round trip: events read since are no earlier
         }
-        if (window->pid == 0 || root <= 0 || !descends_from(window->pid, root)) {
+        window->root = owning_launch(self, window->pid);
+        if (window->root == 0) {
             forget(self, window);
             return;
         }
@@ -262,15 +280,18 @@ int lp_x11_dispatch(lp_x11_observer *self, lp_x11_event *events, int max) {
             free(attributes);
             now = monotonic_ns();  // after the round trips: events read since are no earlier
             tracked_window *window = find(self, create->window);
+            int known = self->filter != NULL || root > 0;
+            int32_t owner = pid != 0 && known ? owning_launch(self, pid) : 0;
             if (!window) {
                 // track() found no room: nothing to watch.
-            } else if (pid == 0 ? self->has_xres : (root > 0 && !descends_from(pid, root))) {
+            } else if (pid == 0 ? self->has_xres : (known && owner == 0)) {
                 forget(self, window);
             } else {
                 // Before the launched pid is known (a window made as the child is spawned), the
                 // window is kept and its owner checked at its map.
                 window->pid = pid;
-                window->verified = pid != 0 && root > 0;
+                window->root = owner;
+                window->verified = owner != 0;
                 if (already_mapped) mapped(self, window, events, &count, max, &now);
             }
         } else if (type == XCB_MAP_NOTIFY) {

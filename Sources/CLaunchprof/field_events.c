@@ -7,7 +7,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <signal.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 
 enum { FIELD_SAMPLE_TYPE = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW };
@@ -109,4 +112,24 @@ int lp_field_ring_read(void *base, size_t length, lp_field_record *records, int 
     __atomic_store_n(&header->data_tail, tail, __ATOMIC_RELEASE);
     *count = stored;
     return 0;
+}
+
+int lp_field_stop_signals(int *fd) {
+    sigset_t ending;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGHUP);
+    int error = pthread_sigmask(SIG_BLOCK, &ending, NULL);
+    if (error != 0) return error;
+    int result = signalfd(-1, &ending, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (result < 0) return errno;
+    *fd = result;
+    return 0;
+}
+
+int lp_field_stop_signal_read(int fd) {
+    struct signalfd_siginfo info;
+    ssize_t count = read(fd, &info, sizeof info);
+    return count == (ssize_t)sizeof info ? (int)info.ssi_signo : 0;
 }

@@ -19,10 +19,10 @@ public final class FieldEventSource: @unchecked Sendable {
         var length: Int
     }
 
-    /// Data pages per CPU: 512 KiB, ~8,000 launches' worth of fork, exec and exit samples.
-    public static let dataPages: Int32 = 128
-    /// A poll wakes once a ring is a quarter full; otherwise the monitor reads on its tick.
-    static let wakeupBytes: UInt32 = UInt32(dataPages) * 4096 / 4
+    /// Data pages per CPU ring (a power of two).
+    public let dataPages: Int32
+    /// A poll on a ring wakes once this much waits in it.
+    let wakeupBytes: UInt32
 
     public private(set) var decoder = FieldRecordDecoder()
     private var rings: [Ring] = []
@@ -37,8 +37,14 @@ public final class FieldEventSource: @unchecked Sendable {
     private let records: UnsafeMutablePointer<lp_field_record>
     private let raw: UnsafeMutablePointer<UInt8>
 
-    public init(cpus: [Int32] = FieldEventSource.onlineCPUs()) throws(MonitorError) {
+    /// - Parameters:
+    ///   - dataPages: per CPU; 128 (512 KiB) holds ~8,000 launches' fork, exec and loader samples.
+    ///   - wakeupBytes: a poll wakes once this much waits; nil: a quarter of a ring (otherwise the
+    ///     monitor reads on its tick).
+    public init(cpus: [Int32] = FieldEventSource.onlineCPUs(), dataPages: Int32 = 128, wakeupBytes: UInt32? = nil) throws(MonitorError) {
         self.cpus = cpus
+        self.dataPages = dataPages
+        self.wakeupBytes = wakeupBytes ?? UInt32(dataPages) * 4096 / 4
         records = .allocate(capacity: recordCapacity)
         raw = .allocate(capacity: rawCapacity)
     }
@@ -56,14 +62,14 @@ public final class FieldEventSource: @unchecked Sendable {
             let output = rings.first { $0.cpu == cpu }?.fd ?? -1
             var fd: Int32 = -1
             var id: UInt64 = 0
-            let error = lp_field_event_open(tracepoint, cpu, output, filter, Self.wakeupBytes, &fd, &id)
+            let error = lp_field_event_open(tracepoint, cpu, output, filter, wakeupBytes, &fd, &id)
             guard error == 0 else { throw .kernelEvent(what: "\(name) on CPU \(cpu)", errno: error) }
             eventFDs.append(fd)
             decoder.add(id: id, rule)
             if output < 0 {
                 var base: UnsafeMutableRawPointer?
                 var length = 0
-                let mapped = lp_perf_ring_map(fd, Self.dataPages, &base, &length)
+                let mapped = lp_perf_ring_map(fd, dataPages, &base, &length)
                 guard mapped == 0, let base else { throw .kernelEvent(what: "the ring buffer of CPU \(cpu)", errno: mapped) }
                 rings.append(Ring(cpu: cpu, fd: fd, base: base, length: length))
             }

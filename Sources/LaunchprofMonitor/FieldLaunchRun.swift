@@ -18,6 +18,11 @@ extension FieldLaunchAssembler.Launch {
     /// What the launch ended waiting for when it timed out.
     static let awaited = "a first frame (the first-frame hook or a window's first content) or the exit"
 
+    /// The spawn on the wall clock, ns since the Unix epoch.
+    public func startedAtUnixNs(_ clocks: FieldClocks) -> Int64 {
+        Int64(bitPattern: spawnNs) &+ clocks.realtimeOffsetNs
+    }
+
     /// The launch as a run of the same report `launchprof run` writes: its events through the
     /// same `PhaseTimeline` (automatic readiness), plus what only the field knows (how it
     /// started, the wall clock, the resume).
@@ -52,7 +57,7 @@ extension FieldLaunchAssembler.Launch {
         run.spawnedAt = SpawnInstant(
             monotonicNs: spawnNs, boottimeNs: UInt64(max(0, Int64(bitPattern: spawnNs) &+ clocks.boottimeOffsetNs)))
         run.field = FieldLaunchFacts(
-            startType: startType, startedAtUnixNs: Int64(bitPattern: spawnNs) &+ clocks.realtimeOffsetNs,
+            startType: startType, startedAt: FieldLaunchFacts.isoTime(unixNs: startedAtUnixNs(clocks)),
             resumedAtNs: resumedAtNs.map { $0 >= spawnNs ? $0 - spawnNs : 0 })
         switch startType {
         case .resumed:

@@ -146,20 +146,8 @@ public struct MetricKitPayloadBuilder: Sendable {
     /// MetricKit's "yyyy-MM-dd HH:mm:ss", in UTC, computed from the civil calendar directly so
     /// no locale or time zone database is involved.
     public static func timestamp(_ secondsSinceEpoch: Int64) -> String {
-        let days = secondsSinceEpoch >= 0 ? secondsSinceEpoch / 86_400 : (secondsSinceEpoch - 86_399) / 86_400
-        let seconds = secondsSinceEpoch - days * 86_400
-        // Days → (year, month, day) in the proleptic Gregorian calendar (eras of 400 years).
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)-\(two(month))-\(two(day)) \(two(seconds / 3_600)):\(two(seconds / 60 % 60)):\(two(seconds % 60))"
+        let date = UTCDate(secondsSinceEpoch: secondsSinceEpoch)
+        return date.dayText + " " + date.timeText
     }
 
     /// Pretty-printed JSON with sorted keys and a final newline (payloads are read by people too).

@@ -72,6 +72,8 @@ public struct MetricsExposition: Sendable, Equatable {
 public struct MetricFamily: Sendable, Equatable {
     public enum Kind: String, Sendable {
         case counter, gauge, summary
+        /// Samples `_bucket{le="…"}` (cumulative, the last `+Inf`), `_count` and `_sum`.
+        case histogram
     }
 
     public var name: String

@@ -28,14 +28,24 @@ public struct FieldLaunchFacts: Sendable, Equatable, Codable {
     }
 
     public var startType: StartType
-    /// The spawn on the wall clock: ns since the Unix epoch (UTC).
-    public var startedAtUnixNs: Int64
+    /// The spawn on the wall clock, ISO 8601 in UTC to the millisecond
+    /// (`2026-12-02T01:12:12.755Z`): a number of ns since the epoch is past what JSON readers
+    /// hold exactly.
+    public var startedAt: String
     /// `resumed`: when the process was let run again, ns from the spawn.
     public var resumedAtNs: UInt64?
 
-    public init(startType: StartType, startedAtUnixNs: Int64, resumedAtNs: UInt64? = nil) {
+    public init(startType: StartType, startedAt: String, resumedAtNs: UInt64? = nil) {
         self.startType = startType
-        self.startedAtUnixNs = startedAtUnixNs
+        self.startedAt = startedAt
         self.resumedAtNs = resumedAtNs
+    }
+
+    /// `2026-12-02T01:12:12.755Z` for a time in ns since the Unix epoch.
+    public static func isoTime(unixNs: Int64) -> String {
+        let seconds = unixNs >= 0 ? unixNs / 1_000_000_000 : (unixNs - 999_999_999) / 1_000_000_000
+        let milliseconds = String((unixNs - seconds * 1_000_000_000) / 1_000_000)
+        let date = UTCDate(secondsSinceEpoch: seconds)
+        return date.dayText + "T" + date.timeText + "." + String(repeating: "0", count: 3 - milliseconds.count) + milliseconds + "Z"
     }
 }

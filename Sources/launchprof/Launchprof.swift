@@ -20,7 +20,8 @@ struct Launchprof: ParsableCommand {
             """,
         version: LaunchprofVersion.description,
         subcommands: [InspectCommand.self, RunCommand.self, PrewarmCommand.self, ReportCommand.self]
-            + [BenchCommand.self, CompareCommand.self, MergeCommand.self, ExportCommand.self, CalibrateCommand.self])
+            + [BenchCommand.self, CompareCommand.self, MergeCommand.self, ExportCommand.self, CalibrateCommand.self]
+            + [MonitorCommand.self])
 
     /// `launchprof inspect [--json] PROGRAM` goes straight to the command: the argument
     /// parser reflects over every subcommand's options first, which was a third of inspect's

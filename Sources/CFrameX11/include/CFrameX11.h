@@ -24,6 +24,8 @@ typedef struct {
     uint32_t window;
     /// CLOCK_MONOTONIC when launchprof received the event.
     uint64_t at_ns;
+    /// The launch the window belongs to: the launched pid, or what the owner filter named.
+    int32_t root_pid;
 } lp_x11_event;
 
 enum lp_x11_open_status {
@@ -50,6 +52,12 @@ void lp_x11_begin_launch(lp_x11_observer *observer);
 
 /// The launched process: windows of it or of any descendant are observed.
 void lp_x11_set_root_pid(lp_x11_observer *observer, int32_t pid);
+
+/// Field mode (`launchprof monitor`): a window is watched when `filter(context, owner)` names the
+/// launch its owner belongs to (a pid > 0, the events' `root_pid`), instead of when its owner
+/// descends from the launched pid. Called on the observer's thread, once per window.
+typedef int32_t (*lp_x11_owner_filter)(void *_Nullable context, int32_t pid);
+void lp_x11_set_owner_filter(lp_x11_observer *observer, lp_x11_owner_filter _Nullable filter, void *_Nullable context);
 
 /// Handles every event that has arrived; writes up to `max` observations to `events` and returns
 /// their count, or -1 when the connection is broken (the server went away).

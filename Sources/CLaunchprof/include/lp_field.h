@@ -10,10 +10,26 @@
 
 #ifndef __has_feature
 #define __has_feature(x) 0
+/// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (threads it starts later inherit the
+/// mask) and returns a descriptor that reads them instead (signalfd): the monitor's loop polls it
+/// with its other descriptors and stops cleanly. Returns 0 or an errno value.
+int lp_field_stop_signals(int *_Nonnull fd);
+
+/// The signal waiting on a descriptor from lp_field_stop_signals, or 0.
+int lp_field_stop_signal_read(int fd);
+
 #endif
 #if !__has_feature(nullability)
 #define _Nonnull
 #define _Nullable
+/// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (threads it starts later inherit the
+/// mask) and returns a descriptor that reads them instead (signalfd): the monitor's loop polls it
+/// with its other descriptors and stops cleanly. Returns 0 or an errno value.
+int lp_field_stop_signals(int *_Nonnull fd);
+
+/// The signal waiting on a descriptor from lp_field_stop_signals, or 0.
+int lp_field_stop_signal_read(int fd);
+
 #endif
 
 /// One sample read from a ring: the event's id (PERF_EVENT_IOC_ID), the process and thread it
@@ -46,5 +62,13 @@ int lp_field_event_enable(int fd);
 int lp_field_ring_read(void *_Nonnull base, size_t length, lp_field_record *_Nonnull records, int capacity,
                        uint8_t *_Nonnull raw, size_t raw_capacity, int *_Nonnull count, uint64_t *_Nonnull lost,
                        uint64_t *_Nonnull malformed, int *_Nonnull more);
+
+/// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (threads it starts later inherit the
+/// mask) and returns a descriptor that reads them instead (signalfd): the monitor's loop polls it
+/// with its other descriptors and stops cleanly. Returns 0 or an errno value.
+int lp_field_stop_signals(int *_Nonnull fd);
+
+/// The signal waiting on a descriptor from lp_field_stop_signals, or 0.
+int lp_field_stop_signal_read(int fd);
 
 #endif

@@ -53,7 +53,7 @@ struct FieldLaunchAssemblerTests {
         let exec = try #require(run.phases.first { $0.name == LaunchPhase.exec })
         #expect(exec.durationNs == 1 * ms)
         #expect(run.phases.first { $0.name == LaunchPhase.loaderMap }?.durationNs == 1 * ms)
-        #expect(run.field == FieldLaunchFacts(startType: .cold, startedAtUnixNs: 1_700_000_001_000_000_000))
+        #expect(run.field == FieldLaunchFacts(startType: .cold, startedAt: "2023-11-14T22:13:21.000Z"))
         #expect(run.resolvedOutcome.kind == .completed)
         // Its process runs on: a later exit is no second launch.
         assembler.ingest(.exited(pid: 100, status: 0, atNs: base + 5_000 * ms))

@@ -1,0 +1,238 @@
+import CFrameX11
+import CLaunchprof
+import LaunchprofReport
+import LaunchprofTracing
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The X11 displays the monitor watches for watched programs' windows: the ones `--display`
+/// names, and each one a watched launch's environment names (`DISPLAY`, read from
+/// /proc/PID/environ: another user's bytes, parsed strictly: a local display `:N` or `:N.S`
+/// only). One connection and thread per display (`CFrameX11` in field mode): a new window is
+/// watched when its owner, or an ancestor of it, runs a watched program — told by the process's
+/// executable, not by its name — and its map and first content are reported for that process.
+///
+/// A display's server must be the machine's or the launched program's user's own (the kernel
+/// names the peer of the connection): the monitor, as root, talks to no other user's X server.
+public final class FieldDisplays: @unchecked Sendable {
+    /// At most this many displays at once.
+    public static let maximumDisplays = 16
+
+    private let owners: WatchedOwners
+    private let onEvent: @Sendable (FieldEvent) -> Void
+    private let watchers = Mutex<[String: DisplayWatcher]>([:])
+    /// Displays that could not be watched, each said once.
+    private let refused = Mutex<Set<String>>([])
+    private let say: @Sendable (String) -> Void
+
+    public init(programs: [WatchedProgram], say: @escaping @Sendable (String) -> Void, onEvent: @escaping @Sendable (FieldEvent) -> Void) {
+        owners = WatchedOwners(programs.map { ProgramIdentity(device: $0.device, inode: $0.inode) })
+        self.onEvent = onEvent
+        self.say = say
+    }
+
+    /// Watches `display` (`--display`), unless it is watched already; `uid`: the user whose
+    /// program uses it (nil: `--display`, any server of root's).
+    public func watch(_ display: String, uid: uid_t? = nil) {
+        guard let name = Self.localDisplay(display) else {
+            sayOnce(display, "not watching display \(display.debugDescription): only a local display (:N or :N.S) is watched")
+            return
+        }
+        // A server that went away (restarted, or another on the same number) is watched afresh.
+        let (opened, gone) = watchers.withLock { watchers -> (Bool, DisplayWatcher?) in
+            if let watcher = watchers[name] {
+                if watcher.alive.isAlive { return (true, nil) }
+                watchers[name] = nil
+                return (false, watcher)
+            }
+            return (watchers.count >= Self.maximumDisplays, nil)
+        }
+        gone?.stop()
+        guard !opened else { return }
+        do throws(FrameWatchFailure) {
+            let watcher = try DisplayWatcher(display: name, allowedUID: uid, owners: owners, onEvent: onEvent)
+            watchers.withLock { $0[name] = watcher }
+        } catch {
+            sayOnce(name, "not watching display \(name): \(error.reason)")
+        }
+    }
+
+    /// Watches the display `pid`'s environment names, if any.
+    public func watchDisplay(ofProcess pid: Int32) {
+        guard let environ = SmallFile.bytes("/proc/\(pid)/environ", limit: 1 << 20) else { return }
+        var status = stat()
+        guard stat("/proc/\(pid)", &status) == 0 else { return }
+        for entry in environ.split(separator: 0) where entry.starts(with: Array("DISPLAY=".utf8)) {
+            let value = String(decoding: entry.dropFirst(8).prefix(64), as: UTF8.self)
+            watch(value, uid: status.st_uid)
+        }
+    }
+
+    public var watched: [String] { watchers.withLock { Array($0.keys).sorted() } }
+
+    public func stop() {
+        let all = watchers.withLock { watchers in
+            defer { watchers = [:] }
+            return Array(watchers.values)
+        }
+        for watcher in all { watcher.stop() }
+    }
+
+    private func sayOnce(_ key: String, _ text: String) {
+        let first = refused.withLock { $0.insert(key).inserted }
+        if first { say(text) }
+    }
+
+    /// `:N` or `:N.S` (N and S decimal, at most 5 digits), as `:N.S`; nil for anything else: a
+    /// host name, a path, a protocol prefix.
+    public static func localDisplay(_ value: String) -> String? {
+        guard value.hasPrefix(":") else { return nil }
+        let parts = value.dropFirst().split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count),
+            parts.allSatisfy({ !$0.isEmpty && $0.count <= 5 && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } })
+        else { return nil }
+        return ":" + parts.joined(separator: ".")
+    }
+}
+
+struct FrameWatchFailure: Error {
+    var reason: String
+}
+
+/// A file's identity: what a process's executable is compared by.
+struct ProgramIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+}
+
+/// Which watched launch a window's owner belongs to: the owner or its nearest ancestor whose
+/// executable is a watched program (by device and inode, from /proc/PID/exe).
+final class WatchedOwners: Sendable {
+    let identities: Set<ProgramIdentity>
+
+    init(_ identities: [ProgramIdentity]) {
+        self.identities = Set(identities)
+    }
+
+    /// The pid of the process running a watched program that `pid` is or descends from; 0: none.
+    func launch(of pid: Int32) -> Int32 {
+        var current = pid
+        for _ in 0..<32 where current > 1 {
+            var status = stat()
+            if stat("/proc/\(current)/exe", &status) == 0,
+                identities.contains(ProgramIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
+            {
+                return current
+            }
+            guard let parent = Self.parent(of: current) else { return 0 }
+            current = parent
+        }
+        return 0
+    }
+
+    /// The parent pid from /proc/PID/stat (the command name may hold spaces and parentheses:
+    /// the fields follow the last ')').
+    static func parent(of pid: Int32) -> Int32? {
+        guard let bytes = SmallFile.bytes("/proc/\(pid)/stat", limit: 4096), let close = bytes.lastIndex(of: UInt8(ascii: ")"))
+        else { return nil }
+        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count > 2 else { return nil }
+        return Int32(String(decoding: fields[1], as: UTF8.self))
+    }
+}
+
+/// One display's connection and thread.
+final class DisplayWatcher: @unchecked Sendable {
+    let display: String
+    private let observer: OpaquePointer
+    private let wakePipe: (read: Int32, write: Int32)
+    private var thread: DedicatedThread<Int>?
+    private let owners: Unmanaged<WatchedOwners>
+    /// False once its thread ended (the server went away).
+    let alive = Liveness()
+
+    final class Liveness: Sendable {
+        private let state = Atomic(true)
+        var isAlive: Bool { state.load(ordering: .relaxed) }
+        func end() { state.store(false, ordering: .relaxed) }
+    }
+
+    init(display: String, allowedUID: uid_t?, owners: WatchedOwners, onEvent: @escaping @Sendable (FieldEvent) -> Void) throws(FrameWatchFailure) {
+        self.display = display
+        var handle: OpaquePointer?
+        var hasXRes: Int32 = 0
+        let status = lp_x11_open(display, &handle, &hasXRes)
+        guard status == Int32(LP_X11_OK.rawValue), let handle else {
+            throw FrameWatchFailure(
+                reason: status == Int32(LP_X11_NO_DAMAGE.rawValue) ? "its server has no DAMAGE extension" : "cannot connect to it")
+        }
+        // The kernel names the server: root's, or the user's whose program uses it.
+        let fd = lp_x11_fd(handle)
+        var credentials = [UInt32](repeating: 0, count: 3)  // struct ucred: pid, uid, gid
+        var length = socklen_t(12)
+        let known = credentials.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, SO_PEERCRED, $0.baseAddress, &length) } == 0
+        let uid = credentials[1]
+        guard known, uid == 0 || uid == geteuid() || allowedUID.map({ $0 == uid }) == true else {
+            lp_x11_close(handle)
+            throw FrameWatchFailure(reason: known ? "its server runs as uid \(uid), neither root nor the program's user" : "its server cannot be identified")
+        }
+        var fds: [Int32] = [0, 0]
+        guard lp_pipe(&fds, true) == 0 else {
+            lp_x11_close(handle)
+            throw FrameWatchFailure(reason: "no pipe (\(MonitorError.text(errno)))")
+        }
+        observer = handle
+        wakePipe = (fds[0], fds[1])
+        self.owners = Unmanaged.passRetained(owners)
+        lp_x11_set_owner_filter(handle, { context, pid in
+            guard let context else { return 0 }
+            return Unmanaged<WatchedOwners>.fromOpaque(context).takeUnretainedValue().launch(of: pid)
+        }, self.owners.toOpaque())
+        nonisolated(unsafe) let connection = handle
+        let wakeRead = fds[0]
+        let alive = alive
+        thread = DedicatedThread {
+            defer { alive.end() }
+            return Self.watch(connection, wakeRead: wakeRead, display: display, onEvent: onEvent)
+        }
+    }
+
+    func stop() {
+        guard let thread else { return }
+        var byte: UInt8 = 0
+        _ = write(wakePipe.write, &byte, 1)
+        _ = thread.join()
+        self.thread = nil
+        lp_x11_close(observer)
+        close(wakePipe.read)
+        close(wakePipe.write)
+        owners.release()
+    }
+
+    deinit { stop() }
+
+    private static func watch(_ observer: OpaquePointer, wakeRead: Int32, display: String, onEvent: @Sendable (FieldEvent) -> Void) -> Int {
+        var descriptors = [
+            pollfd(fd: lp_x11_fd(observer), events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+        ]
+        var buffer = [lp_x11_event](repeating: lp_x11_event(), count: 32)
+        while true {
+            descriptors[0].revents = 0
+            descriptors[1].revents = 0
+            if poll(&descriptors, 2, -1) < 0 && errno != EINTR { return 1 }
+            if descriptors[1].revents != 0 { return 0 }
+            let count = lp_x11_dispatch(observer, &buffer, Int32(buffer.count))
+            if count < 0 { return 0 }  // the server went away
+            for raw in buffer.prefix(Int(count)) where raw.root_pid > 0 {
+                let event = DisplayEvent(
+                    kind: raw.kind == Int32(LP_X11_FIRST_FRAME.rawValue) ? .firstFrame : .windowMapped,
+                    atNs: raw.at_ns, pid: raw.pid, window: "0x" + String(raw.window, radix: 16), display: display)
+                onEvent(.display(pid: raw.root_pid, event))
+            }
+        }
+    }
+}

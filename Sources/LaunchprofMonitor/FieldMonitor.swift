@@ -1,0 +1,333 @@
+import CLaunchprof
+import LaunchprofCore
+import LaunchprofReport
+import LaunchprofTracing
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `launchprof monitor`: records the launches of watched programs that anyone starts on the
+/// machine, until SIGTERM, SIGINT or SIGHUP.
+///
+/// One loop on one thread: it sleeps in `poll` on the kernel's rings, the exit messages and the
+/// stop signals, waking when a ring is a quarter full, when a watched program is exec'd (to watch
+/// its display before its first window), or every `tickNs`. Each pass reads everything waiting,
+/// puts the kernel's and the displays' events in time order (an event is used once every source
+/// has had the chance to deliver what came before it), assembles launches, and stores the
+/// finished ones with the events lost in one transaction. `/metrics` is served from another
+/// thread, and each display watched has one.
+///
+/// Stopping releases what the monitor holds in the kernel: closing its perf events removes its
+/// probes from every process; its tracefs definitions are then deleted; the database is closed.
+/// Killed instead (SIGKILL), the kernel closes the events itself, and the next monitor deletes the
+/// definitions left behind; whatever it committed is in the store.
+public final class FieldMonitor {
+    public let configuration: MonitorConfiguration
+    public let programs: [WatchedProgram]
+    public let store: LaunchStore
+    public let metrics: FieldMetrics
+    /// The address `/metrics` is served on, when it is.
+    public var metricsAddress: String? { server?.address }
+    /// Where the endpoint's token is.
+    public let tokenPath: String?
+
+    private let tracefs: TracefsEvents
+    private let source: FieldEventSource
+    /// Execs of the watched programs' file names, read at once (their displays are watched
+    /// before their first window); nil where the kernel refused the filter.
+    private let prompt: FieldEventSource?
+    private let exits: ProcessExitConnector
+    private let server: MetricsServer?
+    private let displays: FieldDisplays
+    private let displayEvents = EventQueue()
+    private let stopSignals: Int32
+    private let say: @Sendable (String) -> Void
+    private let host: LaunchReport.Host
+
+    private var assembler: FieldLaunchAssembler
+    private var reorder: [FieldEvent] = []
+    private var reported = Losses()
+    private var lastMaintenanceNs: UInt64 = 0
+    /// Launches recorded by this monitor.
+    public private(set) var recorded = 0
+
+    /// Events are used once they are this old: every source has delivered what came before.
+    static let settleNs: UInt64 = 20_000_000
+    /// Retention and payloads are seen to this often.
+    static let maintenanceNs: UInt64 = 60_000_000_000
+
+    struct Losses: Equatable {
+        var kernel: UInt64 = 0
+        var malformed: UInt64 = 0
+        var exits: UInt64 = 0
+        var evicted: UInt64 = 0
+        var launches: UInt64 = 0
+    }
+
+    /// Opens the store (refusing a second monitor on it), plans the programs' probes, opens the
+    /// kernel's events and the endpoint. Call from the main thread before starting any other:
+    /// the stop signals are blocked here and read from a descriptor, for every thread.
+    public init(configuration: MonitorConfiguration, say: @escaping @Sendable (String) -> Void) throws(MonitorError) {
+        self.configuration = configuration
+        self.say = say
+        var signals: Int32 = -1
+        let error = lp_field_stop_signals(&signals)
+        guard error == 0 else { throw .kernelEvent(what: "the stop signals", errno: error) }
+        stopSignals = signals
+        store = try LaunchStore.openForRecording(configuration.store)
+        var programs: [WatchedProgram] = []
+        for path in configuration.programs {
+            programs.append(try WatchedProgram.plan(path, loaderPhases: configuration.loaderPhases))
+        }
+        self.programs = programs
+        host = HostInfo.current()
+        metrics = FieldMetrics(programs: programs.map(\.path))
+        assembler = FieldLaunchAssembler(programs: programs, timeoutNs: configuration.launchTimeoutNs)
+
+        tracefs = try TracefsEvents()
+        tracefs.removeStale()
+        source = try FieldEventSource()
+        try source.addProcessEvents(tracefs)
+        try Self.addProbes(programs, tracefs: tracefs, source: source)
+        exits = try ProcessExitConnector()
+        prompt = Self.promptExecs(programs, tracefs: tracefs)
+
+        if let listen = configuration.metricsListen {
+            let tokenPath = configuration.metricsTokenFile ?? configuration.store + "/" + MetricsToken.fileName
+            let token = try MetricsToken.load(tokenPath, create: configuration.metricsTokenFile == nil)
+            server = try MetricsServer(listen: listen, token: token, metrics: metrics)
+            self.tokenPath = tokenPath
+        } else {
+            server = nil
+            tokenPath = nil
+        }
+        let queue = displayEvents
+        displays = FieldDisplays(programs: programs, say: say) { event in queue.append(event) }
+        for display in configuration.displays { displays.watch(display) }
+        // Instances already running: later launches may hand over to them, their forks may be
+        // launches, and their displays are watched.
+        for (pid, program) in Self.runningInstances(programs) {
+            assembler.running(pid: pid, program: program)
+            displays.watchDisplay(ofProcess: pid)
+        }
+        try source.enable()
+        try prompt?.enable()
+    }
+
+    deinit { close(stopSignals) }
+
+    /// The uprobes of every watched program, shared where two name the same file and offset.
+    static func addProbes(_ programs: [WatchedProgram], tracefs: TracefsEvents, source: FieldEventSource) throws(MonitorError) {
+        var rules: [String: (path: String, offset: UInt64, argument: String?, rule: FieldRecordDecoder.Rule)] = [:]
+        var order: [String] = []
+        for (index, program) in programs.enumerated() {
+            for probe in program.probes {
+                let key = "\(probe.path)\u{0}\(probe.offset)"
+                switch probe.meaning {
+                case .boundaries(let boundaries, let own):
+                    if case .boundary(let owner, let old)? = rules[key]?.rule {
+                        rules[key]?.rule = .boundary(program: owner, boundaries: old + boundaries.filter { !old.contains($0) })
+                    } else {
+                        rules[key] = (probe.path, probe.offset, nil, .boundary(program: own ? index : nil, boundaries: boundaries))
+                        order.append(key)
+                    }
+                case .hook(let kind, let argument):
+                    if rules[key] == nil {
+                        rules[key] = (probe.path, probe.offset, argument, .hook(kind: kind, name: nil))
+                        order.append(key)
+                    }
+                }
+            }
+        }
+        for key in order {
+            guard let entry = rules[key] else { continue }
+            let event = try tracefs.uprobe(path: entry.path, offset: entry.offset, arguments: entry.argument.map { [$0] } ?? [])
+            var rule = entry.rule
+            if case .hook(let kind, _) = rule {
+                rule = .hook(kind: kind, name: entry.argument == nil ? nil : event.fields["name"])
+            }
+            try source.add(tracepoint: event.id, name: "the uprobe on \(entry.path)+0x\(String(entry.offset, radix: 16))", rule: rule)
+        }
+    }
+
+    /// The exec tracepoint once more, filtered by the kernel to the watched programs' file
+    /// names, each sample waking the loop.
+    static func promptExecs(_ programs: [WatchedProgram], tracefs: TracefsEvents) -> FieldEventSource? {
+        let names = Set(programs.flatMap(\.fileNames)).sorted()
+        guard !names.isEmpty, names.allSatisfy({ $0.utf8.allSatisfy { $0 > 0x20 && $0 != 0x22 && $0 != 0x5c && $0 < 0x7f } }),
+            let exec = try? tracefs.tracepoint("sched/sched_process_exec"),
+            let filename = exec.fields["filename"], let pid = exec.fields["pid"],
+            let source = try? FieldEventSource(dataPages: 8, wakeupBytes: 1)
+        else { return nil }
+        let filter = names.map { "filename ~ \"*/\($0)\" || filename == \"\($0)\"" }.joined(separator: " || ")
+        do throws(MonitorError) {
+            try source.add(tracepoint: exec.id, name: "sched/sched_process_exec (watched)", filter: filter, rule: .exec(filename: filename, pid: pid))
+            return source
+        } catch {
+            return nil
+        }
+    }
+
+    /// Processes already running a watched program (by their executable's identity).
+    static func runningInstances(_ programs: [WatchedProgram]) -> [(Int32, Int)] {
+        guard let directory = opendir("/proc") else { return [] }
+        defer { closedir(directory) }
+        var found: [(Int32, Int)] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let pid = Int32(name), pid > 0, pid != getpid() else { continue }
+            var status = stat()
+            guard stat("/proc/\(pid)/exe", &status) == 0,
+                let index = programs.firstIndex(where: { $0.device == UInt64(status.st_dev) && $0.inode == UInt64(status.st_ino) })
+            else { continue }
+            found.append((pid, index))
+        }
+        return found
+    }
+
+    // MARK: The loop
+
+    /// Records until a stop signal arrives; returns it.
+    @discardableResult
+    public func run() throws(MonitorError) -> Int32 {
+        var descriptors = [pollfd(fd: stopSignals, events: Int16(POLLIN), revents: 0)]
+        descriptors.append(pollfd(fd: exits.descriptor, events: Int16(POLLIN), revents: 0))
+        for fd in source.pollDescriptors + (prompt?.pollDescriptors ?? []) {
+            descriptors.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
+        }
+        let tickMs = Int32(configuration.tickNs / 1_000_000)
+        lastMaintenanceNs = lp_now_ns()
+        try maintain()
+        while true {
+            for index in descriptors.indices { descriptors[index].revents = 0 }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), tickMs)
+            if ready < 0 && errno != EINTR { throw .kernelEvent(what: "poll", errno: errno) }
+            if descriptors[0].revents != 0 {
+                let signal = lp_field_stop_signal_read(stopSignals)
+                try pass(final: true)
+                return Int32(signal)
+            }
+            try pass(final: false)
+        }
+    }
+
+    /// One pass: read, order, assemble, store.
+    func pass(final: Bool) throws(MonitorError) {
+        let now = lp_now_ns()
+        if let prompt {
+            for case .execed(let pid, _, _) in prompt.read() { displays.watchDisplay(ofProcess: pid) }
+        }
+        reorder += source.read()
+        reorder += exits.read()
+        reorder += displayEvents.take()
+        let horizon = final ? UInt64.max : now - min(now, Self.settleNs)
+        reorder.sort { $0.atNs < $1.atNs }
+        let split = reorder.firstIndex { $0.atNs > horizon } ?? reorder.endIndex
+        assembler.ingest(Array(reorder[..<split]))
+        reorder.removeFirst(split)
+        if !final { assembler.expire(nowNs: horizon) }
+        metrics.setInFlight(assembler.launchesInFlight)
+        try record(assembler.takeFinished(), unfinished: final ? UInt64(assembler.launchesInFlight) : 0)
+        if now - lastMaintenanceNs >= Self.maintenanceNs {
+            lastMaintenanceNs = now
+            try maintain()
+        }
+    }
+
+    /// Stores finished launches and the losses since the last pass.
+    private func record(_ launches: [FieldLaunchAssembler.Launch], unfinished: UInt64) throws(MonitorError) {
+        let clocks = Self.clocks()
+        var rows: [LaunchStore.Launch] = []
+        for launch in launches {
+            let program = programs[launch.program]
+            do throws(LaunchReportError) {
+                let run = try launch.run(
+                    index: 0, unobservable: program.unobservable, timeoutNs: configuration.launchTimeoutNs, clocks: clocks)
+                rows.append(LaunchStore.Launch(
+                    program: program.path, buildID: program.buildID, run: run, host: host,
+                    startedAtUnixNs: launch.startedAtUnixNs(clocks)))
+            } catch {
+                say("a launch of \(program.path) (process \(launch.pid)) could not be made a run: \(error)")
+            }
+        }
+        let now = Losses(
+            kernel: source.lost + (prompt?.lost ?? 0), malformed: source.malformed + (prompt?.malformed ?? 0),
+            exits: exits.overruns, evicted: assembler.counts.evictedProcesses, launches: assembler.counts.droppedLaunches + unfinished)
+        let unixNs = Int64(bitPattern: lp_now_ns()) &+ clocks.realtimeOffsetNs
+        let losses = [
+            LaunchStore.Loss(source: "kernel", count: now.kernel - reported.kernel, atUnixNs: unixNs),
+            LaunchStore.Loss(source: "malformed", count: now.malformed - reported.malformed, atUnixNs: unixNs),
+            LaunchStore.Loss(source: "exits", count: now.exits - reported.exits, atUnixNs: unixNs),
+            LaunchStore.Loss(source: "processes", count: now.evicted - reported.evicted, atUnixNs: unixNs),
+            LaunchStore.Loss(source: "launches", count: now.launches - reported.launches, atUnixNs: unixNs),
+        ].filter { $0.count > 0 }
+        try store.record(rows, losses: losses)
+        for row in rows { metrics.record(program: row.program, run: row.run) }
+        for loss in losses {
+            metrics.lost(loss.count, source: loss.source)
+            say("\(loss.count) \(Self.lossMeaning(loss.source)); counted in the store and in /metrics")
+        }
+        reported = now
+        recorded += rows.count
+    }
+
+    static func lossMeaning(_ source: String) -> String {
+        switch source {
+        case "kernel": "kernel events lost: a ring buffer was full"
+        case "malformed": "kernel samples did not parse and were dropped"
+        case "exits": "times the exit messages overflowed their buffer (an exit each at least)"
+        case "processes": "process histories dropped for room (their exits never came)"
+        default: "launches not recorded (too many in flight, or in flight at the stop)"
+        }
+    }
+
+    /// Retention (and, once a day, the MetricKit payloads of the days before).
+    private func maintain() throws(MonitorError) {
+        let clocks = Self.clocks()
+        let nowUnixNs = Int64(bitPattern: lp_now_ns()) &+ clocks.realtimeOffsetNs
+        try store.deleteOlder(than: nowUnixNs - Int64(clamping: configuration.retainNs))
+        do {
+            try FieldPayloads.writeFinishedDays(store: store, programs: programs.map(\.path), nowUnixNs: nowUnixNs, retainNs: configuration.retainNs)
+        } catch {
+            say("the MetricKit payloads could not be written: \(error)")
+        }
+    }
+
+    /// Releases the probes (closing the events), deletes the monitor's tracefs definitions, stops
+    /// the endpoint and the displays' threads.
+    public func stop() {
+        source.close()
+        prompt?.close()
+        tracefs.removeDefined()
+        server?.stop()
+        displays.stop()
+    }
+
+    /// The wall and boot clocks against CLOCK_MONOTONIC, now.
+    static func clocks() -> FieldClocks {
+        var monotonic = timespec()
+        var realtime = timespec()
+        var boottime = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        clock_gettime(CLOCK_BOOTTIME, &boottime)
+        func ns(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
+        return FieldClocks(realtimeOffsetNs: ns(realtime) - ns(monotonic), boottimeOffsetNs: ns(boottime) - ns(monotonic))
+    }
+}
+
+/// Events handed from other threads (the displays') to the loop.
+final class EventQueue: Sendable {
+    private let events = Mutex<[FieldEvent]>([])
+
+    func append(_ event: FieldEvent) { events.withLock { $0.append(event) } }
+
+    func take() -> [FieldEvent] {
+        events.withLock { events in
+            defer { events = [] }
+            return events
+        }
+    }
+}
