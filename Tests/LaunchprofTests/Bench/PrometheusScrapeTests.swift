@@ -12,10 +12,6 @@ import Testing
 @Suite("export: scraped by a real Prometheus, in both formats")
 struct PrometheusScrapeTests {
     @Test func prometheusReadsBothFormats() throws {
-        let binary = "/usr/bin/prometheus"
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw MetricsEndpoint.Failure(description: "prometheus is not installed: run Scripts/setup.sh (Debian package prometheus)")
-        }
         var generator = SeededGenerator(seed: 31)
         var report = BenchSamples.report(runs: 4, workNs: 3_000_000, noise: 0.1, generator: &generator)
         report.runs[3].outcome = RunOutcome(kind: .crashed, signal: "SIGSEGV", signalNumber: 11)
@@ -26,51 +22,34 @@ struct PrometheusScrapeTests {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("lp-prometheus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
-        let config = work.appendingPathComponent("prometheus.yml")
-        try """
-            global:
-              scrape_interval: 1s
-              scrape_timeout: 1s
-            scrape_configs:
-              - job_name: negotiated
-                metrics_path: /negotiated
-                static_configs: [{targets: ["127.0.0.1:\(endpoint.port)"]}]
-              - job_name: classic
-                metrics_path: /classic
-                static_configs: [{targets: ["127.0.0.1:\(endpoint.port)"]}]
+        let prometheus = try PrometheusServer(
+            configuration: """
+                global:
+                  scrape_interval: 1s
+                  scrape_timeout: 1s
+                scrape_configs:
+                  - job_name: negotiated
+                    metrics_path: /negotiated
+                    static_configs: [{targets: ["127.0.0.1:\(endpoint.port)"]}]
+                  - job_name: classic
+                    metrics_path: /classic
+                    static_configs: [{targets: ["127.0.0.1:\(endpoint.port)"]}]
 
-            """.write(to: config, atomically: true, encoding: .utf8)
-        let prometheus = Process()
-        prometheus.executableURL = URL(fileURLWithPath: binary)
-        prometheus.arguments = [
-            "--config.file=" + config.path, "--storage.tsdb.path=" + work.appendingPathComponent("data").path,
-            "--web.listen-address=127.0.0.1:0", "--log.level=warn",
-        ]
-        let log = work.appendingPathComponent("prometheus.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        prometheus.standardOutput = try FileHandle(forWritingTo: log)
-        prometheus.standardError = try FileHandle(forWritingTo: log)
-        try prometheus.run()
-        defer {
-            prometheus.terminate()
-            prometheus.waitUntilExit()
-        }
+                """, directory: work)
+        defer { prometheus.stop() }
         // A target's scrapes follow each other: at its second, the first one's samples are in.
         for path in ["/negotiated", "/classic"] {
             do {
                 try endpoint.waitForScrapes(of: path, count: 2, timeout: 60)
             } catch {
-                Issue.record("\(error); prometheus said: \((try? String(contentsOf: log, encoding: .utf8))?.suffix(1_500) ?? "")")
+                Issue.record("\(error); prometheus said: \(prometheus.said)")
                 return
             }
         }
         #expect(endpoint.scrapesOf("/negotiated").allSatisfy { $0.served == .openMetrics }, "\(endpoint.scrapesOf("/negotiated"))")
         #expect(endpoint.scrapesOf("/classic").allSatisfy { $0.served == .prometheusText })
-        let port = try #require(MetricsEndpoint.listeningPort(of: prometheus.processIdentifier), "Prometheus's API port")
-
         func api(_ target: String) throws -> [String: Any] {
-            let body = try MetricsEndpoint.get(port: port, target)
-            let json = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any], "\(String(decoding: body, as: UTF8.self))")
+            let json = try prometheus.api(target)
             #expect(json["status"] as? String == "success", "\(target): \(json)")
             return json
         }
