@@ -21,6 +21,10 @@
 #                     links libxcb and its DAMAGE and X-Resource bindings statically (with
 #                     libXau and libXdmcp, which libxcb1-dev brings; DAMAGE's headers bring
 #                     XFixes')
+#   libsqlite3-dev    SQLite, `launchprof monitor`'s store (a release build links its archive in)
+#   systemtap-sdt-dev <sys/sdt.h>: the hooks (launchprof.h, LaunchprofApp) are also USDT probes,
+#                     which `launchprof monitor` places its uprobes on (without it: no hook
+#                     phases in field data, and the monitor says so)
 # Tests (command 2):
 #   gcc               the tests and benchmarks build their C fixtures from source
 #   gdb, git          system programs the tests inspect and run
@@ -43,7 +47,9 @@
 #   x11-utils         xdpyinfo, to check a server's extensions by hand
 #   openbox           a reparenting window manager: the first-frame tests check that a window
 #                     reparented into a frame still counts
-#   prometheus        promtool: the tests run `promtool check metrics` on every
+#   prometheus        promtool, and the server (started by the tests on loopback, never as a
+#                     service) that scrapes `launchprof monitor`'s /metrics and `export`'s text;
+#                     promtool: the tests run `promtool check metrics` on every
 #                     `launchprof export --prometheus`. Installed without its recommends (no
 #                     node exporter); the service the package starts is stopped and disabled
 #                     again: nothing here needs a server listening on :9090.
@@ -55,7 +61,8 @@
 set -euo pipefail
 
 run=(libunwind8 libc6-dbg)
-build=("${run[@]}" libelf-dev libunwind-dev libxcb1-dev libxcb-damage0-dev libxcb-res0-dev)
+build=("${run[@]}" libelf-dev libunwind-dev libxcb1-dev libxcb-damage0-dev libxcb-res0-dev libsqlite3-dev
+  systemtap-sdt-dev)
 tests=(gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
   libwayland-dev wayland-protocols xvfb weston x11-apps xterm
   mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox prometheus)
