@@ -66,11 +66,18 @@ public struct TraceDocument: Sendable, Equatable, Codable {
     /// which chrome://tracing and DevTools show. Perfetto skips it, so each run's `spawn`
     /// instant carries the same facts as arguments.
     public var metadata: [String: String]
+    /// ftrace text lines Perfetto turns into thread-state tracks (each run's main thread; see
+    /// `TraceEventRenderer.systemTrace`); nil without thread states.
+    public var systemTraceEvents: String?
     public var traceEvents: [TraceEvent]
 
-    public init(displayTimeUnit: String = "ms", metadata: [String: String], traceEvents: [TraceEvent]) {
+    public init(
+        displayTimeUnit: String = "ms", metadata: [String: String], systemTraceEvents: String? = nil,
+        traceEvents: [TraceEvent]
+    ) {
         self.displayTimeUnit = displayTimeUnit
         self.metadata = metadata
+        self.systemTraceEvents = systemTraceEvents
         self.traceEvents = traceEvents
     }
 }

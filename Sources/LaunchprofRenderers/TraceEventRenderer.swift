@@ -41,7 +41,7 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
         if !report.summary.phases.isEmpty {
             events += medianEvents(report.summary, pid: report.runs.count + 1)
         }
-        return TraceDocument(metadata: Self.facts(report), traceEvents: events)
+        return TraceDocument(metadata: Self.facts(report), systemTraceEvents: Self.systemTrace(report), traceEvents: events)
     }
 
     /// The trace as the file holds it: sorted keys, one event per line, a final newline.
