@@ -21,14 +21,22 @@ public struct ThreadStateAnalyzer: Sendable {
 
     /// Analyses `trace` for the launch spawned at `spawnNs` (CLOCK_MONOTONIC) whose main thread
     /// is `mainThread` (the child's pid) and which ended at `launchEndNs` (from the spawn).
+    /// `frozen` (ns from the spawn) is a prewarmed launch's hold: the process was frozen by
+    /// launchprof and did nothing of its own, so the hold is left out of every state, cause and
+    /// reason (as the sample analyzer leaves it out); the launch's states then add up to
+    /// `launchEndNs` minus the hold.
     public func analyse(
-        _ trace: SchedulerTrace, spawnNs: UInt64, mainThread: Int32, launchEndNs: UInt64, phases: [LaunchPhase]
+        _ trace: SchedulerTrace, spawnNs: UInt64, mainThread: Int32, launchEndNs: UInt64, phases: [LaunchPhase],
+        frozen: Range<UInt64>? = nil
     ) -> Result {
         var index = TraceIndex(trace, mainThread: mainThread)
         index.processName = processName
         let windowEndNs = spawnNs + max(launchEndNs, phases.map(\.endNs).max() ?? 0)
-        let main = mainTimeline(index, spawnNs: spawnNs, endNs: windowEndNs)
+        let held = frozen.flatMap { $0.isEmpty ? nil : (spawnNs + $0.lowerBound)..<(spawnNs + $0.upperBound) }
+        var main = mainTimeline(index, spawnNs: spawnNs, endNs: windowEndNs)
+        if let held { main = main.leavingOut(held) }
         let launchEnd = spawnNs + launchEndNs
+        let heldInLaunchNs = held.map { min($0.upperBound, launchEnd) &- min($0.lowerBound, launchEnd) } ?? 0
         var result = Result(phases: phases, states: LaunchThreadStates(
             mainThread: mainThread, launchEndNs: launchEndNs, launch: main.breakdown(from: spawnNs, to: launchEnd)))
         for position in result.phases.indices where result.phases[position].durationNs > 0 {
@@ -49,9 +57,9 @@ public struct ThreadStateAnalyzer: Sendable {
         states.wakers = causes.wakers
         states.fileReads = causes.fileReads(from: spawnNs, to: launchEnd)
         states.lockHolders = causes.lockHolders
-        states.threads = otherThreads(index, spawnNs: spawnNs, endNs: launchEnd)
+        states.threads = otherThreads(index, spawnNs: spawnNs, endNs: launchEnd, leavingOut: held)
         states.reasons = SlowLaunchRules.reasons(
-            launch: states.launch, launchNs: launchEndNs, causes: causes, fileReads: states.fileReads,
+            launch: states.launch, launchNs: launchEndNs - heldInLaunchNs, causes: causes, fileReads: states.fileReads,
             phases: result.phases, spawnNs: spawnNs)
         states.notes = notes(trace, index: index, main: main, launchEnd: launchEnd)
         result.states = states
@@ -88,14 +96,15 @@ public struct ThreadStateAnalyzer: Sendable {
     }
 
     /// The process's other threads over the launch.
-    func otherThreads(_ index: TraceIndex, spawnNs: UInt64, endNs: UInt64) -> [ThreadStateSummary] {
+    func otherThreads(_ index: TraceIndex, spawnNs: UInt64, endNs: UInt64, leavingOut held: Range<UInt64>? = nil) -> [ThreadStateSummary] {
         index.processThreads.subtracting([index.mainThread]).sorted().compactMap { tid in
             let events = index.events[tid] ?? []
             guard let first = events.map(\.timeNs).min(), first < endNs else { return nil }
             let created = events.contains { if case .created = $0 { true } else { false } }
             let start = max(first, spawnNs)
-            let timeline = ThreadTimeline.build(
+            var timeline = ThreadTimeline.build(
                 tid: tid, events: events, startNs: start, endNs: endNs, initial: created ? .runnable : .running)
+            if let held { timeline = timeline.leavingOut(held) }
             let end = min(timeline.exitedAtNs ?? endNs, endNs)
             return ThreadStateSummary(
                 tid: tid, name: index.threadName(tid), startNs: start - spawnNs, endNs: max(end, start) - spawnNs,

@@ -122,6 +122,20 @@ struct ThreadTimeline {
         return timeline
     }
 
+    /// The timeline without `range` (a prewarmed launch's hold: the thread was frozen by
+    /// launchprof, no state of its own), spans cut at its bounds.
+    func leavingOut(_ range: Range<UInt64>) -> ThreadTimeline {
+        var result = self
+        result.spans = spans.flatMap { span -> [Span] in
+            guard span.startNs < range.upperBound, span.endNs > range.lowerBound else { return [span] }
+            var before = span, after = span
+            before.endNs = range.lowerBound
+            after.startNs = range.upperBound
+            return [before, after].filter { $0.endNs > $0.startNs }
+        }
+        return result
+    }
+
     /// The time in each state within [startNs, endNs).
     func breakdown(from startNs: UInt64, to endNs: UInt64) -> ThreadStateBreakdown {
         var result = ThreadStateBreakdown()

@@ -324,7 +324,8 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
             run.phases = ObserverAccounting.assign(result.observerCosts, spawnedAtNs: spawnedAt, to: run.phases)
             run.spawnedAt = PlatformFacts.spawnInstant(monotonicNs: spawnedAt)
         }
-        threadStates?.annotate(&run, capture: launch.schedulerCapture, spawnNs: result.events.first?.timeNs ?? 0)
+        threadStates?.annotate(
+            &run, capture: launch.schedulerCapture, spawnNs: result.events.first?.timeNs ?? 0, heldFrozen: result.heldFrozen)
         var folded: [String: Int] = [:]
         if let sampling, let sampler = launch.sampler {
             folded = try sampling.annotate(

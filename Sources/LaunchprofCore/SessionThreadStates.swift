@@ -101,8 +101,8 @@ final class SessionThreadStates: Sendable {
 
     /// Puts the states into `run` (spawned at `spawnNs`, CLOCK_MONOTONIC): each phase's, the
     /// launch's (spawn → first frame, or the readiness point, or the exit), the causes, the
-    /// reasons.
-    func annotate(_ run: inout LaunchRun, capture: SchedulerCapture?, spawnNs: UInt64) {
+    /// reasons. `heldFrozen` (CLOCK_MONOTONIC) is a prewarmed launch's hold, left out.
+    func annotate(_ run: inout LaunchRun, capture: SchedulerCapture?, spawnNs: UInt64, heldFrozen: Range<UInt64>? = nil) {
         guard let capture else {
             if let unavailable = unavailable {
                 run.warnings.append(TimelineWarning(.threadStatesUnavailable, "no thread states: \(unavailable)"))
@@ -114,7 +114,9 @@ final class SessionThreadStates: Sendable {
         let analyzer = ThreadStateAnalyzer(processName: { pid in
             SmallFile.read("/proc/\(pid)/comm").map { String($0.prefix { $0 != "\n" }) }
         })
-        let result = analyzer.analyse(trace, spawnNs: spawnNs, mainThread: run.pid, launchEndNs: launchEndNs, phases: run.phases)
+        let frozen = heldFrozen.map { ($0.lowerBound &- min($0.lowerBound, spawnNs))..<($0.upperBound &- min($0.upperBound, spawnNs)) }
+        let result = analyzer.analyse(
+            trace, spawnNs: spawnNs, mainThread: run.pid, launchEndNs: launchEndNs, phases: run.phases, frozen: frozen)
         run.phases = result.phases
         run.threadStates = result.states
     }

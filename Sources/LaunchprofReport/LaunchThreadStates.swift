@@ -8,7 +8,9 @@ public struct LaunchThreadStates: Sendable, Equatable, Codable {
     /// Where the launch ends, in ns from the spawn: the first frame or the readiness point, else
     /// the exit.
     public var launchEndNs: UInt64
-    /// The main thread from the spawn to `launchEndNs`.
+    /// The main thread from the spawn to `launchEndNs`; a prewarmed launch's hold
+    /// (`PrewarmRun.holdRange`, frozen by launchprof) is left out, here, in the timeline and in
+    /// the other threads' summaries: its states add up to `launchEndNs` minus the hold.
     public var launch: ThreadStateBreakdown
     /// The main thread's states in time order over the launch, adjacent spans of one state
     /// merged (the trace's thread-state track).

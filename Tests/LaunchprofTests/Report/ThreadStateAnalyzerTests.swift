@@ -182,4 +182,35 @@ struct ThreadStateAnalyzerTests {
         #expect(!runnable(14 * ms, launch: 100 * ms))
         #expect(!runnable(ms / 2, launch: 2 * ms), "25% of a 2 ms launch is under the 1 ms floor")
     }
+
+    @Test("a prewarmed launch's hold is in no state, cause or reason: the launch's states add up without it")
+    func prewarmHold() {
+        let s = 1_000 * ms
+        var trace = SchedulerTrace(spawningThread: Self.spawner)
+        trace.newTasks = [Self.wakeup(s, by: Self.spawner, pid: 99, of: Self.main)]
+        // Stopped by launchprof at main (+10 ms), frozen 10–90, resumed (woken by launchprof) at 90.
+        trace.switches = [
+            Self.switchRecord(s, from: Self.spawner, pid: 99, state: 2, to: Self.main),
+            Self.switchRecord(s + 10 * ms, from: Self.main, pid: Self.main, state: 8, to: 0, name: "swapper/0"),
+            Self.switchRecord(s + 90 * ms, from: 0, pid: 0, to: Self.main, name: "swapper/0"),
+        ]
+        trace.followedSwitchOuts = [.init(record: trace.switches[1], stack: nil)]
+        trace.wakeups = [Self.wakeup(s + 90 * ms, by: 99, pid: 99)]
+        func analyse(frozen: Range<UInt64>?) -> ThreadStateAnalyzer.Result {
+            ThreadStateAnalyzer().analyse(
+                trace, spawnNs: s, mainThread: Self.main, launchEndNs: 100 * ms,
+                phases: [LaunchPhase(name: "didFinishLaunching", startNs: 90 * ms, durationNs: 10 * ms)], frozen: frozen)
+        }
+        let held = analyse(frozen: 10 * ms..<90 * ms).states
+        #expect(held.launch.totalNs == 20 * ms, "100 ms less the 80 ms hold")
+        #expect(held.launch.tracedNs == 0 && held.launch.runningNs == 20 * ms)
+        #expect(!held.timeline.contains { $0.startNs < 90 * ms && $0.endNs > 10 * ms })
+        #expect(!held.reasons.contains { $0.code == .launchprof } && held.wakers.isEmpty, "\(held.reasons) \(held.wakers)")
+        // Shares are of the launch without the hold: 20 ms on a CPU is all of it.
+        #expect(held.reasons.first { $0.code == .cpuBound }?.percentOfLaunch == 100)
+        // Without the hold left out, the freeze reads as launchprof holding the thread stopped.
+        let unheld = analyse(frozen: nil).states
+        #expect(unheld.launch.tracedNs == 80 * ms)
+        #expect(unheld.reasons.contains { $0.code == .launchprof })
+    }
 }
