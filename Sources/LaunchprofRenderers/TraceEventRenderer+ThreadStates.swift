@@ -18,13 +18,25 @@ extension TraceEventRenderer {
         var lines: [String] = []
         for (position, run) in report.runs.enumerated() {
             guard let states = run.threadStates, !states.timeline.isEmpty else { continue }
-            lines += systemTraceLines(states.timeline, pid: position + 1, tid: threadStateTID + position, cpu: position)
+            lines += systemTraceLines(
+                states.timeline, hold: run.prewarm?.holdRange, pid: position + 1, tid: threadStateTID + position, cpu: position)
         }
         return lines.isEmpty ? nil : lines.joined(separator: "\n") + "\n"
     }
 
-    /// The ftrace lines of one timeline.
-    static func systemTraceLines(_ timeline: [ThreadStateSpan], pid: Int, tid: Int, cpu: Int) -> [String] {
+    /// The blocked function Perfetto shows for a prewarmed launch's hold.
+    static let holdCaller = "prewarm.hold"
+
+    /// The ftrace lines of one timeline. A prewarmed launch's `hold` is in no state of the
+    /// report (the process was frozen by launchprof), but a Perfetto thread-state track has no
+    /// holes — each state lasts until the next — so it is drawn as launchprof's stop, its
+    /// blocked function `prewarm.hold`, under the launch track's hold slice.
+    static func systemTraceLines(_ timeline: [ThreadStateSpan], hold: Range<UInt64>? = nil, pid: Int, tid: Int, cpu: Int) -> [String] {
+        var timeline = timeline
+        if let hold, !hold.isEmpty {
+            let held = ThreadStateSpan(startNs: hold.lowerBound, durationNs: UInt64(hold.count), state: .traced, blockedIn: holdCaller)
+            timeline.insert(held, at: timeline.firstIndex { $0.startNs >= hold.lowerBound } ?? timeline.endIndex)
+        }
         let cpuText = String(repeating: "0", count: max(0, 3 - String(cpu).count)) + String(cpu)
         func line(_ ns: UInt64, task: String, taskTID: Int, _ event: String, _ arguments: String) -> String {
             let seconds = "\(ns / 1_000_000_000)." + String(ns % 1_000_000_000 + 1_000_000_000).dropFirst()
@@ -39,29 +51,46 @@ extension TraceEventRenderer {
                     "prev_comm=swapper prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=\(threadName) next_pid=\(tid) next_prio=120")
         }
         var lines: [String] = []
-        var previous: ThreadState?
-        for span in timeline {
+        // Perfetto's thread-state tracker reads a switch-out of a thread that is not Running as
+        // lost data (it never closes the state before), and a waking of one that is not blocked
+        // as spurious: the lines follow where the thread is, as the kernel's would.
+        var onCPU = false
+        var waiting = false
+        for span in timeline where span.durationNs > 0 {
             let at = span.startNs
+            let first = lines.isEmpty
             switch span.state {
             case .running:
-                lines.append(switchLine(at, out: false, state: "R"))
+                if !onCPU { lines.append(switchLine(at, out: false, state: "R")) }
+                onCPU = true
             case .runnable:
-                if previous == .running || previous == nil {
+                if onCPU {
                     lines.append(switchLine(at, out: true, state: "R+"))
-                } else {
+                } else if waiting || first {
                     lines.append(line(at, task: "swapper", taskTID: 0, "sched_waking", "comm=\(threadName) pid=\(tid) prio=120 target_cpu=\(cpuText)"))
                 }
-            case .sleeping, .lock:
-                lines.append(switchLine(at, out: true, state: "S"))
-            case .diskIO, .other:
-                lines.append(switchLine(at, out: true, state: "D"))
-                let caller = (span.blockedIn ?? "unknown").filter { !$0.isWhitespace }
-                lines.append(line(at, task: threadName, taskTID: tid, "sched_blocked_reason",
-                    "pid=\(tid) iowait=\(span.state == .diskIO ? 1 : 0) caller=\(caller)"))
-            case .traced:
-                lines.append(switchLine(at, out: true, state: "t"))
+                onCPU = false
+                waiting = false
+            case .sleeping, .lock, .diskIO, .other, .traced:
+                // One wait straight after another (the thread ran between them for less than the
+                // timeline resolves): back on the CPU for no time, as Perfetto needs to see.
+                if !onCPU, !first { lines.append(switchLine(at, out: false, state: "R")) }
+                switch span.state {
+                case .diskIO, .other:
+                    lines.append(switchLine(at, out: true, state: "D"))
+                    let caller = (span.blockedIn ?? "unknown").filter { !$0.isWhitespace }
+                    lines.append(line(at, task: threadName, taskTID: tid, "sched_blocked_reason",
+                        "pid=\(tid) iowait=\(span.state == .diskIO ? 1 : 0) caller=\(caller)"))
+                case .traced:
+                    lines.append(switchLine(at, out: true, state: "t"))
+                    if span.blockedIn == holdCaller {
+                        lines.append(line(at, task: threadName, taskTID: tid, "sched_blocked_reason", "pid=\(tid) iowait=0 caller=\(holdCaller)"))
+                    }
+                default: lines.append(switchLine(at, out: true, state: "S"))
+                }
+                onCPU = false
+                waiting = true
             }
-            previous = span.state
         }
         return lines
     }

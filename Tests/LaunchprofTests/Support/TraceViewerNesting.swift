@@ -39,11 +39,15 @@ enum TraceViewerNesting {
         var key: String
     }
 
-    /// Both viewers' problems with a trace file (`{"traceEvents": […]}` or a bare array).
+    /// Both viewers' problems with a trace file (`{"traceEvents": […]}` or a bare array), and
+    /// Perfetto's with its thread-state lines (`PerfettoSystraceReplay`).
     static func problems(_ bytes: [UInt8]) throws -> [Problem] {
         let events = try self.events(bytes)
         let (perfettoProblems, perfettoParents) = perfetto(events)
-        return perfettoProblems + speedscope(events, expectedParents: perfettoParents)
+        let threadStateProblems = try PerfettoSystraceReplay.replay(bytes).problems.map {
+            Problem(viewer: "Perfetto", track: "systemTraceEvents", message: $0)
+        }
+        return perfettoProblems + threadStateProblems + speedscope(events, expectedParents: perfettoParents)
     }
 
     /// Fails the test with the first problems found, if any.
