@@ -12,10 +12,6 @@
 // with plain values.
 import PackageDescription
 
-/// Each function in a section of its own, so that the link can place the code `inspect` runs
-/// side by side (Scripts/link/launchprof.order, see the launchprof target below).
-let functionSections: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-function-sections"])]
-
 let package = Package(
     name: "launchprof",
     platforms: [.macOS(.v13)],
@@ -37,8 +33,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
-        // libelf (Debian: libelf-dev), found on the default paths (no pkg-config: its -L would
-        // come before launchprof's Scripts/link, see below). libunwind (libunwind-dev) is not
+        // libelf (Debian: libelf-dev), found on the default paths. libunwind (libunwind-dev) is not
         // linked: CLaunchprof loads it with dlopen when a stack is first unwound, and uses only
         // its headers (its archives are not position-independent: tests and benchmarks are).
         .systemLibrary(name: "CElf", providers: [.apt(["libelf-dev"])]),
@@ -53,10 +48,6 @@ let package = Package(
             name: "CLaunchprof",
             // __cxa_demangle, for C++ frames of sampled stacks.
             linkerSettings: [.linkedLibrary("stdc++")]),
-
-        // The argument vector for the static Swift runtime, from the C runtime's constructor
-        // arguments instead of the runtime's own search of /proc/self/maps (launchprof only).
-        .target(name: "CProcessArguments"),
 
         // The X11 frame observer's client: libxcb and its DAMAGE and X-Resource bindings (Debian:
         // libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev, with libXau and libXdmcp), linked in
@@ -84,43 +75,37 @@ let package = Package(
         // causes every module's error carries (`LaunchprofError`).
         .target(
             name: "LaunchprofReport",
-            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")],
-            swiftSettings: functionSections),
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]),
 
         // What is derived from events and reports: phase timelines, comparisons and their
         // statistics, merging, the sample analyzer, calibration fits, the inspect advisor.
-        .target(name: "LaunchprofAnalysis", dependencies: ["LaunchprofReport"], swiftSettings: functionSections),
+        .target(name: "LaunchprofAnalysis", dependencies: ["LaunchprofReport"]),
 
         // Reports as text, HTML, Chrome/Perfetto trace, MetricKit, OpenMetrics, markdown, JSON.
         .target(
             name: "LaunchprofRenderers",
             dependencies: ["LaunchprofReport", "LaunchprofAnalysis"],
             // The HTML report's script, compiled into the binary (no bundle to ship beside it).
-            resources: [.embedInCode("HTMLReportScript.js")],
-            swiftSettings: functionSections),
+            resources: [.embedInCode("HTMLReportScript.js")]),
 
         // ELF reading and the loader's dependency resolution, from files alone.
         .target(
-            name: "LaunchprofELF", dependencies: ["CElf", "CLaunchprof", "LaunchprofReport"],
-            swiftSettings: functionSections),
+            name: "LaunchprofELF", dependencies: ["CElf", "CLaunchprof", "LaunchprofReport"]),
 
         // Stacks: libunwind-ptrace for stopped tracees, perf-event sampling unwound offline,
         // and naming frames through launchprof's own ELF readers.
         .target(
-            name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofReport"],
-            swiftSettings: functionSections),
+            name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofReport"]),
 
         // ptrace-based launch tracer.
         .target(
             name: "LaunchprofTracing",
-            dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling"],
-            swiftSettings: functionSections),
+            dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling"]),
 
         // First frames seen by the display server (X11: launchprof's own client on the display).
         .target(
             name: "LaunchprofDisplay",
-            dependencies: ["CFrameX11", "CFrameWayland", "CLaunchprof", "LaunchprofTracing", "LaunchprofReport"],
-            swiftSettings: functionSections),
+            dependencies: ["CFrameX11", "CFrameWayland", "CLaunchprof", "LaunchprofTracing", "LaunchprofReport"]),
 
         // Sessions: inspect and run, from configuration to report.
         .target(
@@ -128,8 +113,7 @@ let package = Package(
             dependencies: [
                 "LaunchprofELF", "LaunchprofTracing", "LaunchprofSampling", "LaunchprofReport",
                 "LaunchprofAnalysis", "LaunchprofDisplay",
-            ],
-            swiftSettings: functionSections),
+            ]),
 
         // `launchprof monitor`: launches launchprof did not start, from the kernel's events and
         // uprobes system-wide, assembled into runs, kept in SQLite, served to Prometheus.
@@ -138,47 +122,15 @@ let package = Package(
             dependencies: [
                 "CSQLite", "CLaunchprof", "LaunchprofCore", "LaunchprofRenderers", "LaunchprofAnalysis",
                 "LaunchprofDisplay", "LaunchprofTracing", "LaunchprofELF", "LaunchprofReport",
-            ],
-            swiftSettings: functionSections),
+            ]),
 
+        // The CLI. A release build (Scripts/demo.sh) links the Swift runtime statically
+        // (`--static-swift-stdlib`) and everything else dynamically, as any Linux program.
         .executableTarget(
             name: "launchprof",
             dependencies: [
-                "LaunchprofCore", "LaunchprofMonitor", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers", "CLaunchprof",
-                "CProcessArguments", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            swiftSettings: functionSections,
-            // Start-up is in every invocation (`inspect` is measured against `ldd`):
-            // - exporting none of its own symbols (7,200 otherwise) keeps small the table the
-            //   runtime's start-up `dladdr` scans and ld.so searches first for every lookup;
-            // - a position-dependent executable has no address adjustments at all (the static
-            //   Swift runtime's 45,000 wrote 400 KiB of pages at every start: 0.3 ms here);
-            // - the C++ runtime the Swift runtime needs, and libelf with its zlib, are linked in
-            //   (Scripts/link/libstdc++.so and libelf.so are linker scripts naming the static
-            //   archives, found first on the search path): ld.so then neither maps libstdc++,
-            //   libgcc_s, libelf and libz nor binds their 5,000 symbol references (0.5 ms); with
-            //   a shared Swift runtime (debug builds) that one brings its own C++ runtime;
-            // - lld places the ~1,100 functions `inspect` runs side by side, in the order of
-            //   Scripts/link/launchprof.order (Scripts/order-file.sh): spread over the binary they
-            //   were ~100 windows of 64 KiB, each a page fault at every start, now ~35 (0.15 ms);
-            // - `swift build --disable-local-rpath` (Scripts/demo.sh) leaves out the $ORIGIN
-            //   RUNPATH, where ld.so would first look for libc and libm in 11 directories that
-            //   do not exist (0.1 ms).
-            linkerSettings: [
-                .unsafeFlags([
-                    "-Xlinker", "--no-export-dynamic", "-use-ld=lld",
-                    "-L", "Scripts/link", "-Xclang-linker", "-static-libgcc",
-                    "-Xlinker", "--symbol-ordering-file=Scripts/link/launchprof.order", "-Xlinker", "--no-warn-symbol-ordering",
-                ]),
-                .unsafeFlags(["-Xclang-linker", "-no-pie"], .when(configuration: .debug)),
-                // A release build is one static executable, glibc included: no ld.so, no libc or
-                // libm to map, bind and relocate at every start (~0.17 ms of an `inspect` of gdb;
-                // the points above hold for debug builds). libunwind is still loaded on first use:
-                // a static glibc's dlopen brings the shared libc it needs. Foundation's static
-                // archives are three where its shared library is one.
-                .unsafeFlags(
-                    ["-static-stdlib", "-static-executable", "-l_FoundationCollections", "-l_FoundationCShims"],
-                    .when(configuration: .release)),
+                "LaunchprofCore", "LaunchprofMonitor", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers",
+                "CLaunchprof", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // The demo app README's command 1 profiles: a small C program using the hooks.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Checks of the release build, which the test suite (debug builds) does not run: it is one static
-# executable (Package.swift), which samples stacks with libunwind loaded by a static glibc's
-# dlopen and sees an X11 first frame through the libxcb linked into it.
+# Checks of the release build, which the test suite (debug builds) does not run: a dynamically
+# linked executable with the Swift runtime linked in (`--static-swift-stdlib`), which samples
+# stacks with libunwind loaded by dlopen and sees an X11 first frame through the libxcb linked
+# into it.
 #
 #   bash Scripts/release-smoke.sh      (CI runs it after the tests)
 set -euo pipefail
@@ -16,8 +17,12 @@ fail() {
     exit 1
 }
 
-# No program interpreter: the kernel starts it, with no ld.so, libc or libm to load.
-! readelf -l "$bin/launchprof" | grep -q "Requesting program interpreter" || fail "launchprof is not a static executable"
+# An ordinary dynamic executable: ld.so starts it against the system's libc; the Swift runtime
+# is inside it, so it needs no Swift installation; every library it needs is found.
+readelf -l "$bin/launchprof" | grep -q "Requesting program interpreter" || fail "launchprof has no program interpreter"
+libraries=$(ldd "$bin/launchprof")
+! grep -q "not found" <<< "$libraries" || fail "a library of launchprof is not found: $(grep "not found" <<< "$libraries")"
+! grep -q "libswift" <<< "$libraries" || fail "launchprof needs the shared Swift runtime: $(grep libswift <<< "$libraries")"
 
 # Sampling: the demo's heavy function, found below main in the sampled stacks.
 "$bin/launchprof" run -r 2 --sample --folded "$work/folded" "$bin/launchprof-demo" > "$work/run.txt"
@@ -33,4 +38,4 @@ display=":$(tr -d '[:space:]' < "$work/display")"
 [ "$display" != ":" ] || fail "Xvfb did not start"
 "$bin/launchprof" run -r 1 --ready frame --env "DISPLAY=$display" xeyes > "$work/frame.txt"
 grep -q "^firstFrame" "$work/frame.txt" || fail "no first frame of xeyes: $(cat "$work/frame.txt")"
-echo "release-smoke: static executable; sampled stacks through main; xeyes's first frame seen" >&2
+echo "release-smoke: dynamic executable, Swift runtime inside; sampled stacks through main; xeyes's first frame seen" >&2

@@ -10,18 +10,20 @@
 #   (no task: test; any further arguments are extra packages)
 #
 # Run time (the package's Depends and Recommends):
+#   libelf1           ELF reading (launchprof links it, with zlib, dynamically)
 #   libunwind8        libunwind-ptrace, loaded with dlopen when launchprof first unwinds a stack
 #                     (--sample, a crash's stack)
 #   libc6-dbg         ld.so's symbol table, so the loader's map/relocate split can be observed
 #                     (without it those two phases are reported absent, with the reason)
-# Build (linked into launchprof: it runs where none of them is installed):
-#   libelf-dev        ELF reading (libelf and zlib, linked statically)
+# Build:
+#   libelf-dev        ELF reading
 #   libunwind-dev     libunwind's headers
 #   libxcb1-dev, libxcb-damage0-dev, libxcb-res0-dev  the X11 frame observer (`--ready frame`)
-#                     links libxcb and its DAMAGE and X-Resource bindings statically (with
+#                     links libxcb and its DAMAGE and X-Resource bindings statically, so that
+#                     launchprof runs where no X library is installed (with
 #                     libXau and libXdmcp, which libxcb1-dev brings; DAMAGE's headers bring
 #                     XFixes')
-#   libsqlite3-dev    SQLite, `launchprof monitor`'s store (a release build links its archive in)
+#   libsqlite3-dev    SQLite, `launchprof monitor`'s store
 #   systemtap-sdt-dev <sys/sdt.h>: the hooks (launchprof.h, LaunchprofApp) are also USDT probes,
 #                     which `launchprof monitor` places its uprobes on (without it: no hook
 #                     phases in field data, and the monitor says so)
@@ -60,7 +62,7 @@
 #   zsh, fish         the completion scripts are checked by the shells that read them
 set -euo pipefail
 
-run=(libunwind8 libc6-dbg)
+run=(libelf1 libunwind8 libsqlite3-0 libc6-dbg)
 build=("${run[@]}" libelf-dev libunwind-dev libxcb1-dev libxcb-damage0-dev libxcb-res0-dev libsqlite3-dev
   systemtap-sdt-dev)
 tests=(gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client

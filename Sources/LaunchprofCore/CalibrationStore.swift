@@ -58,29 +58,27 @@ public struct CalibrationStore: Sendable {
     /// The calibration stored for `host`; nil when there is none. A file that cannot be read
     /// or decoded throws (the caller says so and falls back to the defaults).
     public func load(host: LaunchReport.Host) throws(CalibrationError) -> HostCalibration? {
-        let file = path(for: host)
-        return try decoded(file) { bytes in
-            let calibration = try JSONDecoder().decode(HostCalibration.self, from: Data(bytes))
-            try Self.expectCurrentVersion(calibration.schemaVersion, of: file)
-            return calibration
+        try load(file: path(for: host))
+    }
+
+    /// The calibration stored in `file` (a path from `path(for:)`); nil when there is none.
+    public func load(file: String) throws(CalibrationError) -> HostCalibration? {
+        try decoded(file) { bytes in
+            // The version first: another version may name its fields otherwise.
+            struct Version: Decodable { var schemaVersion: Int? }
+            try Self.expectCurrentVersion(try JSONDecoder().decode(Version.self, from: Data(bytes)).schemaVersion ?? 0, of: file)
+            return try JSONDecoder().decode(HostCalibration.self, from: Data(bytes))
         }
     }
 
-    /// Only the fitted model stored for `host`: what `inspect` prices a closure with, read
-    /// without JSONDecoder, whose first use costs more than inspecting a small program (see
-    /// JSONScalars); the measured points are checked as JSON but not decoded.
+    /// Only the fitted model stored for `host`: what `inspect` prices a closure with.
     public func loadModel(host: LaunchReport.Host) throws(CalibrationError) -> LaunchCostModel? {
         try loadModel(file: path(for: host))
     }
 
-    /// The fitted model stored in `file` (a path from `path(for:)`); nil when there is none.
+    /// The fitted model stored in `file`; nil when there is none.
     public func loadModel(file: String) throws(CalibrationError) -> LaunchCostModel? {
-        try decoded(file) { bytes in
-            let scalars = try JSONScalars(bytes)
-            // Before the model: another version may name its fields otherwise.
-            try Self.expectCurrentVersion(scalars.integer("schemaVersion") ?? 0, of: file)
-            return try LaunchCostModel(scalars, at: "model")
-        }
+        try load(file: file)?.model
     }
 
     /// `decode` applied to `file`'s bytes; nil when there is no file. What `decode` throws

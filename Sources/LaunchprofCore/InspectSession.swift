@@ -81,10 +81,6 @@ public struct InspectOutcome: Sendable {
     /// can skip that too).
     let analysis: LoaderWorkAnalyzer.Pipeline
 
-    /// Zeroed memory the analysis mapped and did not use (`LoaderWorkAnalyzer.Pipeline.spareMemory`),
-    /// alive as long as the outcome.
-    public func spareMemory() -> UnsafeMutableRawBufferPointer? { analysis.spareMemory() }
-
     /// Every path whose presence or contents decided the report (`InspectResultCache`).
     public var consultedPaths: [String] { programPaths + closure.consultedPaths }
 }

@@ -19,15 +19,14 @@ final class CandidateIndex: @unchecked Sendable {
     /// are no looked-up name's; this 32 KiB filter rejects them from L1 cache, before a probe of
     /// the name table.
     private let keyFilter: [UInt64]
-    /// Whether `masks` and `states` are in the name table's arena (freed with it).
-    private let masksInArena: Bool
-    private let statesInArena: Bool
 
     init(names: LookupNameTable, memberCount: Int) {
         self.names = names
         words = max((memberCount + 63) / 64, 1)
-        (masks, masksInArena) = TableArena.zeroed(UInt64.self, count: max(names.count, 1) * words, in: names.arena)
-        (states, statesInArena) = TableArena.zeroed(UInt8.self, count: max(memberCount, 1), in: names.arena)
+        masks = .allocate(capacity: max(names.count, 1) * words)
+        masks.initialize(repeating: 0, count: max(names.count, 1) * words)
+        states = .allocate(capacity: max(memberCount, 1))
+        states.initialize(repeating: 0, count: max(memberCount, 1))
         var filter = [UInt64](repeating: 0, count: (Self.filterMask + 1) / 64)
         for number in 0..<names.count {
             let bit = Self.filterBit(names.hash(number) | 1)
@@ -37,8 +36,8 @@ final class CandidateIndex: @unchecked Sendable {
     }
 
     deinit {
-        if !masksInArena { masks.deallocate() }
-        if !statesInArena { states.deallocate() }
+        masks.deallocate()
+        states.deallocate()
     }
 
     /// Word `word` of `name`'s candidate mask.

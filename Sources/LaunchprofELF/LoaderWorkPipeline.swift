@@ -26,9 +26,9 @@ extension LoaderWorkAnalyzer {
             let shared = self.shared
             let helper = self.helper
             scanner = WorkerThread(offCurrentCPU: true) {
-                // Made here, not by the caller: its memory's first touch (a zeroed huge page, see
-                // TableArena) is the scanner's, beside the resolver.
-                let names = LookupNameTable(expectedNames: ScannedObjects.expectedNames, arena: TableArena())
+                // Made here, not by the caller: its memory's first touch is the scanner's, beside
+                // the resolver.
+                let names = LookupNameTable(expectedNames: ScannedObjects.expectedNames)
                 shared.names = names
                 var position = 0
                 while let image = queue.next() {
@@ -93,13 +93,6 @@ extension LoaderWorkAnalyzer {
             return LoaderWorkAnalyzer.finish(
                 closure.entries, scanned: scanned, names: names, exhaustive: false, threads: 2, helper: helping,
                 candidates: shared.candidates)
-        }
-
-        /// Once `finish` has returned: the memory its tables' arena did not need, zeroed and
-        /// already faulted in when the arena is a huge page (`inspect` writes its JSON there).
-        public func spareMemory() -> UnsafeMutableRawBufferPointer? {
-            guard finished else { return nil }
-            return shared.names?.arena?.remainder()
         }
 
         deinit {

@@ -29,38 +29,22 @@ final class LookupNameTable {
     @exclusivity(unchecked) private var lookupClasses: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) private var capacity: Int
     @exclusivity(unchecked) private(set) var count = 0
-    /// Where the first slots and names are (zeroed); what outgrows it is allocated and freed here.
-    let arena: TableArena?
-    @exclusivity(unchecked) private var slotsInArena = false
-    @exclusivity(unchecked) private var namesInArena = false
 
-    /// Room for `expectedNames` at under 3/4 load (it grows past that), in `arena` if it has room.
-    init(expectedNames: Int, arena: TableArena? = nil) {
-        self.arena = arena
+    /// Room for `expectedNames` at under 3/4 load (it grows past that).
+    init(expectedNames: Int) {
         var size = 64
         while size * 3 < expectedNames * 4, size < 1 << 24 { size <<= 1 }
         mask = size - 1
         capacity = max(expectedNames, 16)
-        let fresh = TableArena.zeroed(UInt64.self, count: size, in: arena)
-        slots = UnsafeMutableBufferPointer(start: fresh.pointer, count: size)
-        slotsInArena = fresh.inArena
-        if let names = arena?.allocate(Name.self, count: capacity),
-            let classes = arena?.allocate(UInt8.self, count: capacity)
-        {
-            (entries, lookupClasses) = (names, classes)
-            namesInArena = true
-        } else {
-            entries = Self.resized(nil, to: capacity)
-            lookupClasses = Self.resized(nil, to: capacity)
-        }
+        slots = Self.zeroedSlots(size)
+        entries = Self.resized(nil, to: capacity)
+        lookupClasses = Self.resized(nil, to: capacity)
     }
 
     deinit {
-        if !slotsInArena { slots.deallocate() }
-        if !namesInArena {
-            free(entries)
-            free(lookupClasses)
-        }
+        slots.deallocate()
+        free(entries)
+        free(lookupClasses)
     }
 
     func name(_ number: Int) -> UnsafeRawBufferPointer {
@@ -90,15 +74,8 @@ final class LookupNameTable {
         let number = count
         if count == capacity {
             capacity *= 2
-            if namesInArena {
-                // Out of the arena: the arena's copies stay where they are, unused.
-                entries = Self.moved(entries, count: count, to: capacity)
-                lookupClasses = Self.moved(lookupClasses, count: count, to: capacity)
-                namesInArena = false
-            } else {
-                entries = Self.resized(entries, to: capacity)
-                lookupClasses = Self.resized(lookupClasses, to: capacity)
-            }
+            entries = Self.resized(entries, to: capacity)
+            lookupClasses = Self.resized(lookupClasses, to: capacity)
         }
         slots[index] = UInt64(hash) << 32 | UInt64(number + 1)
         entries[number] = Name(start: name.baseAddress, length: UInt32(truncatingIfNeeded: name.count), hash: hash)
@@ -145,11 +122,11 @@ final class LookupNameTable {
         return fresh
     }
 
-    /// A heap copy of `count` elements at `pointer`, with room for `capacity`.
-    private static func moved<Element>(_ pointer: UnsafeMutablePointer<Element>, count: Int, to capacity: Int) -> UnsafeMutablePointer<Element> {
-        let fresh = resized(nil as UnsafeMutablePointer<Element>?, to: capacity)
-        fresh.update(from: pointer, count: count)
-        return fresh
+    /// `count` empty slots.
+    private static func zeroedSlots(_ count: Int) -> UnsafeMutableBufferPointer<UInt64> {
+        let slots = UnsafeMutableBufferPointer<UInt64>.allocate(capacity: count)
+        slots.initialize(repeating: 0)
+        return slots
     }
 
     /// Fibonacci hashing spreads the GNU hash's low bits, which differ little between names
@@ -161,16 +138,13 @@ final class LookupNameTable {
 
     private func grow() {
         let old = slots
-        let oldInArena = slotsInArena
-        let fresh = TableArena.zeroed(UInt64.self, count: old.count * 2, in: arena)
-        slots = UnsafeMutableBufferPointer(start: fresh.pointer, count: old.count * 2)
-        slotsInArena = fresh.inArena
+        slots = Self.zeroedSlots(old.count * 2)
         mask = slots.count - 1
         for slot in old where slot != 0 {
             var index = Self.start(UInt32(truncatingIfNeeded: slot >> 32) | 1) & mask
             while slots[index] != 0 { index = (index + 1) & mask }
             slots[index] = slot
         }
-        if !oldInArena { old.deallocate() }
+        old.deallocate()
     }
 }

@@ -5,10 +5,11 @@
 #endif
 
 /// Streams a `LaunchReport` to disk as runs finish, so memory stays flat however many runs are
-/// made: each run is encoded and written when it is appended; the summary, which the caller
-/// builds as the runs go (`LaunchSummaryBuilder`), closes the document. The file is complete or absent: it is written to a temporary file beside the
-/// destination and renamed over it by `finish()`; `cancel()` (or dropping the writer unfinished)
-/// removes the temporary file.
+/// made: each run is encoded (by `JSONEncoder`, as every part of the document) and written when
+/// it is appended; the summary, which the caller builds as the runs go (`LaunchSummaryBuilder`),
+/// closes the document. The file is complete or absent: it is written to a temporary file beside
+/// the destination and renamed over it by `finish`; `cancel()` (or dropping the writer
+/// unfinished) removes the temporary file.
 ///
 /// The document is the same bytes `LaunchReportWriter.encode(_:)` gives for the whole report:
 /// sorted keys, compact, one run per line.
@@ -44,7 +45,7 @@ public final class LaunchReportWriter {
     /// Writes one run.
     public func append(_ run: LaunchRun) throws(LaunchReportError) {
         guard !closed else { throw .writerClosed(path: output.path) }
-        try output.write(Array((runCount == 0 ? "\n" : ",\n").utf8) + run.jsonBytes())
+        try output.write(Array((runCount == 0 ? "\n" : ",\n").utf8) + Self.encodeValue(run))
         runCount += 1
     }
 
@@ -79,7 +80,7 @@ public final class LaunchReportWriter {
         var bytes = parts.head
         for (offset, run) in report.runs.enumerated() {
             bytes += Array((offset == 0 ? "\n" : ",\n").utf8)
-            bytes += run.jsonBytes()
+            bytes += try encodeValue(run)
         }
         if !report.runs.isEmpty { bytes.append(UInt8(ascii: "\n")) }
         return bytes + parts.tail

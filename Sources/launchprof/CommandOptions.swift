@@ -3,15 +3,8 @@ import LaunchprofCore
 import LaunchprofReport
 import Synchronization
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
-/// The options a command declares, read from the argument parser's own description of it (the
-/// model behind `--experimental-dump-help`), so that messages and checks cannot drift from what
-/// the parser accepts.
+/// The options a command declares, read from the argument parser's own help for it (public API),
+/// so that messages and checks cannot drift from what the parser accepts.
 enum CommandOptions {
     /// Every spelling of every option and flag of `command` (`-r`, `--runs`, …), `--help` aside.
     static func names(of command: ParsableCommand.Type, valuesOnly: Bool = false) -> [String] {
@@ -22,32 +15,26 @@ enum CommandOptions {
         return result
     }
 
-    /// One argument of a command as the parser describes it: its spellings, and whether it is an
+    /// One argument of a command as its help shows it: its spellings, and whether it is an
     /// option that takes a value.
     private struct DeclaredArgument: Sendable {
         var isOption: Bool
         var names: [String]
     }
 
-    /// Each command's arguments, read once per process: dumping the help as JSON and decoding it
-    /// was a third of the CPU of `run -r 1 /bin/true`, and `main` asks three times before `run`.
+    /// Each command's arguments, read once per process (its help is made by reflecting over the
+    /// command's options, a millisecond or more).
     private static let declaredArguments = Mutex<[ObjectIdentifier: [DeclaredArgument]]>([:])
 
     private static func declared(by command: ParsableCommand.Type) -> [DeclaredArgument] {
         if let known = declaredArguments.withLock({ $0[ObjectIdentifier(command)] }) { return known }
-        struct Dump: Decodable {
-            struct Command: Decodable { var arguments: [Argument]? }
-            struct Argument: Decodable { var kind: String?; var names: [Name]? }
-            struct Name: Decodable { var kind: String; var name: String }
-            var command: Command
-        }
-        guard let dump = try? JSONDecoder().decode(Dump.self, from: Data(command._dumpHelp().utf8)) else {
-            return []
-        }
-        let arguments = (dump.command.arguments ?? []).map { argument in
-            DeclaredArgument(
-                isOption: argument.kind == "option",
-                names: (argument.names ?? []).map { $0.kind == "short" ? "-" + $0.name : "--" + $0.name })
+        // Each option's line starts with its spellings, then two spaces and its help:
+        // "  -r, --runs <runs>  Measured runs", "  --cold  Evict…", "  --sample [<rate>]  …".
+        var arguments: [DeclaredArgument] = []
+        for line in command.helpMessage(columns: 100_000).split(separator: "\n") where line.hasPrefix("  -") {
+            let spellings = line.dropFirst(2).components(separatedBy: "  ")[0]
+            let names = spellings.components(separatedBy: ", ").compactMap { $0.split(separator: " ").first.map(String.init) }
+            arguments.append(DeclaredArgument(isOption: spellings.contains("<"), names: names))
         }
         declaredArguments.withLock { $0[ObjectIdentifier(command)] = arguments }
         return arguments
@@ -85,27 +72,6 @@ enum CommandOptions {
         guard let (option, value) = OptionValue.negativeValue(in: arguments, valueOptions: options, stopsAtPositional: takesProgram)
         else { return }
         throw ValidationError("\(option) \(value): negative values are not accepted (see --help for the range \(option) takes).")
-    }
-
-    /// `--sample[=RATE]` takes its rate attached only: a bare `--sample` before the program
-    /// becomes `--sample=DEFAULT`, so the parser never takes the next word (the program in
-    /// `run --sample ./app`) for a rate.
-    static func attachingSampleRate(_ arguments: [String], of command: ParsableCommand.Type) -> [String] {
-        guard arguments.contains("--sample") else { return arguments }
-        let options = Set(names(of: command, valuesOnly: true))
-        var result = arguments
-        var index = 0
-        while index < result.count {
-            let word = result[index]
-            if word == "--" || !word.hasPrefix("-") { break }
-            if word == "--sample" {
-                result[index] = "--sample=\(SamplingConfiguration.defaultRateHz)"
-                index += 1
-                continue
-            }
-            index += options.contains(word) ? 2 : 1
-        }
-        return result
     }
 
     /// Refuses `--sample=abc`: the rate is optional, so the parser falls back to the default

@@ -88,30 +88,13 @@ struct InspectCommand: ParsableCommand {
             configuration: .init(program: request.program, environment: environment, pendingCostModel: pendingModel))
         let outcome = try session.inspect(analysis: analysis)
         let report = outcome.report
-        // The JSON goes into memory the analysis left zeroed and mapped (gdb's 115 KiB in fresh
-        // pages were ~30 page faults), else into an array of its own.
-        var output: [UInt8] = []
-        var written: UnsafeRawBufferPointer?
-        if request.json {
-            if let spare = outcome.spareMemory(), let count = report.writeJSON(into: spare) {
-                written = UnsafeRawBufferPointer(rebasing: spare[..<count])
-            } else {
-                output = try report.jsonBytes()
-            }
-        } else {
-            output = Array(InspectTextRenderer().render(report).utf8)
-        }
+        let output = request.json ? try report.jsonBytes() : Array(InspectTextRenderer().render(report).utf8)
         var errors = ""
         for missing in report.missing {
             let needers = missing.neededBy.joined(separator: ", ")
             errors += "launchprof: \(missing.name): \(missing.reason) (needed by \(needers))\n"
         }
-        if let written {
-            Terminal.write(1, written)
-            if cache != nil { output = Array(written) }
-        } else {
-            Terminal.write(1, output)
-        }
+        Terminal.write(1, output)
         Terminal.write(2, errors)
         // Inspected, but with a library missing the loader would refuse to start the program:
         // scripts must notice, yet the report on stdout is complete.

@@ -32,9 +32,9 @@ struct Launchprof: ParsableCommand {
             run { try InspectCommand.execute(request) }
             return
         }
-        var arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = Array(CommandLine.arguments.dropFirst())
         if let name = arguments.first,
-            let command = configuration.subcommands.first(where: { $0._commandName == name })
+            let command = configuration.subcommands.first(where: { $0.configuration.commandName == name })
         {
             do {
                 let takesProgram = command == RunCommand.self || command == PrewarmCommand.self
@@ -44,9 +44,6 @@ struct Launchprof: ParsableCommand {
                 // Printed here: the subcommand's own exit would name it without "launchprof".
                 Terminal.write(2, "Error: \(error)\n  See 'launchprof \(name) --help' for more information.\n")
                 Glibc.exit(ExitCause.usage.rawValue)
-            }
-            if command == RunCommand.self || command == PrewarmCommand.self {
-                arguments = [name] + CommandOptions.attachingSampleRate(Array(arguments.dropFirst()), of: command)
             }
         }
         run {

@@ -97,7 +97,7 @@ struct CalibrationSchemaTests {
         let path = try store.save(calibration)
         try SchemaValidator.expectValid(file: path, against: .calibration)
         #expect(try store.load(host: calibration.host) == calibration)
-        // inspect's reader of the model alone (no JSONDecoder) reads the same model, each term
+        // The model alone, as inspect reads it, is the same model, each term
         // a different value so a term it missed or swapped shows.
         let terms = LaunchCostModel.termNames.indices.map { 1_000 + $0 }
         var distinct = calibration

@@ -22,10 +22,10 @@ struct PrewarmReportTests {
         return run
     }
 
-    @Test func prewarmAndStatesEncodeAsJSONEncoderDoes() throws {
+    @Test func prewarmAndStatesReadBackAsWritten() throws {
         let run = Self.run(saving: -5, pss: 4096)
-        #expect(run.jsonBytes() == (try LaunchRunJSONTests.foundation(run)))
-        let text = String(decoding: run.jsonBytes(), as: UTF8.self)
+        #expect(try LaunchRunJSONTests.roundTrip(run) == run)
+        let text = String(decoding: try LaunchReportWriter.encodeValue(run), as: UTF8.self)
         #expect(text.contains(#""prewarm":{"freezeAt":"main","frozenCPUNs":0,"frozenPSSBytes":4096,"holdNs":1000"#))
         #expect(text.contains(#""states":[{"atNs":0,"state":"notRunning"}"#))
     }
