@@ -100,7 +100,7 @@ fi
 
 install -m 644 README.md "$root/usr/share/doc/launchprof/README.md"
 
-# Depends: the shared libraries the binary links (none when it is static) and libunwind8 (dlopen).
+# Depends: the shared libraries the binary links (dpkg-shlibdeps) and libunwind8 (dlopen).
 shlibs=$(cd "$out" && mkdir -p debian && printf 'Source: launchprof\n\nPackage: launchprof\nArchitecture: any\n' > debian/control \
   && dpkg-shlibdeps -O root/usr/bin/launchprof 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 depends="libunwind8${shlibs:+, $shlibs}"
@@ -126,7 +126,7 @@ Description: launch-performance profiler for Linux programs
  gates CI on launch regressions (bench, compare).
  .
  libc6-dbg lets it split the loader's time into mapping and relocation; gcc
- is needed by `launchprof calibrate`, which builds its test programs.
+ is needed by 'launchprof calibrate', which builds its test programs.
 EOF
 (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | xargs -0 md5sum > DEBIAN/md5sums)
 dpkg-deb --root-owner-group --build "$root" "$deb" >&2
@@ -144,7 +144,10 @@ for path in ./usr/bin/launchprof ./usr/share/man/man1/launchprof.1.gz ./usr/shar
   ./usr/share/pkgconfig/launchprof.pc ./usr/share/launchprof/launchprof-hooks/Package.swift; do
   grep -q " $path\$" <<<"$contents" || fail "the package has no $path"
 done
-if grep -Eq 'swift|libxcb|libX|wayland|gtk|chromium|python|gcc' <<<"$(dpkg-deb -f "$deb" Depends)"; then
+# By package name: libgcc-s1 (the C++ runtime's unwinder, which the Swift runtime linked in
+# needs) is a run-time library, gcc the compiler is not.
+depends_names=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | sed 's/(.*//; s/[[:space:]]//g')
+if grep -Eqx 'swift.*|libxcb.*|libx11.*|libwayland.*|libgtk.*|chromium.*|python.*|gcc(-[0-9]+)?|cpp(-[0-9]+)?' <<<"$depends_names"; then
   fail "Depends names a build, test or display library: $(dpkg-deb -f "$deb" Depends)"
 fi
 if ldd "$root/usr/bin/launchprof" 2>/dev/null | grep -E 'libswift|libFoundation|libdispatch|libxcb|libX'; then
@@ -152,7 +155,10 @@ if ldd "$root/usr/bin/launchprof" 2>/dev/null | grep -E 'libswift|libFoundation|
 fi
 
 cache=${LAUNCHPROF_PACKAGE_CACHE:-/var/cache/launchprof-package}
-tarball="$cache/debian12-minbase.tar"
+# The root holds the package's Depends (and what reads its man page and completions): a root
+# per list, so a binary that links a new library gets a root with it, as apt would install it.
+root_packages=$(printf '%s\n' $depends_names libc6-dbg man-db bash-completion pkg-config | sort -u | paste -sd, -)
+tarball="$cache/debian12-minbase-$(sha256sum <<<"$root_packages" | cut -c1-12).tar"
 reason=
 if [ "$(id -u)" -ne 0 ]; then
   reason="not root (chroot and debootstrap need it)"
@@ -161,9 +167,10 @@ elif ! command -v debootstrap > /dev/null; then
 elif [ ! -f "$tarball" ]; then
   echo "package check: making the clean Debian 12 root (once; kept in $cache)…" >&2
   mkdir -p "$cache"
+  rm -f "$cache"/debian12-minbase*.tar   # roots made for an earlier list of dependencies
   staging=$(mktemp -d "$cache/root.XXXXXX")
   chmod 755 "$staging"   # the root's own mode: other users (man-db's) must traverse it
-  if debootstrap --variant=minbase --include=libunwind8,libc6-dbg,man-db,bash-completion,pkg-config \
+  if debootstrap --variant=minbase --include="$root_packages" \
       bookworm "$staging" http://deb.debian.org/debian > "$cache/debootstrap.log" 2>&1; then
     tar -C "$staging" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
   else
