@@ -9,8 +9,8 @@
 # fifth faster at its end than at its start, and whichever command comes first would pay for it.
 # Each round's medians give its ratios; the verdict is the median of the rounds' ratios. The
 # user's stored calibration, if any, is copied into inspect's private cache.
-# Goals: the fresh reading at most ldd's time (issue 2; exits 1 when it is not) and at most half
-# of it (issue 20; reported for both). The CPU time (user + system, ldd's children included) is
+# Goal: the fresh reading at most ldd's time (issue 2; exits 1 when it is not). Issue 20's goal of
+# half of it was withdrawn by issue 37: the start-up tricks it took were worth no user's time. The CPU time (user + system, ldd's children included) is
 # printed beside; inspect leaves the unmapping of the files it read to a helper process that
 # ends with it (README, "inspect"), whose time hyperfine does not see.
 set -eu
@@ -64,11 +64,11 @@ for round in range(1, rounds + 1):
     print(f"round {round}: ldd {by['ldd']['median']*1e3:.2f} ms; afresh {by['fresh']['median']*1e3:.2f} ms"
           f" ({ratios['fresh'][-1]:.2f}); again {by['again']['median']*1e3:.2f} ms ({ratios['again'][-1]:.2f})")
 median = {key: statistics.median(values) for key, values in ratios.items()}
-verdict = lambda ratio: "ok" if ratio <= 0.5 else "missed"
+verdict = "ok" if median["fresh"] <= 1 else "missed"
 print(f"median of {rounds} rounds: ldd {statistics.median(medians['ldd'])*1e3:.2f} ms;"
       f" inspect --json read afresh {statistics.median(medians['fresh'])*1e3:.2f} ms, ratio {median['fresh']:.2f}"
-      f" (goal ≤ 0.5: {verdict(median['fresh'])}); asked again {statistics.median(medians['again'])*1e3:.2f} ms,"
-      f" ratio {median['again']:.2f} (goal ≤ 0.5: {verdict(median['again'])})")
+      f" (goal ≤ 1.0: {verdict}); asked again {statistics.median(medians['again'])*1e3:.2f} ms,"
+      f" ratio {median['again']:.2f}")
 mean = {key: statistics.mean(values) for key, values in cpu.items()}
 print(f"CPU (mean user + system): ldd {mean['ldd']*1e3:.2f} ms, afresh {mean['fresh']*1e3:.2f} ms"
       f" ({mean['fresh']/mean['ldd']:.2f}), again {mean['again']*1e3:.2f} ms ({mean['again']/mean['ldd']:.2f})")
