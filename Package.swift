@@ -6,7 +6,8 @@
 //   LaunchprofRenderers → LaunchprofAnalysis → LaunchprofReport, the event and report model
 //   LaunchprofMonitor → LaunchprofCore, LaunchprofRenderers, CSQLite (the field recorder)
 //   LaunchprofCore → LaunchprofAnalysis, LaunchprofDisplay → LaunchprofTracing → LaunchprofSampling
-//     → LaunchprofELF → LaunchprofReport; C shims and system libraries where they must
+//     → LaunchprofELF → LaunchprofReport, LaunchprofSystem (threads); C shims and system libraries
+//     where they must
 // LaunchprofReport, LaunchprofAnalysis (timelines, statistics, comparisons) and LaunchprofRenderers
 // (text, HTML, trace, MetricKit, OpenMetrics, markdown) are pure Swift (no C, no syscalls), tested
 // with plain values.
@@ -25,6 +26,7 @@ let package = Package(
         .library(name: "LaunchprofCore", targets: ["LaunchprofCore"]),
         .library(name: "LaunchprofTracing", targets: ["LaunchprofTracing"]),
         .library(name: "LaunchprofELF", targets: ["LaunchprofELF"]),
+        .library(name: "LaunchprofSystem", targets: ["LaunchprofSystem"]),
         .library(name: "LaunchprofReport", targets: ["LaunchprofReport"]),
         .library(name: "LaunchprofAnalysis", targets: ["LaunchprofAnalysis"]),
     ],
@@ -88,9 +90,13 @@ let package = Package(
             // The HTML report's script, compiled into the binary (no bundle to ship beside it).
             resources: [.embedInCode("HTMLReportScript.js")]),
 
+        // What every module below the CLI builds on to use the system: the thread helper
+        // (DedicatedThread: a raw pthread, placed off its creator's CPU or pinned to one).
+        .target(name: "LaunchprofSystem", dependencies: ["CLaunchprof"]),
+
         // ELF reading and the loader's dependency resolution, from files alone.
         .target(
-            name: "LaunchprofELF", dependencies: ["CElf", "CLaunchprof", "LaunchprofReport"]),
+            name: "LaunchprofELF", dependencies: ["CElf", "CLaunchprof", "LaunchprofSystem", "LaunchprofReport"]),
 
         // Stacks: libunwind-ptrace for stopped tracees, perf-event sampling unwound offline,
         // and naming frames through launchprof's own ELF readers.
@@ -146,6 +152,7 @@ let package = Package(
             dependencies: [
                 "LaunchprofCore", "LaunchprofReport", "LaunchprofAnalysis", "LaunchprofRenderers",
                 "LaunchprofELF", "LaunchprofTracing", "LaunchprofApp", "LaunchprofDisplay", "LaunchprofMonitor",
+                "LaunchprofSystem",
             ],
             resources: [.copy("Fixtures"), .copy("Golden")]),
     ]

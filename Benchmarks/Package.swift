@@ -26,6 +26,7 @@ let package = Package(
             dependencies: benchmarkDependencies + [
                 .product(name: "LaunchprofTracing", package: "launchprof"),
                 .product(name: "LaunchprofELF", package: "launchprof"),
+                .product(name: "LaunchprofSystem", package: "launchprof"),
             ],
             path: "Benchmarks/TracerOverhead",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),

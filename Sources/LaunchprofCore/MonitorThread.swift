@@ -1,4 +1,5 @@
 import CLaunchprof
+import LaunchprofSystem
 import LaunchprofTracing
 import Synchronization
 

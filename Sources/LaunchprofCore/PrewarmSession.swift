@@ -1,5 +1,6 @@
 import CLaunchprof
 import LaunchprofReport
+import LaunchprofSystem
 import LaunchprofTracing
 import Synchronization
 

@@ -26,9 +26,7 @@ final class SessionThreadStates: Sendable {
 
     private let sources = Mutex<[Int32: ThreadSource]>([:])
     /// Drain threads made up front, on the thread that makes the session: one made later on a
-    /// launching thread would inherit its pinned CPU (and take the child's CPU to drain), and a
-    /// new thread records its mask as launchprof's own (DedicatedThread), which a pinned child
-    /// gets back at main.
+    /// launching thread would inherit its pinned CPU (and take the child's CPU to drain).
     private let idleDrainThreads: Mutex<[JobThread]>
     private let allDrainThreads: [JobThread]
     static let drainThreads = 4

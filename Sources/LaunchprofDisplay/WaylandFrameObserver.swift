@@ -1,6 +1,7 @@
 import CFrameWayland
 import CLaunchprof
 import LaunchprofReport
+import LaunchprofSystem
 import LaunchprofTracing
 
 #if canImport(Glibc)
@@ -16,11 +17,7 @@ public final class WaylandFrameObserver: @unchecked Sendable {
     public let display: String
     /// The relay's socket: the child's `WAYLAND_DISPLAY` (an absolute path).
     public let relayPath: String
-    private let directory: String
-    private let relay: OpaquePointer
-    private let wakePipe: (read: Int32, write: Int32)
-    private let launch = CurrentLaunch()
-    private var thread: DedicatedThread<Int>?
+    private let watch: DisplayWatch
 
     /// Checks that the compositor at `display` (relative to `runtimeDirectory`, or an absolute
     /// path) accepts connections, and starts relaying on a socket in a private directory.
@@ -37,7 +34,7 @@ public final class WaylandFrameObserver: @unchecked Sendable {
         guard Self.accepts(compositor) else { throw .cannotConnectWayland(display: display, path: compositor) }
         var template = Array("/tmp/launchprof-wayland-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw .system(operation: "mkdtemp", errno: errno) }
-        directory = String(cString: made)
+        let directory = String(cString: made)
         relayPath = directory + "/relay"
         var handle: OpaquePointer?
         let status = lp_wl_relay_open(relayPath, compositor, &handle)
@@ -45,19 +42,12 @@ public final class WaylandFrameObserver: @unchecked Sendable {
             rmdir(directory)
             throw .system(operation: "listening on \(relayPath)", errno: status)
         }
-        var fds: [Int32] = [0, 0]
-        let error = lp_pipe(&fds, true)
-        guard error == 0 else {
-            lp_wl_relay_close(handle)
-            rmdir(directory)
-            throw .system(operation: "pipe2", errno: error)
-        }
-        relay = handle
-        wakePipe = (fds[0], fds[1])
+        // Used by the watch's thread alone until the watch has stopped it.
         nonisolated(unsafe) let connection = handle
-        let wakeRead = fds[0]
-        let launch = launch
-        thread = DedicatedThread { [display] in
+        watch = try DisplayWatch(disconnect: {
+            lp_wl_relay_close(connection)
+            rmdir(directory)
+        }) { [display] wakeRead, launch in
             Self.serve(connection, wakeRead: wakeRead, display: display, launch: launch)
         }
     }
@@ -66,32 +56,15 @@ public final class WaylandFrameObserver: @unchecked Sendable {
     public func beginLaunch(
         launchedPid: @escaping @Sendable () -> Int32, onEvent: @escaping @Sendable (DisplayEvent) -> Void
     ) {
-        launch.begin(launchedPid: launchedPid, onEvent: onEvent)
-        wake("b")
+        watch.beginLaunch(launchedPid: launchedPid, onEvent: onEvent)
     }
 
     /// The launch is over: returns what was seen of its surfaces.
     @discardableResult
-    public func endLaunch() -> [DisplayEvent] { launch.end() }
+    public func endLaunch() -> [DisplayEvent] { watch.endLaunch() }
 
     /// Stops relaying (closing every client's connection) and removes the socket.
-    public func stop() {
-        guard let thread else { return }
-        wake("s")
-        _ = thread.join()
-        self.thread = nil
-        lp_wl_relay_close(relay)
-        rmdir(directory)
-        close(wakePipe.read)
-        close(wakePipe.write)
-    }
-
-    deinit { stop() }
-
-    private func wake(_ byte: Character) {
-        var value = byte.asciiValue ?? 0
-        _ = write(wakePipe.write, &value, 1)
-    }
+    public func stop() { watch.stop() }
 
     private static func accepts(_ path: String) -> Bool {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -113,7 +86,7 @@ public final class WaylandFrameObserver: @unchecked Sendable {
     }
 
     /// The relay's thread: every client's bytes, the compositor's replies, the wake pipe.
-    private static func serve(_ relay: OpaquePointer, wakeRead: Int32, display: String, launch: CurrentLaunch) -> Int {
+    private static func serve(_ relay: OpaquePointer, wakeRead: Int32, display: String, launch: CurrentLaunch) {
         // Without CAP_SYS_NICE it stays an ordinary thread: slower round trips, the same events.
         _ = lp_wl_relay_prioritize()
         var generation = 0
@@ -129,9 +102,7 @@ public final class WaylandFrameObserver: @unchecked Sendable {
             }
             let count = lp_wl_relay_step(relay, wakeRead, &buffer, Int32(buffer.count))
             if count < 0 {
-                var bytes = [UInt8](repeating: 0, count: 16)
-                let read = read(wakeRead, &bytes, bytes.count)
-                if read > 0, bytes[..<read].contains(UInt8(ascii: "s")) { return 0 }
+                if DisplayWatch.stopRequested(wakeRead) { return }
                 continue
             }
             for raw in buffer.prefix(Int(count)) where raw.launch == relayLaunch {

@@ -1,6 +1,7 @@
 import CFrameX11
 import CLaunchprof
 import LaunchprofReport
+import LaunchprofSystem
 import LaunchprofTracing
 
 #if canImport(Glibc)
@@ -21,10 +22,7 @@ public final class X11FrameObserver: @unchecked Sendable {
     /// Whether the server names window owners (X-Resource 1.2); else `_NET_WM_PID` does, which
     /// toolkits set but raw Xlib/xcb programs may not.
     public let ownersFromXResource: Bool
-    private let observer: OpaquePointer
-    private let wakePipe: (read: Int32, write: Int32)
-    private let launch = CurrentLaunch()
-    private var thread: DedicatedThread<Int>?
+    private let watch: DisplayWatch
 
     /// Connects to `display` and starts watching its roots for new windows.
     public init(display: String) throws(FrameObserverError) {
@@ -39,21 +37,11 @@ public final class X11FrameObserver: @unchecked Sendable {
         default: throw .cannotConnect(display: display)
         }
         guard let handle else { throw .cannotConnect(display: display) }
-        var fds: [Int32] = [0, 0]
-        let error = lp_pipe(&fds, true)
-        guard error == 0 else {
-            lp_x11_close(handle)
-            throw .system(operation: "pipe2", errno: error)
-        }
-        observer = handle
-        wakePipe = (fds[0], fds[1])
         ownersFromXResource = hasXRes != 0
-        // Used by the thread alone until `stop()` has joined it.
+        // Used by the watch's thread alone until the watch has stopped it.
         nonisolated(unsafe) let connection = handle
-        let wakeRead = fds[0]
-        let launch = launch
-        thread = DedicatedThread { [display] in
-            Self.watch(connection, wakeRead: wakeRead, display: display, launch: launch)
+        watch = try DisplayWatch(disconnect: { lp_x11_close(connection) }) { [display] wakeRead, launch in
+            Self.observe(connection, wakeRead: wakeRead, display: display, launch: launch)
         }
     }
 
@@ -64,38 +52,18 @@ public final class X11FrameObserver: @unchecked Sendable {
     public func beginLaunch(
         launchedPid: @escaping @Sendable () -> Int32, onEvent: @escaping @Sendable (DisplayEvent) -> Void
     ) {
-        launch.begin(launchedPid: launchedPid, onEvent: onEvent)
-        wake("b")
+        watch.beginLaunch(launchedPid: launchedPid, onEvent: onEvent)
     }
 
     /// The launch is over: returns what was seen of its windows.
     @discardableResult
-    public func endLaunch() -> [DisplayEvent] {
-        launch.end()
-    }
+    public func endLaunch() -> [DisplayEvent] { watch.endLaunch() }
 
     /// Stops watching and disconnects.
-    public func stop() {
-        guard let thread else { return }
-        wake("s")
-        _ = thread.join()
-        self.thread = nil
-        lp_x11_close(observer)
-        close(wakePipe.read)
-        close(wakePipe.write)
-    }
-
-    deinit { stop() }
-
-    private func wake(_ byte: Character) {
-        var value = byte.asciiValue ?? 0
-        _ = write(wakePipe.write, &value, 1)
-    }
+    public func stop() { watch.stop() }
 
     /// The observer's thread: poll the connection and the wake pipe, nothing else.
-    private static func watch(
-        _ observer: OpaquePointer, wakeRead: Int32, display: String, launch: CurrentLaunch
-    ) -> Int {
+    private static func observe(_ observer: OpaquePointer, wakeRead: Int32, display: String, launch: CurrentLaunch) {
         var generation = 0
         var rootKnown = false
         var descriptors = [
@@ -107,12 +75,8 @@ public final class X11FrameObserver: @unchecked Sendable {
             descriptors[0].revents = 0
             descriptors[1].revents = 0
             let ready = poll(&descriptors, 2, -1)
-            if ready < 0 && errno != EINTR { return 0 }
-            if descriptors[1].revents != 0 {
-                var bytes = [UInt8](repeating: 0, count: 16)
-                let count = read(wakeRead, &bytes, bytes.count)
-                if count > 0, bytes[..<count].contains(UInt8(ascii: "s")) { return 0 }
-            }
+            if ready < 0 && errno != EINTR { return }
+            if descriptors[1].revents != 0, DisplayWatch.stopRequested(wakeRead) { return }
             // A new launch forgets the last one's windows; its pid is learnt once spawned
             // (windows made before that are checked at their map, see CFrameX11).
             let (current, pidSource) = launch.state.withLock { ($0.generation, $0.launchedPid) }
@@ -126,7 +90,7 @@ public final class X11FrameObserver: @unchecked Sendable {
                 rootKnown = true
             }
             let count = lp_x11_dispatch(observer, &buffer, Int32(buffer.count))
-            if count < 0 { return 0 }  // the server went away
+            if count < 0 { return }  // the server went away
             for raw in buffer.prefix(Int(count)) {
                 let event = DisplayEvent(
                     kind: raw.kind == Int32(LP_X11_FIRST_FRAME.rawValue) ? .firstFrame : .windowMapped,

@@ -1,5 +1,6 @@
 import CLaunchprof
 import LaunchprofReport
+import LaunchprofSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -136,7 +137,7 @@ public enum LoaderWorkAnalyzer {
         if let helper {
             other = helper.run { walk.run(share: 1, of: 2) }
         } else {
-            other = WorkerThread(offCurrentCPU: true) { walk.run(share: 1, of: 2) }.join
+            other = DedicatedThread(.offCurrentCPU) { walk.run(share: 1, of: 2) }.join
         }
         return Definers(shares: [walk.run(share: 0, of: 2), other()])
     }

@@ -1,5 +1,6 @@
 import CLaunchprof
 import LaunchprofReport
+import LaunchprofSystem
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -16,7 +17,7 @@ extension LoaderWorkAnalyzer {
         private let queue = ImageQueue()
         private let shared = ScannedObjects()
         private let helper = WalkHelper()
-        private let scanner: WorkerThread<Void>
+        private let scanner: DedicatedThread<Void>
         private var finished = false
         /// The caller's CPU affinity while it is kept on the CPU the scanner is kept off.
         private var callerAffinity: lp_cpu_mask?
@@ -25,7 +26,7 @@ extension LoaderWorkAnalyzer {
             let queue = self.queue
             let shared = self.shared
             let helper = self.helper
-            scanner = WorkerThread(offCurrentCPU: true) {
+            scanner = DedicatedThread(.offCurrentCPU) {
                 // Made here, not by the caller: its memory's first touch is the scanner's, beside
                 // the resolver.
                 let names = LookupNameTable(expectedNames: ScannedObjects.expectedNames)

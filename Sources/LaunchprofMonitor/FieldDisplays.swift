@@ -1,6 +1,7 @@
 import CFrameX11
 import CLaunchprof
 import LaunchprofReport
+import LaunchprofSystem
 import LaunchprofTracing
 import Synchronization
 

@@ -1,5 +1,6 @@
 import CLaunchprof
 import LaunchprofRenderers
+import LaunchprofSystem
 import LaunchprofTracing
 import Synchronization
 

@@ -1,6 +1,7 @@
 import BenchmarkSupport
 import LaunchprofELF
 import LaunchprofReport
+import LaunchprofSystem
 import LaunchprofTracing
 
 #if canImport(Glibc)

@@ -2,6 +2,7 @@
 // the bare posix_spawn + waitpid of the same program with the same environment, pinned and not.
 import Benchmark
 import BenchmarkSupport
+import LaunchprofSystem
 import LaunchprofTracing
 
 #if canImport(Glibc)

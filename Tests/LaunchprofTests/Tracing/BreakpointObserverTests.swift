@@ -2,6 +2,7 @@ import CLaunchprof
 import Foundation
 import LaunchprofELF
 import LaunchprofReport
+import LaunchprofSystem
 import Testing
 @testable import LaunchprofTracing
 

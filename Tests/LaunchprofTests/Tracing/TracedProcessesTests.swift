@@ -1,5 +1,6 @@
 import CLaunchprof
 import Foundation
+import LaunchprofSystem
 import Testing
 @testable import LaunchprofTracing
 

@@ -1,0 +1,73 @@
+import CLaunchprof
+import LaunchprofReport
+import LaunchprofSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What every display observer shares: one thread per session that watches the display server,
+/// a wake pipe that tells that thread a launch began or that it must stop, and the launch it
+/// watches (`CurrentLaunch`). An observer brings the connection and the loop (`watch`), which
+/// polls the wake pipe's read end beside its connection and ends when `stopRequested` says so.
+final class DisplayWatch: @unchecked Sendable {
+    let launch = CurrentLaunch()
+    private let wakePipe: (read: Int32, write: Int32)
+    private var thread: DedicatedThread<Void>?
+    /// Closes the observer's connection, after its thread has ended.
+    private let disconnect: () -> Void
+
+    /// Starts `watch` on the watch's thread. `disconnect` is called when the watch stops, or now
+    /// when the thread's wake pipe cannot be made (the error is thrown then).
+    init(
+        disconnect: @escaping () -> Void,
+        watch: @escaping @Sendable (_ wakeRead: Int32, _ launch: CurrentLaunch) -> Void
+    ) throws(FrameObserverError) {
+        var fds: [Int32] = [0, 0]
+        let error = lp_pipe(&fds, true)
+        guard error == 0 else {
+            disconnect()
+            throw .system(operation: "pipe2", errno: error)
+        }
+        wakePipe = (fds[0], fds[1])
+        self.disconnect = disconnect
+        let launch = launch
+        thread = DedicatedThread { [wakeRead = fds[0]] in watch(wakeRead, launch) }
+    }
+
+    deinit { stop() }
+
+    /// A launch begins (call before its spawn): the thread forgets the last launch's windows.
+    func beginLaunch(launchedPid: @escaping @Sendable () -> Int32, onEvent: @escaping @Sendable (DisplayEvent) -> Void) {
+        launch.begin(launchedPid: launchedPid, onEvent: onEvent)
+        wake(UInt8(ascii: "b"))
+    }
+
+    /// The launch is over: what was seen of its windows.
+    func endLaunch() -> [DisplayEvent] { launch.end() }
+
+    /// Ends the thread, then disconnects.
+    func stop() {
+        guard let thread else { return }
+        wake(Self.stopByte)
+        thread.join()
+        self.thread = nil
+        disconnect()
+        close(wakePipe.read)
+        close(wakePipe.write)
+    }
+
+    /// On the thread, when the wake pipe is readable: empties it; true when the watch must end.
+    static func stopRequested(_ wakeRead: Int32) -> Bool {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count = read(wakeRead, &bytes, bytes.count)
+        return count > 0 && bytes[..<count].contains(stopByte)
+    }
+
+    private static let stopByte = UInt8(ascii: "s")
+
+    private func wake(_ byte: UInt8) {
+        var value = byte
+        _ = write(wakePipe.write, &value, 1)
+    }
+}
