@@ -70,7 +70,10 @@ EOF
 swift_root="$root/usr/share/launchprof/launchprof-hooks"
 mkdir -p "$swift_root/Sources/LaunchprofHooks/include" "$swift_root/Sources/LaunchprofApp"
 install -m 644 Sources/LaunchprofHooks/hooks.c "$swift_root/Sources/LaunchprofHooks/"
-install -m 644 Sources/LaunchprofHooks/include/launchprof.h "$swift_root/Sources/LaunchprofHooks/include/"
+# launchprof.h for C, and what Swift imports of the hooks (the USDT probe functions and their
+# module map: LaunchprofApp fires the probes through them).
+install -m 644 Sources/LaunchprofHooks/include/launchprof.h Sources/LaunchprofHooks/include/launchprof_usdt.h \
+  Sources/LaunchprofHooks/include/module.modulemap "$swift_root/Sources/LaunchprofHooks/include/"
 install -m 644 Sources/LaunchprofApp/*.swift "$swift_root/Sources/LaunchprofApp/"
 cat > "$swift_root/Package.swift" <<'EOF'
 // swift-tools-version:6.0

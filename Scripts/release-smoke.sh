@@ -11,7 +11,8 @@ swift build -c release --static-swift-stdlib --disable-local-rpath >&2
 bin=$(swift build -c release --static-swift-stdlib --disable-local-rpath --show-bin-path)
 work=$(mktemp -d)
 server=
-trap 'rm -rf "$work"; [ -z "$server" ] || kill "$server" 2>/dev/null || true' EXIT
+monitor=
+trap '[ -z "$monitor" ] || kill "$monitor" 2>/dev/null || true; rm -rf "$work"; [ -z "$server" ] || kill "$server" 2>/dev/null || true' EXIT
 fail() {
     echo "release-smoke: $*" >&2
     exit 1
@@ -38,4 +39,31 @@ display=":$(tr -d '[:space:]' < "$work/display")"
 [ "$display" != ":" ] || fail "Xvfb did not start"
 "$bin/launchprof" run -r 1 --ready frame --env "DISPLAY=$display" xeyes > "$work/frame.txt"
 grep -q "^firstFrame" "$work/frame.txt" || fail "no first frame of xeyes: $(cat "$work/frame.txt")"
-echo "release-smoke: dynamic executable, Swift runtime inside; sampled stacks through main; xeyes's first frame seen" >&2
+
+# launchprof monitor: SQLite linked in, the kernel's events and the hooks' USDT probes. Three
+# launches of the demo from this shell are recorded with its hook phases and read back.
+mkfifo "$work/said"
+"$bin/launchprof" monitor --store "$work/field" --program "$bin/launchprof-demo" 2> "$work/said" &
+monitor=$!
+exec 4< "$work/said"
+while IFS= read -r line <&4; do
+  echo "$line" >> "$work/monitor.log"
+  [[ "$line" == *"recording into"* ]] && break
+done
+cat <&4 >> "$work/monitor.log" &
+exec 4<&-
+for _ in 1 2 3; do "$bin/launchprof-demo" > /dev/null; done
+kill -TERM "$monitor"
+wait "$monitor" || fail "launchprof monitor exited $?: $(cat "$work/monitor.log")"
+monitor=
+"$bin/launchprof" monitor report --store "$work/field" --json "$work/field.json" 2> "$work/report.log" \
+  || fail "monitor report failed: $(cat "$work/report.log")"
+python3 - "$work/field.json" <<'PY' || fail "the monitor's report: $(head -c 600 "$work/field.json"); it said: $(cat "$work/monitor.log")"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 3, f"{len(runs)} launches recorded, not 3"
+for run in runs:
+    names = {phase["name"] for phase in run["phases"]}
+    assert {"main", "didFinishLaunching", "firstFrame"} <= names, sorted(names)
+PY
+echo "release-smoke: dynamic executable, Swift runtime inside; sampled stacks through main; xeyes's first frame seen; the monitor recorded the demo's launches with their hooks" >&2

@@ -36,40 +36,53 @@ public final class FieldDisplays: @unchecked Sendable {
     }
 
     /// Watches `display` (`--display`), unless it is watched already; `uid`: the user whose
-    /// program uses it (nil: `--display`, any server of root's).
-    public func watch(_ display: String, uid: uid_t? = nil) {
+    /// program uses it (nil: `--display`, any server of root's). Returns why windows made on it
+    /// until now went unseen (it was not watched before this call, or cannot be); nil when it
+    /// was watched already.
+    @discardableResult
+    public func watch(_ display: String, uid: uid_t? = nil) -> String? {
         guard let name = Self.localDisplay(display) else {
             sayOnce(display, "not watching display \(display.debugDescription): only a local display (:N or :N.S) is watched")
-            return
+            return "its display \(display.debugDescription) is not watched (only a local display :N is)"
         }
         // A server that went away (restarted, or another on the same number) is watched afresh.
-        let (opened, gone) = watchers.withLock { watchers -> (Bool, DisplayWatcher?) in
+        let (opened, full, gone) = watchers.withLock { watchers -> (Bool, Bool, DisplayWatcher?) in
             if let watcher = watchers[name] {
-                if watcher.alive.isAlive { return (true, nil) }
+                if watcher.alive.isAlive { return (true, false, nil) }
                 watchers[name] = nil
-                return (false, watcher)
+                return (false, false, watcher)
             }
-            return (watchers.count >= Self.maximumDisplays, nil)
+            return (false, watchers.count >= Self.maximumDisplays, nil)
         }
         gone?.stop()
-        guard !opened else { return }
+        if opened { return nil }
+        if full {
+            sayOnce(name, "not watching display \(name): \(Self.maximumDisplays) displays are watched already")
+            return "its display \(name) is not watched (\(Self.maximumDisplays) displays are already)"
+        }
         do throws(FrameWatchFailure) {
             let watcher = try DisplayWatcher(display: name, allowedUID: uid, owners: owners, onEvent: onEvent)
             watchers.withLock { $0[name] = watcher }
+            return "its display \(name) was first watched during this launch: windows it made before were not seen"
         } catch {
             sayOnce(name, "not watching display \(name): \(error.reason)")
+            return "its display \(name) is not watched: \(error.reason)"
         }
     }
 
-    /// Watches the display `pid`'s environment names, if any.
-    public func watchDisplay(ofProcess pid: Int32) {
-        guard let environ = SmallFile.bytes("/proc/\(pid)/environ", limit: 1 << 20) else { return }
+    /// Watches the display `pid`'s environment names, if any; why its windows may go unseen, as
+    /// `watch` says.
+    @discardableResult
+    public func watchDisplay(ofProcess pid: Int32) -> String? {
+        guard let environ = SmallFile.bytes("/proc/\(pid)/environ", limit: 1 << 20) else { return nil }
         var status = stat()
-        guard stat("/proc/\(pid)", &status) == 0 else { return }
+        guard stat("/proc/\(pid)", &status) == 0 else { return nil }
+        var unseen: String?
         for entry in environ.split(separator: 0) where entry.starts(with: Array("DISPLAY=".utf8)) {
             let value = String(decoding: entry.dropFirst(8).prefix(64), as: UTF8.self)
-            watch(value, uid: status.st_uid)
+            unseen = watch(value, uid: status.st_uid) ?? unseen
         }
+        return unseen
     }
 
     public var watched: [String] { watchers.withLock { Array($0.keys).sorted() } }

@@ -26,12 +26,15 @@ public enum FieldEvent: Sendable, Equatable {
     case hook(pid: Int32, HookEvent)
     /// A display server showed a window of `pid` (or of a descendant of it), or its first frame.
     case display(pid: Int32, DisplayEvent)
+    /// The display `pid` names was not watched when it was exec'd (first watched only then, or
+    /// refused): windows it made before `atNs` went unseen, so a clean exit is no first frame.
+    case displayUnwatched(pid: Int32, reason: String, atNs: UInt64)
 
     public var pid: Int32 {
         switch self {
         case .forked(_, let child, _): child
         case .execed(let pid, _, _), .exited(let pid, _, _), .stopped(let pid, _), .continued(let pid, _),
-            .boundary(let pid, _, _, _), .hook(let pid, _), .display(let pid, _):
+            .boundary(let pid, _, _, _), .hook(let pid, _), .display(let pid, _), .displayUnwatched(let pid, _, _):
             pid
         }
     }
@@ -39,7 +42,7 @@ public enum FieldEvent: Sendable, Equatable {
     public var atNs: UInt64 {
         switch self {
         case .forked(_, _, let at), .execed(_, _, let at), .exited(_, _, let at), .stopped(_, let at),
-            .continued(_, let at), .boundary(_, _, _, let at):
+            .continued(_, let at), .boundary(_, _, _, let at), .displayUnwatched(_, _, let at):
             at
         case .hook(_, let event): event.atNs
         case .display(_, let event): event.atNs

@@ -33,6 +33,9 @@ public struct FieldLaunchAssembler: Sendable {
         public var timedOut: Bool
         /// `resumed`: when the process ran again (absolute monotonic ns).
         public var resumedAtNs: UInt64?
+        /// Why its windows may have gone unseen (its display was not watched at its exec), when
+        /// no window of it was seen after all: then its clean exit is no first frame.
+        public var unwatchedDisplay: String? = nil
     }
 
     public struct Counts: Sendable, Equatable {
@@ -96,6 +99,7 @@ public struct FieldLaunchAssembler: Sendable {
         /// When the timeout ends, or nil while the process is stopped.
         var deadlineNs: UInt64?
         var resumedAtNs: UInt64?
+        var unwatchedDisplay: String?
     }
 
     public init(
@@ -149,6 +153,7 @@ public struct FieldLaunchAssembler: Sendable {
             boundary(pid: pid, program: program, boundaries: boundaries, atNs: at, event: event)
         case .hook(let pid, let hook): hooked(pid: pid, hook, event: event)
         case .display(let pid, let display): displayed(pid: pid, display)
+        case .displayUnwatched(let pid, let reason, _): displayUnwatched(pid: pid, reason: reason, event: event)
         }
     }
 
@@ -291,6 +296,17 @@ public struct FieldLaunchAssembler: Sendable {
         finishIfReady(pid: pid)
     }
 
+    private mutating func displayUnwatched(pid: Int32, reason: String, event: FieldEvent) {
+        guard var state = processes[pid] else { return }
+        if var launch = state.launch {
+            launch.unwatchedDisplay = launch.unwatchedDisplay ?? reason
+            state.launch = launch
+        } else if !state.running, state.pending.count < Self.maximumPending {
+            state.pending.append(event)  // before its entry: kept for the launch it begins
+        }
+        processes[pid] = state
+    }
+
     private mutating func apply(_ hook: HookEvent, to pid: Int32) {
         guard var launch = processes[pid]?.launch else { return }
         launch.events.append(.hook(hook))
@@ -351,6 +367,7 @@ public struct FieldLaunchAssembler: Sendable {
                 launch.events += launch.recorder.hit(boundaries, atNs: at)
                 processes[pid]?.launch = launch
             case .hook(_, let hook): apply(hook, to: pid)
+            case .displayUnwatched(_, let reason, _): processes[pid]?.launch?.unwatchedDisplay = reason
             default: break
             }
         }
@@ -373,7 +390,8 @@ public struct FieldLaunchAssembler: Sendable {
         }
         finished.append(Launch(
             program: launch.program, pid: pid, startType: startType, events: launch.events, spawnNs: launch.spawnNs,
-            timedOut: timedOut, resumedAtNs: launch.resumedAtNs))
+            timedOut: timedOut, resumedAtNs: launch.resumedAtNs,
+            unwatchedDisplay: hasOwnFrame(launch) ? nil : launch.unwatchedDisplay))
         launchCount -= 1
         processes[pid]?.launch = nil
         processes[pid]?.running = !endedByExec

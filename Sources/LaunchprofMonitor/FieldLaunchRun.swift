@@ -36,7 +36,9 @@ extension FieldLaunchAssembler.Launch {
         let events = self.events.filter { if case .exited = $0 { false } else { true } }
             + unobservable.map { LaunchEvent.unobservable(phase: $0.phase, reason: $0.reason) }
             + self.events.filter { if case .exited = $0 { true } else { false } }
-        let timeline = try PhaseTimeline(events: events, readiness: .automatic)
+        // A display not watched from its exec may have hidden its windows: its exit is then no
+        // stand-in for a frame (that would be a guess), only a hook's or a window's frame counts.
+        let timeline = try PhaseTimeline(events: events, readiness: unwatchedDisplay == nil ? .automatic : .frame)
         let outcome: RunOutcome? =
             timedOut ? .timedOut(after: timeoutNs, waitingFor: Self.awaited) : nil
         var run = LaunchRun(index: index, pid: pid, timeline: timeline, timedOut: timedOut, outcome: outcome)
@@ -44,6 +46,9 @@ extension FieldLaunchAssembler.Launch {
             // A timeout is never a first frame (nor an exit it did not see).
             run.metrics.timeToFirstFrameNs = nil
             run.metrics.extendedLaunchNs = nil
+        }
+        if let unwatchedDisplay, let absent = run.absent.firstIndex(where: { $0.phase == LaunchPhase.firstFrame && $0.image == nil }) {
+            run.absent[absent].reason = unwatchedDisplay
         }
         if let reason = self.events.lazy.compactMap({ event -> String? in
             if case .unobservable(LaunchPhase.exec, let reason) = event { reason } else { nil }

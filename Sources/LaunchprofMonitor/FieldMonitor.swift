@@ -217,7 +217,11 @@ public final class FieldMonitor {
     func pass(final: Bool) throws(MonitorError) {
         let now = lp_now_ns()
         if let prompt {
-            for case .execed(let pid, _, _) in prompt.read() { displays.watchDisplay(ofProcess: pid) }
+            for case .execed(let pid, _, _) in prompt.read() {
+                if let unseen = displays.watchDisplay(ofProcess: pid) {
+                    reorder.append(.displayUnwatched(pid: pid, reason: unseen, atNs: lp_now_ns()))
+                }
+            }
         }
         reorder += source.read()
         reorder += exits.read()

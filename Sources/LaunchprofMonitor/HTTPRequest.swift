@@ -1,6 +1,6 @@
 /// An HTTP/1.x request head as the metrics endpoint accepts it, parsed from bytes any local
 /// process (or, bound elsewhere, any host) can send: strict, bounded, and with nothing kept but
-/// the method, the path and the two headers the endpoint reads. Pure; fuzzed (Fuzz/).
+/// the method, the path and the two headers the endpoint reads. Pure (not yet in Fuzz/).
 public struct HTTPRequest: Sendable, Equatable {
     public var method: String
     /// The request target's path (no query string).

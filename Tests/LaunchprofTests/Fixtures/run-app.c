@@ -16,7 +16,8 @@
  *
  * Libraries built from run-lib.c are linked with --no-as-needed, so the loader runs their
  * constructors (before this program's) without the program calling them.
- * Truth lines: ctor program, main, phase <name>, first-frame, task <id>, exit.
+ * Truth lines: ctor program, main, phase <name>, hook-call begin:<name> and end:<name>,
+ * first-frame, task <id>, exit.
  */
 #include "run-fixture.h"
 /* The hooks record the stamp they sent, so the truth of a hooked span is the app's own clock
@@ -37,6 +38,20 @@ __attribute__((constructor)) static void lp_program_constructor(void) {
     constructor_begin = lp_now();
     lp_work("LP_PROGRAM", 0, 0);
     constructor_end = lp_now();
+}
+
+/* Truth "hook-call <kind>:<phase> <called> <returned>": the fixture's clock just before a hook
+ * call and just after it, which bracket the hook's USDT probe wherever the thread was preempted
+ * (the field monitor's probe times are checked against it). */
+static void write_hook_call(int truth, const char *kind, const char *phase, uint64_t called, uint64_t returned) {
+    char name[256];
+    size_t kind_length = strlen(kind), phase_length = strlen(phase);
+    if (kind_length + phase_length >= sizeof name) {
+        return;
+    }
+    memcpy(name, kind, kind_length);
+    memcpy(name + kind_length, phase, phase_length + 1);
+    lp_truth_write(truth, "hook-call", name, called, returned);
 }
 
 struct task {
@@ -138,11 +153,17 @@ int main(void) {
             uint64_t busy = field_us(&fields);
             uint64_t sleep = field_us(&fields);
             int truth = lp_truth_open();
+            uint64_t begin_called = lp_now();
             uint64_t begin = LP_HOOK_STAMP(launchprof_begin(item), lp_now());
+            uint64_t begin_returned = lp_now();
             lp_busy_us(busy);
             lp_blocking_us(sleep);
+            uint64_t end_called = lp_now();
             uint64_t end = LP_HOOK_STAMP(launchprof_end(item), lp_now());
+            uint64_t end_returned = lp_now();
             lp_truth_write(truth, "phase", item, begin, end);
+            write_hook_call(truth, "begin:", item, begin_called, begin_returned);
+            write_hook_call(truth, "end:", item, end_called, end_returned);
             if (truth >= 0) {
                 close(truth);
             }

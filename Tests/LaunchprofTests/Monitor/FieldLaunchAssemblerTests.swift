@@ -71,6 +71,30 @@ struct FieldLaunchAssemblerTests {
         #expect(run.metrics.timeToMainNs == 5 * ms)
     }
 
+    /// Its display first watched after its exec (before its entry, or after): a clean exit with no
+    /// window seen is no first frame, absent with why; a window seen after all is one.
+    @Test("a display not watched from the exec: a clean exit is no first frame; a window seen is", arguments: [false, true])
+    func displayWatchedLate(beforeEntry: Bool) throws {
+        let reason = "its display :5 was first watched during this launch: windows it made before were not seen"
+        var events = coldStart()
+        events.append(.displayUnwatched(pid: 100, reason: reason, atNs: beforeEntry ? 1_001 * ms + 1 : 1_006 * ms))
+        var assembler = assembler()
+        assembler.ingest(events.sorted { $0.atNs < $1.atNs })
+        assembler.ingest(.exited(pid: 100, status: 0, atNs: 1_030 * ms))
+        let late = try run(try #require(assembler.takeFinished().first))
+        #expect(late.metrics.timeToFirstFrameNs == nil)
+        #expect(late.absent.contains(AbsentPhase(phase: LaunchPhase.firstFrame, reason: reason)), "\(late.absent)")
+        #expect(late.resolvedOutcome.kind != .completed)
+
+        var seen = self.assembler()
+        seen.ingest(events.sorted { $0.atNs < $1.atNs })
+        seen.ingest(.display(pid: 100, DisplayEvent(kind: .windowMapped, atNs: 1_020 * ms, pid: 100, window: "0x1", display: ":5")))
+        seen.ingest(.display(pid: 100, DisplayEvent(kind: .firstFrame, atNs: 1_025 * ms, pid: 100, window: "0x1", display: ":5")))
+        let shown = try run(try #require(seen.takeFinished().first))
+        #expect(shown.metrics.timeToFirstFrameNs == 25 * ms)
+        #expect(!shown.absent.contains { $0.phase == LaunchPhase.firstFrame })
+    }
+
     @Test("other programs' launches are no launches, and leave nothing behind")
     func unwatched() {
         var assembler = assembler()
