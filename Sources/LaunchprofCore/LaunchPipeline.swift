@@ -48,6 +48,13 @@ public final class LaunchPipeline {
     /// Rounds the entries take turns in: each round makes its share of every entry's runs
     /// (warm-ups in the first), so a change of the machine's load lands on all of them alike.
     public let rounds: Int
+    /// Ctrl-C or SIGTERM keeps what was measured: each entry's sinks finish with the runs made
+    /// until then (the launch it ended among them, showing what the program had reached), `run()`
+    /// returns those reports and `interruption` says what stopped it. Otherwise (bench, calibrate)
+    /// every sink is cancelled and `run()` throws.
+    public var finishesOnInterruption = false
+    /// The interruption that stopped `run()` early, with `finishesOnInterruption`.
+    public private(set) var interruption: RunError?
 
     public init(entries: [Entry], rounds: Int = 1) {
         self.entries = entries
@@ -64,8 +71,9 @@ public final class LaunchPipeline {
 
     /// Makes every entry's runs. Returns each entry's report, or the error that ended it (its
     /// sinks cancelled; the other entries go on). Throws only when the whole pipeline stops:
-    /// Ctrl-C or SIGTERM (every sink cancelled, nothing half-written left behind), or the
-    /// monitor's thread cannot be made.
+    /// Ctrl-C or SIGTERM (every sink cancelled, nothing half-written left behind; with
+    /// `finishesOnInterruption` the runs so far are kept instead), or the monitor's thread cannot
+    /// be made.
     public func run() throws(RunError) -> [Result<StreamedLaunchReport, RunError>] {
         lp_install_interrupt_handler()
         lp_spawn_prepare()
@@ -108,8 +116,9 @@ public final class LaunchPipeline {
         let interruption = tracer.join()
         monitorThread.stop()
         if let interruption {
-            for state in states { state.fail(interruption) }
-            throw interruption
+            self.interruption = interruption
+            for state in states where !finishesOnInterruption || state.recorded == 0 { state.fail(interruption) }
+            guard finishesOnInterruption else { throw interruption }
         }
         return states.map { state in
             if let failure = state.failure { return .failure(failure) }

@@ -13,6 +13,8 @@ public final class TraceControl: Sendable {
         var pid: pid_t = 0
         var exited = false
         var termination: (signal: Int32, reason: String)?
+        /// When launchprof first asked the child to end: nothing it does afterwards is launch time.
+        var terminationRequestedAt: UInt64?
         var readinessListener: (@Sendable (UInt64) -> Void)?
     }
 
@@ -28,6 +30,7 @@ public final class TraceControl: Sendable {
             if state.termination == nil || signal == SIGKILL {
                 state.termination = (signal, reason)
             }
+            if state.terminationRequestedAt == nil { state.terminationRequestedAt = lp_now_ns() }
             kill(state.pid, signal)
         }
     }
@@ -55,6 +58,9 @@ public final class TraceControl: Sendable {
 
     /// Why launchprof ended the child, if it did.
     var termination: (signal: Int32, reason: String)? { state.withLock { $0.termination } }
+
+    /// When launchprof first asked the child to end (CLOCK_MONOTONIC ns), if it did.
+    var terminationRequestedAt: UInt64? { state.withLock { $0.terminationRequestedAt } }
 
     func attach(_ pid: pid_t) { state.withLock { $0.pid = pid } }
     func markExited() { state.withLock { $0.exited = true } }

@@ -200,6 +200,8 @@ void lp_set_ending_signals_blocked(int blocked);
 int lp_rerun_at_high_priority(char *_Nullable const *_Nonnull argv, const char *_Nonnull marker, int *_Nonnull wait_status);
 /// The signal that interrupted launchprof, or 0.
 int lp_interrupted(void);
+/// When the first ending signal arrived (CLOCK_MONOTONIC ns; 0: none yet).
+uint64_t lp_interrupted_at_ns(void);
 /// Registers / unregisters a child that must not outlive launchprof.
 void lp_track_child(pid_t pid);
 void lp_untrack_child(pid_t pid);

@@ -145,8 +145,9 @@ struct RunFaultTests {
         #expect(RunHarness.processes(withMarker: marker).isEmpty)
     }
 
-    /// Ctrl-C to the launchprof CLI in the middle of a run: it exits 130, the child is gone and
-    /// the report is neither written nor half-written.
+    /// Ctrl-C to the launchprof CLI in the middle of its first run: it exits 130, the child is
+    /// gone, and the report is whole: that run, ended by the interruption, with what it reached
+    /// (OutcomeTimelineTests checks the timeline itself).
     @Test func interruptMidRunLeavesNothingBehind() throws {
         let program = try RunFixtures.program("never-ready")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-interrupt-\(UUID().uuidString)")
@@ -172,7 +173,9 @@ struct RunFaultTests {
         reader?.closeFile()
         #expect(launchprof.terminationStatus == 130)
         let left = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        #expect(left == ["started"], "no report and no temporary file: \(left)")
+        #expect(left.sorted() == ["report.json", "started"], "the report, no temporary file: \(left)")
+        let runs = try ReportFiles.readReport(report).runs
+        #expect(runs.map(\.outcome?.kind) == [.interrupted])
         #expect(RunHarness.processes(withMarker: marker).isEmpty)
     }
 
