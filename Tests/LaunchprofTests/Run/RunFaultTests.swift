@@ -1,6 +1,7 @@
 import Foundation
 import LaunchprofCore
 import LaunchprofReport
+import LaunchprofTracing
 import Testing
 
 /// Bad programs and interruptions: each gets a clear outcome, and afterwards no process the
@@ -83,6 +84,24 @@ struct RunFaultTests {
             #expect(run.phase("main") != nil, "the partial timeline is kept")
             #expect(run.phase("firstFrame") == nil)
         }
+        #expect(RunHarness.processes(withMarker: marker).isEmpty)
+    }
+
+    /// A timeout that passes before the child exists — a loaded machine still arming probes or
+    /// forking — still ends it as soon as it is spawned (it used to be dropped, and the child
+    /// ran on to its own end 30 s later with no `killedBy`).
+    @Test func terminationRequestedBeforeTheSpawnEndsTheChild() throws {
+        let program = try RunFixtures.program("never-ready")
+        let marker = RunHarness.marker()
+        let control = TraceControl()
+        control.terminate(signal: SIGTERM, reason: "timeout after 1 ms")
+        let environment = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" } + [marker]
+        let started = Date()
+        let result = try LaunchTracer().trace(
+            TraceRequest(executable: program, arguments: [program], environment: environment, plan: nil),
+            planForImage: { _ in nil }, control: control)
+        #expect(Date().timeIntervalSince(started) < 10, "ended at once, not by its own 30 s sleep")
+        #expect(result.exitStatus == .killedByLaunchprof(signal: SIGTERM, reason: "timeout after 1 ms"))
         #expect(RunHarness.processes(withMarker: marker).isEmpty)
     }
 
