@@ -202,7 +202,10 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
         index: Int, context: LaunchContext, customize: ((inout TraceRequest) -> Void)? = nil,
         extraTimeoutNs: UInt64 = 0, defersUprobeHits: Bool = false
     ) throws(RunError) -> TracedRun {
-        let (pinnedCPU, monitorThread) = (context.pinnedCPU, context.monitorThread)
+        let (pinnedCPU, monitorThread) = (context.pinnedCPU(forRun: index), context.monitorThread)
+        // This is the pinned tracer thread: it moves to the run's CPU before the spawn, and the
+        // child (a vfork of it) starts there.
+        if let pinnedCPU, lp_thread_pinned_cpu() != pinnedCPU { _ = lp_pin(0, pinnedCPU) }
         var residency: PageCache.Residency?
         if configuration.cold {
             residency = PageCache.evict(closurePaths + program.extraFiles)

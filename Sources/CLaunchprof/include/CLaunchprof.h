@@ -223,6 +223,8 @@ int lp_pin_self(int cpu, lp_cpu_mask *_Nonnull saved);
 void lp_restore_affinity(const lp_cpu_mask *_Nonnull saved);
 /// How many CPUs the calling thread may run on (1 where that cannot be read).
 int lp_allowed_cpu_count(void);
+/// The CPUs the calling thread may run on, ascending, at most `capacity` into `out`; their count.
+int lp_allowed_cpus(int *_Nonnull out, int capacity);
 
 /// Page flags two threads of the loader-work walk mark and read at once: relaxed atomic byte
 /// stores and loads (plain moves on x86-64). A flag only ever goes from false to true, and a
