@@ -154,10 +154,9 @@ struct LaunchBatch {
 /// Run `i` is pinned to `cpus[i % cpus.count]`, so the runs take turns on every CPU launchprof may
 /// use, and run `i` of every launch of a bench suite (one round of `--rounds`) is on the same CPU.
 /// One CPU for a whole session made the session the unit of noise: on a 2-vCPU VM whose second
-/// vCPU takes every disk interrupt, sessions pinned there measured every phase 25-40% slower
-/// (time to main 1.3 ms against 1.8 ms in sessions taking turns with the other), and two sessions
-/// of one binary differed by more than a real 10% change (docs/ci-regressions.md, "Why sessions
-/// differ").
+/// vCPU takes every disk interrupt, sessions pinned to one CPU measured time to main 1.3 ms and
+/// sessions pinned to the other 1.8 ms (medians of four sessions each, every phase slower), more
+/// than a real 10% change (docs/ci-regressions.md, "Why two sessions differ").
 struct LaunchContext: Sendable {
     var cpus: [Int32]
     var monitorThread: MonitorThread
