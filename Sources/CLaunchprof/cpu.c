@@ -56,6 +56,16 @@ void lp_restore_affinity(const lp_cpu_mask *saved) {
     sched_setaffinity(0, sizeof(cpu_set_t), (const cpu_set_t *)saved->bits);
 }
 
+int lp_allowed_cpus(int *out, int capacity) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 0;
+    int count = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && count < capacity; cpu++) {
+        if (CPU_ISSET(cpu, &allowed)) out[count++] = cpu;
+    }
+    return count;
+}
+
 int lp_allowed_cpu_count(void) {
     cpu_set_t allowed;
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 1;

@@ -11,6 +11,7 @@
 enum { table_size = 256 };
 static _Atomic pid_t children[table_size];
 static _Atomic int interrupted_by;
+static _Atomic uint64_t interrupted_at_ns;
 
 void lp_track_child(pid_t pid) {
     for (int i = 0; i < table_size; i++) {
@@ -35,7 +36,9 @@ void lp_kill_tracked_children(void) {
 
 static void on_interrupt(int signal) {
     int expected = 0;
-    atomic_compare_exchange_strong(&interrupted_by, &expected, signal);
+    // clock_gettime is async-signal-safe: the time launchprof ended its children, after which
+    // nothing they do is part of their launch.
+    if (atomic_compare_exchange_strong(&interrupted_by, &expected, signal)) atomic_store(&interrupted_at_ns, lp_now_ns());
     lp_kill_tracked_children();
 }
 
@@ -67,3 +70,5 @@ void lp_install_interrupt_handler(void) {
 }
 
 int lp_interrupted(void) { return atomic_load(&interrupted_by); }
+
+uint64_t lp_interrupted_at_ns(void) { return atomic_load(&interrupted_at_ns); }

@@ -31,6 +31,10 @@ static int open_probe_event(struct perf_event_attr *attr, pid_t pid, int cpu, in
     attr->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
     attr->use_clockid = 1;
     attr->clockid = CLOCK_MONOTONIC;
+    // A ring's reader (the holder) is woken when a quarter of its 64 pages is written: a process
+    // hitting a probe in a loop fills a ring in ~10 ms, faster than the reader's 20 ms timer.
+    attr->watermark = 1;
+    attr->wakeup_watermark = 16 * 4096;
     int result = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     if (result < 0) return errno;
     if (output_fd >= 0 && ioctl(result, PERF_EVENT_IOC_SET_OUTPUT, output_fd) < 0) {
@@ -193,6 +197,31 @@ static uint64_t holder_recent_next;
 static uint64_t holder_lost;
 static lp_perf_sample holder_read_buffer[HOLDER_READ];
 static lp_perf_sample holder_reply_buffer[HOLDER_READ];
+// The probe each process hit last, and when (by pid modulo the table; a collision only lets a
+// repeat through). A process that hits one probe again and again — `main: jmp main`, a spin loop
+// on a probed function — adds nothing a launch's boundaries need (the first hit of each counts),
+// but without this it would push every other process's hits, and its own first ones, out of
+// `holder_recent` within a second (a spinning `main` takes a hit every ~2 µs).
+//
+// A hit repeats only within HOLDER_REPEAT_NS of the same probe's previous hit with no other probe
+// of the process between: a boundary hit again for real — the loader's relocation start in the
+// next image of an exec chain — comes an exec and a mapping of the closure later (≥ 100 µs).
+// The rings are read one CPU after another, so a hit read after a later one is never a repeat.
+enum { HOLDER_LAST = 4096 };
+static const uint64_t HOLDER_REPEAT_NS = 50000;
+static struct { uint32_t pid; uint64_t tracepoint, time_ns; } holder_last[HOLDER_LAST];
+
+// Whether `sample` repeats its process's previous hit (see holder_last); remembers it.
+static int holder_is_repeat(const lp_perf_sample *sample) {
+    uint32_t slot = sample->pid % HOLDER_LAST;
+    int repeat = holder_last[slot].pid == sample->pid && holder_last[slot].tracepoint == sample->id &&
+                 sample->time_ns >= holder_last[slot].time_ns &&
+                 sample->time_ns - holder_last[slot].time_ns < HOLDER_REPEAT_NS;
+    holder_last[slot].pid = sample->pid;
+    holder_last[slot].tracepoint = sample->id;
+    holder_last[slot].time_ns = sample->time_ns;
+    return repeat;
+}
 
 static void holder_read_rings(void) {
     for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
@@ -209,6 +238,7 @@ static void holder_read_rings(void) {
                 }
                 if (tracepoint == 0) continue;
                 sample.id = tracepoint;
+                if (holder_is_repeat(&sample)) continue;
                 holder_recent[holder_recent_next++ % HOLDER_RECENT] = sample;
             }
         } while (count == HOLDER_READ);
@@ -389,7 +419,7 @@ static int64_t holder_now_ms(void) {
 static void holder_serve(int listener, int linger_ms) {
     int64_t idle_since = holder_now_ms();
     for (;;) {
-        struct pollfd polled[HOLDER_MAX_CLIENTS + 1];
+        struct pollfd polled[HOLDER_MAX_CLIENTS + 1 + HOLDER_MAX_CPUS];
         int slots[HOLDER_MAX_CLIENTS + 1];
         int count = 0, clients = 0;
         polled[count].fd = listener;
@@ -402,6 +432,15 @@ static void holder_serve(int listener, int linger_ms) {
             slots[count++] = i;
             clients++;
         }
+        // The rings last: a ring past its watermark is read at once (see open_probe_event).
+        int rings = 0;
+        for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
+            if (!holder_rings[cpu].base) continue;
+            polled[count + rings].fd = holder_rings[cpu].fd;
+            polled[count + rings].events = POLLIN;
+            polled[count + rings].revents = 0;
+            rings++;
+        }
         // The rings are read every 20 ms at least, so they never fill (64 pages: ~5,000 hits).
         int timeout = 20;
         if (clients == 0) {
@@ -409,11 +448,13 @@ static void holder_serve(int listener, int linger_ms) {
             if (left <= 0) return;
             if (left < timeout) timeout = (int)left;
         }
-        int ready = poll(polled, (nfds_t)count, timeout);
+        int ready = poll(polled, (nfds_t)(count + rings), timeout);
         if (ready < 0 && errno != EINTR) return;
-        if (ready <= 0) {
+        int ring_ready = 0;
+        for (int r = 0; r < rings; r++) ring_ready += polled[count + r].revents != 0;
+        if (ready <= 0 || ring_ready) {
             holder_read_rings();
-            continue;
+            if (ready <= 0 || ready == ring_ready) continue;
         }
         if (polled[0].revents & POLLIN) {
             int client = accept4(listener, NULL, NULL, SOCK_CLOEXEC);

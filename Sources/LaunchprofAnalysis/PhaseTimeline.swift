@@ -65,6 +65,7 @@ public struct PhaseTimeline: Sendable, Equatable {
         guard let spawn else { throw .missingSpawn(eventCount: events.count) }
         var builder = TimelineBuilder(spawnNs: spawn, readiness: readiness)
         builder.collect(events)
+        builder.warnAboutLateEvents()
         builder.buildImagePhases()
         builder.buildHookPhases()
         builder.buildExit()
@@ -106,6 +107,10 @@ private struct TimelineBuilder {
     var windowMapped: DisplayEvent?
     var displayFrame: DisplayEvent?
     var exit: (status: ExitStatus, atNs: UInt64)?
+    /// When (and why) launchprof decided to end the child; nothing later is collected.
+    var ended: (reason: String, atNs: UInt64)?
+    /// Events stamped after `ended`, left out: how many, and the first one's name and time.
+    var lateEvents: (count: Int, first: String, atNs: UInt64)?
 
     var phases: [LaunchPhase] = []
     var absent: [AbsentPhase] = []
@@ -120,9 +125,20 @@ private struct TimelineBuilder {
     // MARK: Collecting
 
     mutating func collect(_ events: [LaunchEvent]) {
+        for case .endedByLaunchprof(let reason, let atNs) in events {
+            ended = (reason, atNs)
+            break
+        }
         for event in events {
+            // What the child did after launchprof decided to end it is not part of its launch.
+            if let ended, let time = event.timeNs, time > ended.atNs {
+                if case .exited = event {} else {
+                    lateEvents = lateEvents.map { ($0.count + 1, $0.first, $0.atNs) } ?? (1, Self.name(of: event), time)
+                    continue
+                }
+            }
             switch event {
-            case .spawned:
+            case .spawned, .endedByLaunchprof:
                 continue
             case .imageStarted(let image, _, let atNs):
                 segments.append(ImageSegment(index: image, startNs: atNs))
@@ -150,6 +166,27 @@ private struct TimelineBuilder {
         hooks = hooks.enumerated().sorted {
             ($0.element.atNs, $0.offset) < ($1.element.atNs, $1.offset)
         }.map(\.element)
+    }
+
+    /// What a left-out event was, for the warning that says so.
+    static func name(of event: LaunchEvent) -> String {
+        switch event {
+        case .display(let display): display.kind == .firstFrame ? "a first frame on the display" : "a window shown"
+        case .hook(let hook): "the hook '\(hook.kind.rawValue)\(hook.name.isEmpty ? "" : " \(hook.name)")'"
+        case .ready(let reason, _): "readiness (\(reason))"
+        case .imageStarted: "an exec"
+        default: "a launch boundary"
+        }
+    }
+
+    /// Says which events `collect` left out for coming after launchprof ended the child.
+    mutating func warnAboutLateEvents() {
+        guard let late = lateEvents, let ended else { return }
+        let others = late.count > 1 ? " and \(late.count - 1) later event(s)" : ""
+        warn(
+            .eventsAfterEnd,
+            "\(late.first) at \(offset(late.atNs)) ns\(others) came after launchprof ended the process at "
+                + "\(offset(ended.atNs)) ns (\(ended.reason)): not part of the launch, left out")
     }
 
     private mutating func ensureSegment() {
@@ -422,7 +459,8 @@ private struct TimelineBuilder {
         for (name, starts) in openPhases.sorted(by: { $0.key < $1.key }) {
             for start in starts {
                 warn(.beginWithoutEnd, "Phase '\(name)' began but never ended.")
-                markAbsent(name, "it began at \(offset(start)) ns but never ended", image: image(at: start))
+                let end = ended.map { " before launchprof ended the process (\($0.reason))" } ?? ""
+                markAbsent(name, "it began at \(offset(start)) ns but never ended" + end, image: image(at: start))
             }
         }
         for name in taskOrder where openTasks[name] != nil {

@@ -11,10 +11,17 @@ extension ReportComparison {
         let newSamples = Dictionary(uniqueKeysWithValues: new.samples().map { ($0.key, $0.valuesNs) })
         var keys = Set(newSamples.keys)
         if base != nil { keys.formUnion(baseSamples.keys) }
+        let isReference = settings.reference == name && settings.driftPercent != nil
         let changes = keys.sorted(by: Self.order).map { key in
-            Self.change(
+            var change = Self.change(
                 key: key, base: base == nil ? nil : baseSamples[key] ?? [], new: newSamples[key] ?? [],
-                settings: settings)
+                settings: isReference ? settings.withoutDrift : settings)
+            if isReference, change.verdict == .regression || change.verdict == .improvement {
+                // The reference did not change: its shift is the sessions' difference.
+                change.verdict = .noVerdict
+                change.reason = "the reference launch moved \(DurationText.signedPercent(change.shiftPercent ?? 0)): the two sessions differ by that much, not the program"
+            }
+            return change
         }
         var counts: [CountChange] = []
         if let baseCounts, let newCounts {
@@ -84,17 +91,39 @@ extension ReportComparison {
             return change
         }
         let minimumPercent = threshold?.maxRegressionPercent ?? settings.minEffectPercent
+        let drift = abs(settings.driftPercent ?? 0)
         let size = shift.shiftNs.magnitude
-        let largeEnough = size >= settings.minEffectNs && (percent.map { abs($0) >= minimumPercent } ?? true)
+        let largeEnough = size >= settings.minEffectNs && (percent.map { abs($0) >= minimumPercent + drift } ?? true)
         let interval = "\(DurationText.signed(shift.shiftNs)) [\(DurationText.signed(shift.lowerNs)), \(DurationText.signed(shift.upperNs))]"
+        if drift > 0, shift.lowerNs > 0 || shift.upperNs < 0, !largeEnough, size >= settings.minEffectNs,
+            let percent, abs(percent) >= minimumPercent
+        {
+            // Over the minimum effect, but not over it plus the drift: it may be the sessions'.
+            change.verdict = .noVerdict
+            change.reason = "\(DurationText.signedPercent(percent)) is within the sessions' drift: the reference launch '\(settings.reference ?? "")' moved \(DurationText.signedPercent(settings.driftPercent ?? 0)) between them, so a change must pass \(DurationText.percent(minimumPercent)) + \(DurationText.percent(drift))"
+            return change
+        }
         if shift.lowerNs > 0, largeEnough {
             change.verdict = .regression
             change.reason = "slower by \(interval) at \(Int(settings.confidence * 100))%, over the \(DurationText.percent(minimumPercent)) minimum"
+                + (drift > 0 ? " + \(DurationText.percent(drift)) drift" : "")
         } else if shift.upperNs < 0, largeEnough {
             change.verdict = .improvement
             change.reason = "faster by \(interval) at \(Int(settings.confidence * 100))%"
         }
         return change
+    }
+
+    /// The sessions' drift between `base` and `new`, from a launch that did not change: its largest
+    /// Hodges–Lehmann shift over the headline metrics both have, in percent; nil with no such metric.
+    public static func drift(base: LaunchReport, new: LaunchReport, settings: ComparisonSettings) -> Double? {
+        let baseSamples = Dictionary(uniqueKeysWithValues: base.samples().map { ($0.key, $0.valuesNs) })
+        let newSamples = Dictionary(uniqueKeysWithValues: new.samples().map { ($0.key, $0.valuesNs) })
+        let shifts = LaunchMetrics().named.map(\.name).compactMap { key -> Double? in
+            guard let b = baseSamples[key], let n = newSamples[key] else { return nil }
+            return change(key: key, base: b, new: n, settings: settings.withoutDrift).shiftPercent
+        }
+        return shifts.max { abs($0) < abs($1) }
     }
 
     /// The exact median (the mean of the middle two for an even count); nil for no values.
@@ -104,5 +133,14 @@ extension ReportComparison {
         let middle = sorted.count / 2
         if sorted.count % 2 == 1 { return sorted[middle] }
         return sorted[middle - 1] / 2 + sorted[middle] / 2 + (sorted[middle - 1] % 2 + sorted[middle] % 2) / 2
+    }
+}
+
+extension ComparisonSettings {
+    /// These settings with no drift allowed for (the reference launch itself is judged so).
+    var withoutDrift: ComparisonSettings {
+        var settings = self
+        settings.driftPercent = nil
+        return settings
     }
 }

@@ -78,6 +78,13 @@ public struct BenchFolder: Sendable {
     /// new entry's thresholds. Without a base, only the thresholds' limits apply.
     public static func compare(base: BenchFolder?, new: BenchFolder, settings: ComparisonSettings) -> SuiteComparison {
         var comparisons: [ReportComparison] = []
+        var settings = settings
+        if let reference = settings.reference, let base, base.isFolder,
+            let baseReport = base.entries.first(where: { $0.name == reference })?.report,
+            let newReport = new.entries.first(where: { $0.name == reference })?.report
+        {
+            settings.driftPercent = ReportComparison.drift(base: baseReport, new: newReport, settings: settings)
+        }
         for entry in new.entries {
             var entrySettings = settings
             entrySettings.thresholds = entry.thresholds

@@ -105,7 +105,7 @@ private struct SuiteReader {
 
     mutating func suite(_ value: JSONValue) throws(BenchError) -> BenchSuite {
         // `$schema` lets an editor find docs/formats/schema/bench-suite.schema.json; it is not read.
-        let top = try object(value, at: "", allowed: ["$schema", "confidence", "launches", "minEffectNs", "minEffectPercent", "version"])
+        let top = try object(value, at: "", allowed: ["$schema", "confidence", "launches", "minEffectNs", "minEffectPercent", "reference", "version"])
         guard let version = try integer(top["version"], at: "version", minimum: 0) else {
             throw fail("", "missing 'version' (this launchprof reads version \(BenchSuite.currentVersion))")
         }
@@ -133,6 +133,12 @@ private struct SuiteReader {
                 throw fail("launches[\(index)].name", "'\(launch.name)' names two launches")
             }
             launches.append(launch)
+        }
+        if let reference = try string(top["reference"], at: "reference") {
+            guard launches.contains(where: { $0.name == reference }) else {
+                throw fail("reference", "'\(reference)' is not the name of a launch of the suite")
+            }
+            settings.reference = reference
         }
         return BenchSuite(version: version, path: path, launches: launches, settings: settings)
     }

@@ -49,6 +49,13 @@ public final class LaunchPipeline {
     /// Rounds the entries take turns in: each round makes its share of every entry's runs
     /// (warm-ups in the first), so a change of the machine's load lands on all of them alike.
     public let rounds: Int
+    /// Ctrl-C or SIGTERM keeps what was measured: each entry's sinks finish with the runs made
+    /// until then (the launch it ended among them, showing what the program had reached), `run()`
+    /// returns those reports and `interruption` says what stopped it. Otherwise (bench, calibrate)
+    /// every sink is cancelled and `run()` throws.
+    public var finishesOnInterruption = false
+    /// The interruption that stopped `run()` early, with `finishesOnInterruption`.
+    public private(set) var interruption: RunError?
 
     public init(entries: [Entry], rounds: Int = 1) {
         self.entries = entries
@@ -65,8 +72,9 @@ public final class LaunchPipeline {
 
     /// Makes every entry's runs. Returns each entry's report, or the error that ended it (its
     /// sinks cancelled; the other entries go on). Throws only when the whole pipeline stops:
-    /// Ctrl-C or SIGTERM (every sink cancelled, nothing half-written left behind), or the
-    /// monitor's thread cannot be made.
+    /// Ctrl-C or SIGTERM (every sink cancelled, nothing half-written left behind; with
+    /// `finishesOnInterruption` the runs so far are kept instead), or the monitor's thread cannot
+    /// be made.
     public func run() throws(RunError) -> [Result<StreamedLaunchReport, RunError>] {
         lp_install_interrupt_handler()
         lp_spawn_prepare()
@@ -80,10 +88,11 @@ public final class LaunchPipeline {
                 state.entry.source.prepare()
             }
         }
-        // Pinned to the CPU this thread is on when every entry wants it (not a pool's
-        // coordinator: its slots launch on their own threads).
+        // Pinned when every entry wants it (not a pool's coordinator: its slots launch on their
+        // own threads), starting on the CPU this thread is on.
         let pinned = entries.allSatisfy(\.source.pinsTracer)
-        let cpu: Int32? = pinned ? DedicatedThread<Int>.currentCPU : nil
+        let cpus = pinned ? LaunchContext.rotation(startingAt: DedicatedThread<Int>.currentCPU) : []
+        let cpu = cpus.first
         let monitorThread: MonitorThread
         do throws(RunError) {
             monitorThread = try MonitorThread()
@@ -91,13 +100,16 @@ public final class LaunchPipeline {
             for state in states { state.fail(error) }
             throw error
         }
-        let context = LaunchContext(pinnedCPU: cpu, monitorThread: monitorThread)
+        let context = LaunchContext(cpus: cpus, monitorThread: monitorThread)
         let rounds = rounds
         // The sinks and states are used by the tracer's thread only while this one waits in join().
         nonisolated(unsafe) let schedule = states
         let tracer = DedicatedThread(pinnedCPU: cpu) { () -> RunError? in
             for round in 0..<rounds {
-                for state in schedule where state.failure == nil {
+                // Every other round in the reverse order (A B, B A, …): in a round the launch
+                // after another finds its caches warmer (2% for one program at two paths), and
+                // neither side of a comparison may always be the second.
+                for state in round % 2 == 0 ? schedule : schedule.reversed() where state.failure == nil {
                     if lp_interrupted() != 0 { return .interrupted(signal: lp_interrupted()) }
                     if let interruption = state.makeRuns(round: round, of: rounds, context: context) {
                         return interruption
@@ -109,8 +121,9 @@ public final class LaunchPipeline {
         let interruption = tracer.join()
         monitorThread.stop()
         if let interruption {
-            for state in states { state.fail(interruption) }
-            throw interruption
+            self.interruption = interruption
+            for state in states where !finishesOnInterruption || state.recorded == 0 { state.fail(interruption) }
+            guard finishesOnInterruption else { throw interruption }
         }
         return states.map { state in
             if let failure = state.failure { return .failure(failure) }
@@ -136,11 +149,34 @@ struct LaunchBatch {
     func index(of launch: Int) -> Int { firstIndex + launch - warmups }
 }
 
-/// What the pipeline provides every launch: the tracer's CPU (nil: not pinned) and the run
-/// monitor's thread.
+/// What the pipeline provides every launch: the CPUs the tracer and the child are pinned to until
+/// `main` (none: not pinned) and the run monitor's thread.
+///
+/// Run `i` is pinned to `cpus[i % cpus.count]`, so the runs take turns on every CPU launchprof may
+/// use, and run `i` of every launch of a bench suite (one round of `--rounds`) is on the same CPU.
+/// One CPU for a whole session made the session the unit of noise: on a 2-vCPU VM whose second
+/// vCPU takes every disk interrupt, sessions pinned to one CPU measured time to main 1.3 ms and
+/// sessions pinned to the other 1.8 ms (medians of four sessions each, every phase slower), more
+/// than a real 10% change (docs/ci-regressions.md, "Why two sessions differ").
 struct LaunchContext: Sendable {
-    var pinnedCPU: Int32?
+    var cpus: [Int32]
     var monitorThread: MonitorThread
+
+    /// The CPU run `index` is pinned to (warm-ups have negative indices); nil when not pinned.
+    func pinnedCPU(forRun index: Int) -> Int32? {
+        guard !cpus.isEmpty else { return nil }
+        let count = cpus.count
+        return cpus[(index % count + count) % count]
+    }
+
+    /// The CPUs this thread may use, from `first` on and around.
+    static func rotation(startingAt first: Int32) -> [Int32] {
+        var allowed = [Int32](repeating: 0, count: 1024)
+        let count = Int(lp_allowed_cpus(&allowed, Int32(allowed.count)))
+        let cpus = Array(allowed.prefix(count))
+        guard let start = cpus.firstIndex(of: first) else { return first >= 0 ? [first] : [] }
+        return Array(cpus[start...] + cpus[..<start])
+    }
 }
 
 /// What makes a pipeline entry's launches.

@@ -176,7 +176,7 @@ final class PrewarmPool: @unchecked Sendable {
             let result: Result<(MeasuredRun, PrewarmSession.FreezeRecord), RunError>
             do throws(RunError) {
                 result = .success(try session.prewarmedLaunch(
-                    index: 0, context: LaunchContext(pinnedCPU: nil, monitorThread: monitorThread),
+                    index: 0, context: LaunchContext(cpus: [], monitorThread: monitorThread),
                     gate: .pipe(read: gate, onFrozen: { [self] record in
                         let ready = shared.withLock { state -> [Int32]? in
                             state.refills.append(record.stoppedAt &- record.spawnedAt)

@@ -2,11 +2,14 @@ import LaunchprofAnalysis
 import LaunchprofReport
 
 extension RunSession {
-    /// The run's outcome: the monitor's timeout (with what it waited for) and its finding that
+    /// The run's outcome: launchprof's interruption (`interruptedBy`: the signal that ended the
+    /// child through it), the monitor's timeout (with what it waited for) and its finding that
     /// the program handles no lifecycle signal come first, then the timeline's own ending.
     static func outcome(
-        of timeline: PhaseTimeline, _ observed: RunMonitor.Outcome, timeoutNs: UInt64?, resumeCycles: Int
+        of timeline: PhaseTimeline, _ observed: RunMonitor.Outcome, timeoutNs: UInt64?, resumeCycles: Int,
+        interruptedBy: Int32? = nil
     ) -> RunOutcome {
+        if let interruptedBy { return .interrupted(by: interruptedBy) }
         if observed.timedOut {
             return .timedOut(after: timeoutNs, waitingFor: observed.waitedFor ?? "readiness")
         }

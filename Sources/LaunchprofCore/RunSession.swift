@@ -124,12 +124,13 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
     /// analysed is made again (at most 8 times) once the image is analysed, so every measured run
     /// observes the same boundaries. Uprobe hits are read for several runs at once
     /// (`PendingUprobeHits`): one exchange with the probe holder instead of a round trip after
-    /// every launch; runs are completed and handed on in order, at most `batchRuns` runs or
+    /// every launch (the holder reads its rings all along; without it, each launch is read as
+    /// it ends); runs are completed and handed on in order, at most `batchRuns` runs or
     /// `batchNs` after the first waiting one.
     func makeRuns(
         _ batch: LaunchBatch, context: LaunchContext, finished: (Int, MeasuredRun) throws(RunError) -> Void
     ) throws(RunError) {
-        let batches = observer.uprobes != nil && sampling == nil
+        let batches = observer.uprobes.map { !$0.observer.ownsRings } == true && sampling == nil
         let batchRuns = batches ? 32 : 1
         let batchNs: UInt64 = 100_000_000
         var waiting: [(traced: TracedRun, launch: Int)] = []
@@ -141,7 +142,10 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
             waiting = []
         }
         for launch in 0..<batch.count {
-            if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
+            if lp_interrupted() != 0 {
+                try handOnWaiting()
+                throw .interrupted(signal: lp_interrupted())
+            }
             var traced = try traceOnce(index: batch.index(of: launch), context: context, defersUprobeHits: batches)
             var repeats = 0
             var discarded: [TracedRun] = []
@@ -153,9 +157,14 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
             // Their hits are read (and dropped) so the observer stops keeping them.
             var dropped = discarded.map(\.result)
             PendingUprobeHits.completeAll(&dropped)
-            if lp_interrupted() != 0 { throw .interrupted(signal: lp_interrupted()) }
             if waiting.isEmpty { firstWaitingAt = lp_now_ns() }
             waiting.append((traced, launch))
+            if lp_interrupted() != 0 {
+                // Ctrl-C ended this launch: its run shows what the program reached, after the
+                // runs before it (the pipeline keeps them all).
+                try handOnWaiting()
+                throw .interrupted(signal: lp_interrupted())
+            }
             if waiting.count >= batchRuns || launch == batch.count - 1 || lp_now_ns() &- firstWaitingAt >= batchNs {
                 try handOnWaiting()
             }
@@ -193,7 +202,10 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
         index: Int, context: LaunchContext, customize: ((inout TraceRequest) -> Void)? = nil,
         extraTimeoutNs: UInt64 = 0, defersUprobeHits: Bool = false
     ) throws(RunError) -> TracedRun {
-        let (pinnedCPU, monitorThread) = (context.pinnedCPU, context.monitorThread)
+        let (pinnedCPU, monitorThread) = (context.pinnedCPU(forRun: index), context.monitorThread)
+        // This is the pinned tracer thread: it moves to the run's CPU before the spawn, and the
+        // child (a vfork of it) starts there.
+        if let pinnedCPU, lp_thread_pinned_cpu() != pinnedCPU { _ = lp_pin(0, pinnedCPU) }
         var residency: PageCache.Residency?
         if configuration.cold {
             residency = PageCache.evict(closurePaths + program.extraFiles)
@@ -302,9 +314,14 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
                 (sampling?.symbolizer ?? StackSymbolizer.shared).frameNames(result.crashStack, mappings: result.crashMappings)))
         }
         if result.lostSamples > 0 {
+            // The rings are shared by every process that hits a probe (a spinning `main` of this
+            // launch or another): say whether this run's boundaries are whole all the same.
+            let boundaries = [LaunchPhase.loaderMap, LaunchPhase.loaderRelocate, LaunchPhase.loaderInit, LaunchPhase.programInit, LaunchPhase.main]
+            let whole = !timeline.absent.contains { boundaries.contains($0.phase) }
             timeline.warnings.append(TimelineWarning(
                 .observerSamplesLost,
-                "\(result.lostSamples) probe hit(s) found the uprobe ring buffer full; boundaries may be missing"))
+                "\(result.lostSamples) probe hit(s) found the uprobe ring buffer full; "
+                    + (whole ? "none of this run's boundaries is missing" : "boundaries may be missing")))
         }
         if let faults = result.pageFaults, faults.major > 0, !configuration.cold {
             timeline.warnings.append(TimelineWarning(
@@ -316,7 +333,8 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
             index: index, pid: result.pid, timeline: timeline, timedOut: observed.timedOut,
             residentBeforeBytes: residency?.residentBytes, closureBytes: residency?.totalBytes,
             tracerPauseNs: result.pauseNs, outcome: Self.outcome(
-                of: timeline, observed, timeoutNs: configuration.timeoutNs, resumeCycles: configuration.resumeCycles))
+                of: timeline, observed, timeoutNs: configuration.timeoutNs, resumeCycles: configuration.resumeCycles,
+                interruptedBy: result.interruptedBy))
         run.majorFaults = result.pageFaults?.major
         run.minorFaults = result.pageFaults?.minor
         if configuration.resumeCycles > 0 { Self.addLifecycle(&run, observed, spawn: result.events.first) }

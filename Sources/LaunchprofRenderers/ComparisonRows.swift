@@ -9,7 +9,12 @@ enum ComparisonRows {
         // How the failed runs ended, when the report says (issue 22).
         let failed = entry.new.failures.map { ", " + $0.map { "\($0.runs) \($0.outcome)" }.joined(separator: ", ") }
             ?? (entry.new.failedRuns > 0 ? ", \(entry.new.failedRuns) failed" : "")
-        return "\(entry.name) (\(mode), \(runs)\(failed)): \(entry.verdict.text(hasBaseline: entry.base != nil))"
+        // The sessions' drift, when a reference launch measured it (docs/ci-regressions.md).
+        let drift = entry.settings.driftPercent.map {
+            entry.settings.reference == entry.name
+                ? ", the reference launch" : ", sessions' drift \(DurationText.signedPercent($0)) on '\(entry.settings.reference ?? "")'"
+        } ?? ""
+        return "\(entry.name) (\(mode), \(runs)\(failed)\(drift)): \(entry.verdict.text(hasBaseline: entry.base != nil))"
     }
 
     /// A quantity with nothing to compare against is not "unchanged": within its limit when the

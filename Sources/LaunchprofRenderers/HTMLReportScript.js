@@ -155,6 +155,7 @@
     if (o.kind === "crashed") return "crashed (" + o.signal + ")";
     if (o.kind === "timedOut") return "timed out" + (o.timeoutNs ? " after " + fmt(o.timeoutNs) : "") + " waiting for " + o.waitedFor;
     if (o.kind === "exitedEarly") return "exited with status " + o.exitCode + (o.beforeReadiness ? " before readiness" : "");
+    if (o.kind === "interrupted") return "ended when launchprof was interrupted (" + o.signal + ")";
     return o.kind + (o.reason ? ": " + o.reason : "");
   }
   var outcomes = (summary.outcomes || []).filter(function (c) { return c.outcome.kind !== "completed"; })

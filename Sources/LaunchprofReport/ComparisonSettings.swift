@@ -11,6 +11,14 @@ public struct ComparisonSettings: Sendable, Equatable, Codable {
     /// Limits per quantity, keyed like `LaunchReport.samples()` (`timeToFirstFrameNs`,
     /// `phase:didFinishLaunching`).
     public var thresholds: [String: Threshold]
+    /// A bench suite's reference launch (its name): a program that is the same in both sessions
+    /// — `/bin/true`, or a fixed copy of the app — so that compared across sessions its shift is
+    /// the sessions' drift, not a change.
+    public var reference: String?
+    /// The sessions' drift this comparison allowed for: the reference launch's largest shift
+    /// between the two sessions over its headline metrics, in percent (signed). Every other
+    /// quantity's minimum effect is widened by its size; absent when no reference was compared.
+    public var driftPercent: Double?
 
     public init(
         confidence: Double = 0.95, minEffectPercent: Double = 5, minEffectNs: UInt64 = 100_000,

@@ -35,7 +35,7 @@ public enum ExitCause: Int32, CaseIterable, Sendable {
         case .software: "internal error"
         case .cannotCreate: "an output cannot be written (checked before any work)"
         case .noPermission: "inspect: permission denied reading the program"
-        case .interrupted: "interrupted (Ctrl-C, SIGTERM): the child was killed, no report written"
+        case .interrupted: "interrupted (Ctrl-C, SIGTERM): the child was killed"
         }
     }
 

@@ -33,6 +33,10 @@ public enum LaunchEvent: Sendable, Equatable, Codable {
     /// A boundary that cannot be observed for this program, and why (e.g. a static program has
     /// no loader phases). The timeline reports the phase as absent, never estimated.
     case unobservable(phase: String, reason: String)
+    /// launchprof decided to end the child (a timeout, the launch complete, Ctrl-C): what the
+    /// child does after `atNs` is not part of its launch, so no boundary, hook, readiness or
+    /// frame stamped later is a metric.
+    case endedByLaunchprof(reason: String, atNs: UInt64)
     /// The child (the traced process launchprof spawned) ended.
     case exited(ExitStatus, atNs: UInt64)
 }

@@ -18,6 +18,10 @@ public struct RunOutcome: Sendable, Equatable, Hashable, Codable, CustomStringCo
         /// `--resume-cycles` on a program that handles no lifecycle signal: the launch itself
         /// completed, no resume was timed, and the program was not signalled.
         case noLifecycleHandling
+        /// launchprof itself was interrupted (Ctrl-C, SIGTERM) during the launch and ended the
+        /// program (`signal`, `signalNumber`: the signal launchprof got); the run shows what the
+        /// program reached before.
+        case interrupted
 
         /// The label value in OpenMetrics (`launchprof_runs_total{outcome="timeout"}`).
         public var metricLabel: String {
@@ -28,6 +32,7 @@ public struct RunOutcome: Sendable, Equatable, Hashable, Codable, CustomStringCo
             case .timedOut: "timeout"
             case .failedToStart: "failed_to_start"
             case .noLifecycleHandling: "no_lifecycle_handling"
+            case .interrupted: "interrupted"
             }
         }
     }
@@ -63,6 +68,11 @@ public struct RunOutcome: Sendable, Equatable, Hashable, Codable, CustomStringCo
     }
 
     public static let completed = RunOutcome(kind: .completed)
+
+    /// launchprof got `signal` (Ctrl-C: SIGINT) during the launch and ended the program.
+    public static func interrupted(by signal: Int32) -> RunOutcome {
+        RunOutcome(kind: .interrupted, signal: signalName(signal), signalNumber: signal)
+    }
 
     public static func timedOut(after timeoutNs: UInt64?, waitingFor awaited: String) -> RunOutcome {
         RunOutcome(kind: .timedOut, waitedFor: awaited, timeoutNs: timeoutNs)
@@ -124,6 +134,8 @@ public struct RunOutcome: Sendable, Equatable, Hashable, Codable, CustomStringCo
             return "failed to start: " + (reason ?? "no reason recorded")
         case .noLifecycleHandling:
             return "were not resume-cycled: " + (reason ?? "the program has no lifecycle handling")
+        case .interrupted:
+            return "ended when launchprof was interrupted" + (signal.map { " (\($0))" } ?? "")
         }
     }
 

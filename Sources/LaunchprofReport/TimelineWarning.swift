@@ -39,6 +39,9 @@ public struct TimelineWarning: Sendable, Equatable, Hashable, Codable {
         /// The scheduler's events could not be recorded (not root, no tracefs, a PID namespace):
         /// the run has no thread states.
         case threadStatesUnavailable
+        /// Events stamped after launchprof decided to end the child (a frame, a hook, a
+        /// boundary) were left out: nothing after that moment is a metric.
+        case eventsAfterEnd
     }
 
     public var code: Code

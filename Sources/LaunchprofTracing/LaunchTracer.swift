@@ -97,6 +97,8 @@ public struct TraceResult: Sendable {
     /// `TraceRequest.defersUprobeHits`: the hits not read yet; `events`, `observerCosts` and
     /// `lostSamples` lack them until `PendingUprobeHits.completeAll`.
     public var pendingUprobeHits: PendingUprobeHits?
+    /// The signal that interrupted launchprof (Ctrl-C: SIGINT) when it is what ended the child.
+    public var interruptedBy: Int32?
 }
 
 /// The uprobe observer of a session and what one hit costs on this host.
@@ -161,6 +163,7 @@ private struct TracedLaunch {
     /// Time the child spent stopped while the tracer worked (from each wait to the next CONT).
     var pauseNs: UInt64 = 0
     var pageFaults: PageFaults?
+    var interruptedBy: Int32?
     var observerCosts: [ObserverCost] = []
     /// Processes stopped at a listen(2) entry, resumed to its exit to read the result.
     var listening: Set<pid_t> = []
@@ -402,14 +405,12 @@ private struct TracedLaunch {
     private mutating func finish(_ stop: lp_wait_result) {
         control.markExited()
         processes.ended(pid)
+        let ending = endingRequest(stop)
         let status: ExitStatus
-        if let termination = control.termination,
-            stop.kind == LP_WAIT_SIGNALED, stop.value == termination.signal
-                || stop.value == SIGKILL
-        {
-            status = .killedByLaunchprof(signal: stop.value, reason: termination.reason)
-        } else if let termination = control.termination, stop.kind == LP_WAIT_EXITED {
-            status = .exitedWhenEnded(code: stop.value, reason: termination.reason)
+        if let ending, stop.kind == LP_WAIT_SIGNALED, stop.value == ending.signal || stop.value == SIGKILL {
+            status = .killedByLaunchprof(signal: stop.value, reason: ending.reason)
+        } else if let ending, stop.kind == LP_WAIT_EXITED {
+            status = .exitedWhenEnded(code: stop.value, reason: ending.reason)
         } else if stop.kind == LP_WAIT_EXITED {
             status = .exited(code: stop.value)
         } else {
@@ -417,7 +418,22 @@ private struct TracedLaunch {
         }
         exitStatus = status
         pageFaults = PageFaults(major: stop.major_faults, minor: stop.minor_faults)
+        if let ending { events.append(.endedByLaunchprof(reason: ending.reason, atNs: ending.atNs)) }
         events.append(.exited(status, atNs: stop.at_ns))
+    }
+
+    /// Why and when launchprof ended the child, if it did: a request through `TraceControl` (a
+    /// timeout, the launch complete), or Ctrl-C, whose handler killed it (SIGKILL) with every
+    /// other child launchprof started.
+    private mutating func endingRequest(_ stop: lp_wait_result) -> (signal: Int32, reason: String, atNs: UInt64)? {
+        if let termination = control.termination {
+            return (termination.signal, termination.reason, control.terminationRequestedAt ?? stop.at_ns)
+        }
+        let interruption = lp_interrupted()
+        guard interruption != 0, stop.kind == LP_WAIT_SIGNALED, stop.value == SIGKILL else { return nil }
+        interruptedBy = interruption
+        let at = lp_interrupted_at_ns()
+        return (SIGKILL, "launchprof was interrupted by \(RunOutcome.signalName(interruption))", at == 0 ? stop.at_ns : at)
     }
 
     private func isCrashSignal(_ signal: Int32) -> Bool {
@@ -452,6 +468,7 @@ private struct TracedLaunch {
         result.pageFaults = pageFaults
         result.heldFrozen = heldFrozen
         result.pendingUprobeHits = deferred
+        result.interruptedBy = interruptedBy
         return result
     }
 }

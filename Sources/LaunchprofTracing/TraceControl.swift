@@ -13,6 +13,8 @@ public final class TraceControl: Sendable {
         var pid: pid_t = 0
         var exited = false
         var termination: (signal: Int32, reason: String)?
+        /// When launchprof first asked the child to end: nothing it does afterwards is launch time.
+        var terminationRequestedAt: UInt64?
         var readinessListener: (@Sendable (UInt64) -> Void)?
     }
 
@@ -21,14 +23,17 @@ public final class TraceControl: Sendable {
     public init() {}
 
     /// Sends `signal` to the traced child (SIGTERM first, SIGKILL to insist) and remembers why.
-    /// Does nothing once the child has exited.
+    /// Does nothing once the child has exited. A request before the spawn (a timeout that passed
+    /// while a loaded machine was still arming probes or forking) is kept and sent at `attach`:
+    /// dropping it let the child run on past its timeout.
     public func terminate(signal: Int32, reason: String) {
         state.withLock { state in
-            guard state.pid > 0, !state.exited else { return }
+            guard !state.exited else { return }
             if state.termination == nil || signal == SIGKILL {
                 state.termination = (signal, reason)
             }
-            kill(state.pid, signal)
+            if state.terminationRequestedAt == nil { state.terminationRequestedAt = lp_now_ns() }
+            if state.pid > 0 { kill(state.pid, signal) }
         }
     }
 
@@ -56,6 +61,14 @@ public final class TraceControl: Sendable {
     /// Why launchprof ended the child, if it did.
     var termination: (signal: Int32, reason: String)? { state.withLock { $0.termination } }
 
-    func attach(_ pid: pid_t) { state.withLock { $0.pid = pid } }
+    /// When launchprof first asked the child to end (CLOCK_MONOTONIC ns), if it did.
+    var terminationRequestedAt: UInt64? { state.withLock { $0.terminationRequestedAt } }
+
+    func attach(_ pid: pid_t) {
+        state.withLock { state in
+            state.pid = pid
+            if let termination = state.termination { kill(pid, termination.signal) }
+        }
+    }
     func markExited() { state.withLock { $0.exited = true } }
 }

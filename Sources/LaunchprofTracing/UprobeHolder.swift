@@ -69,11 +69,13 @@ public final class UprobeHolder: Sendable {
     /// One holder per user and protocol version, listening on a socket in a directory only that
     /// user can write (`PrivateDirectory`). `LAUNCHPROF_UPROBE_HOLDER` names another socket: a
     /// name in that directory, or a path (tests use their own). Version 4: the socket is a file in
-    /// a private directory, no longer an abstract name anyone could bind first.
+    /// a private directory, no longer an abstract name anyone could bind first. Version 5: a
+    /// process's repeated hits of one probe are kept once (a spinning `main` no longer pushes every
+    /// launch's first hits out of the holder's buffer).
     private static var socketLocation: (directory: String, name: String, standard: Bool) {
         let standard = PrivateDirectory.standardPath
         guard let named = getenv("LAUNCHPROF_UPROBE_HOLDER").map({ String(cString: $0) }), !named.isEmpty else {
-            return (standard, "uprobe-holder-4.sock", true)
+            return (standard, "uprobe-holder-5.sock", true)
         }
         guard let slash = named.lastIndex(of: "/") else { return (standard, named, true) }
         let directory = String(named[..<slash])

@@ -52,6 +52,8 @@ public final class UprobeObserver: Sendable {
         /// Hits read for a watched launch while another one drained: the rings are the process's,
         /// shared by every session, so one session's read must not lose another's hits.
         var pending: [Int32: [Sample]] = [:]
+        /// Each watched process's latest hit, kept or not (see `repeatNs`).
+        var lastHit: [Int32: Sample] = [:]
     }
 
     private let pmuType: UInt32
@@ -59,6 +61,9 @@ public final class UprobeObserver: Sendable {
     private let state = Mutex(State())
     /// Data pages per CPU ring buffer: room for ~6,500 hits between two reads.
     private static let dataPages: Int32 = 64
+    /// A hit of the probe a process hit last, this soon after it, repeats it (a boundary hit
+    /// again for real, in the next image of an exec chain, comes ≥ 100 µs later).
+    private static let repeatNs: UInt64 = 50_000
 
     private static let sharedObserver = Mutex<UprobeObserver?>(nil)
 
@@ -89,6 +94,11 @@ public final class UprobeObserver: Sendable {
     }
 
     deinit { close() }
+
+    /// Whether the probes' rings are this process's own (no holder), read only when a launch is
+    /// drained: nothing empties them while a launch runs, so each launch must be drained before
+    /// the next starts (a flood of hits in one would otherwise fill the rings for the next).
+    public var ownsRings: Bool { state.withLock { !$0.rings.isEmpty } }
 
     /// Whether every target has its probe.
     public func isArmed(_ targets: [UprobeTarget]) -> Bool {
@@ -162,12 +172,22 @@ public final class UprobeObserver: Sendable {
                 for sample in buffer[..<Int(count)] {
                     let owner = Int32(bitPattern: sample.pid)
                     guard pids.contains(owner) || state.pending[owner] != nil, let key = state.keyByID[sample.id] else { continue }
-                    state.pending[owner, default: []].append(Sample(key: key, pid: owner, timeNs: sample.time_ns))
+                    // A probe hit again and again (a spinning `main`) is kept once, as the holder
+                    // does (perf_uprobe.c, holder_is_repeat): only the first hit is a boundary.
+                    let hit = Sample(key: key, pid: owner, timeNs: sample.time_ns)
+                    defer { state.lastHit[owner] = hit }
+                    if let last = state.lastHit[owner], last.key == key, hit.timeNs >= last.timeNs,
+                        hit.timeNs - last.timeNs < Self.repeatNs
+                    {
+                        continue
+                    }
+                    state.pending[owner, default: []].append(hit)
                 }
             }
             var drained: [Int32: (samples: [Sample], lost: UInt64)] = [:]
             var requests: [(pid: Int32, sinceNs: UInt64)] = []
             for pid in pids {
+                state.lastHit[pid] = nil
                 drained[pid] = (state.pending.removeValue(forKey: pid) ?? [], 0)
                 requests.append((pid, state.watchedSince.removeValue(forKey: pid) ?? 0))
             }

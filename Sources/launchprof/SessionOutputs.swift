@@ -13,6 +13,12 @@ struct SessionOutputs {
     private let report: StreamingReportSink?
     private let collector: RunCollector?
     private let folded: FoldedStacksSink?
+    /// What stopped the session early (Ctrl-C), once `run` returned.
+    private let interruption = Interruption()
+
+    private final class Interruption {
+        var error: RunError?
+    }
 
     /// `counting` names a launch on the progress line ("run", "prewarm").
     init(_ options: SessionOptions, exports: ExportOptions, sampling: SamplingOptions, counting: String) {
@@ -39,9 +45,13 @@ struct SessionOutputs {
     /// Where the text goes: stderr when the report is stdout's only content (`--json -`).
     var textStream: Int32 { options.jsonOnStandardOutput ? 2 : 1 }
 
-    /// Runs the one session's pipeline: its report, or the error that stopped it.
+    /// Runs the one session's pipeline: its report, or the error that stopped it. Ctrl-C keeps
+    /// the runs made until then (`finish` then exits with the interruption's status).
     func run(_ pipeline: LaunchPipeline) throws -> StreamedLaunchReport {
-        try pipeline.run()[0].get()
+        pipeline.finishesOnInterruption = true
+        let report = try pipeline.run()[0].get()
+        interruption.error = pipeline.interruption
+        return report
     }
 
     /// After the text: where the report went, the exports, the folded stacks; then exit 1 when a
@@ -54,6 +64,11 @@ struct SessionOutputs {
             Terminal.write(2, "launchprof: folded stacks written to \(path)\n")
         }
         let summary = streamed.summary
+        if case .interrupted(let signal) = interruption.error {
+            throw ExitCause.interrupted.fail(
+                "interrupted by \(RunOutcome.signalName(signal)) after \(summary.runs) of \(streamed.mode.runs) \(noun); "
+                    + "the outputs hold those")
+        }
         if summary.failedRuns > 0 && !options.ignoreFailure {
             Terminal.write(2, "launchprof: \(summary.failedRuns) of \(summary.runs) \(noun) failed\n")
             throw ExitCause.failed.code

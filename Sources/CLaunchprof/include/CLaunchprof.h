@@ -200,6 +200,8 @@ void lp_set_ending_signals_blocked(int blocked);
 int lp_rerun_at_high_priority(char *_Nullable const *_Nonnull argv, const char *_Nonnull marker, int *_Nonnull wait_status);
 /// The signal that interrupted launchprof, or 0.
 int lp_interrupted(void);
+/// When the first ending signal arrived (CLOCK_MONOTONIC ns; 0: none yet).
+uint64_t lp_interrupted_at_ns(void);
 /// Registers / unregisters a child that must not outlive launchprof.
 void lp_track_child(pid_t pid);
 void lp_untrack_child(pid_t pid);
@@ -221,6 +223,8 @@ int lp_pin_self(int cpu, lp_cpu_mask *_Nonnull saved);
 void lp_restore_affinity(const lp_cpu_mask *_Nonnull saved);
 /// How many CPUs the calling thread may run on (1 where that cannot be read).
 int lp_allowed_cpu_count(void);
+/// The CPUs the calling thread may run on, ascending, at most `capacity` into `out`; their count.
+int lp_allowed_cpus(int *_Nonnull out, int capacity);
 
 /// Page flags two threads of the loader-work walk mark and read at once: relaxed atomic byte
 /// stores and loads (plain moves on x86-64). A flag only ever goes from false to true, and a

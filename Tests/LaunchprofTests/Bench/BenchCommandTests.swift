@@ -238,7 +238,7 @@ struct BenchCommandTests {
 
 extension BenchCommandTests {
     /// `--rounds`: two launches of one suite take turns (the fixture's own truth lines, in the
-    /// order they were written, alternate), each report keeps all its runs numbered 0…n−1, and
+    /// order they were written, alternate, A B then B A), each report keeps all its runs numbered 0…n−1, and
     /// `compare` on the two reports finds the 3× slower one.
     @Test func roundsInterleaveLaunchesOfOneSuite() throws {
         let app = try Self.benchApp()
@@ -260,8 +260,9 @@ extension BenchCommandTests {
         #expect(outcome.status == 0, "\(outcome.stderr)")
         try Self.expectValidFolder(output)
         let order = try String(contentsOfFile: truth, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ")[1] }
-        // Warm-ups run in the first round: base ×2, new ×2, then one each per round.
-        #expect(order == ["base", "base", "new", "new", "base", "new", "base", "new", "base", "new"], "\(order)")
+        // Warm-ups run in the first round: base ×2, new ×2, then one each per round, every
+        // other round in the reverse order so neither is always the second.
+        #expect(order == ["base", "base", "new", "new", "new", "base", "base", "new", "new", "base"], "\(order)")
         for name in ["base", "new"] {
             let report = try ReportFiles.readReport(output + "/\(name).json")
             #expect(report.runs.map(\.index) == [0, 1, 2, 3])

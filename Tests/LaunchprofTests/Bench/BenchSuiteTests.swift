@@ -21,7 +21,7 @@ struct BenchSuiteTests {
     /// A suite that sets every key there is (BenchSchemaTests holds the schema to the same keys).
     static let everyKey = """
         {"$schema": "../docs/formats/schema/bench-suite.schema.json", "version": 1, "confidence": 0.9, "minEffectPercent": 8,
-         "minEffectNs": 250000,
+         "minEffectNs": 250000, "reference": "tool",
          "launches": [
            {"name": "app", "program": "bin/app", "arguments": ["--fast"], "environment": {"A": "1"},
             "cwd": "work", "ready": "hook", "mode": "cold", "runs": 7, "warmup": 2, "timeout": 2.5,
@@ -57,6 +57,7 @@ struct BenchSuiteTests {
         #expect(suite.settings.confidence == 0.9)
         #expect(suite.settings.minEffectPercent == 8)
         #expect(suite.settings.minEffectNs == 250_000)
+        #expect(suite.settings.reference == "tool")
         let app = suite.launches[0]
         #expect(app.arguments == ["--fast"] && app.environment == ["A": "1"] && app.cwd == "work")
         #expect(app.ready == .hook && app.mode == .cold && app.runs == 7 && app.warmup == 2)

@@ -1,6 +1,7 @@
 /*
- * Reports how many CPUs it may run on, in its constructor and in main.
- * Truth: "cpus constructor <count> t t" and "cpus main <count> t t" (the count as the name).
+ * Reports how many CPUs it may run on, in its constructor and in main, and the CPU its
+ * constructor ran on.
+ * Truth: "cpus constructor-<count> t t", "cpus main-<count> t t" and "cpu constructor-<cpu> t t".
  */
 #include "run-fixture.h"
 
@@ -17,7 +18,13 @@ static void lp_report_cpus(const char *where) {
     lp_truth("cpus", name, now, now);
 }
 
-__attribute__((constructor)) static void lp_cpus_in_constructor(void) { lp_report_cpus("constructor"); }
+__attribute__((constructor)) static void lp_cpus_in_constructor(void) {
+    lp_report_cpus("constructor");
+    char name[32];
+    snprintf(name, sizeof name, "constructor-%d", sched_getcpu());
+    uint64_t now = lp_now();
+    lp_truth("cpu", name, now, now);
+}
 
 int main(void) {
     lp_report_cpus("main");

@@ -475,3 +475,82 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Issue 32: nothing the child does after launchprof decided to end it is a metric — a first
+/// frame the display server reports after the timeout, a hook, a boundary — while everything it
+/// reached before stays in its timeline.
+@Suite("PhaseTimeline: the end launchprof chose")
+struct PhaseTimelineEndTests {
+    static let t0: UInt64 = 9_000_000_000_000
+
+    static func at(_ offsetNs: UInt64) -> UInt64 { t0 + offsetNs }
+
+    /// A program spinning in main, ended by a 1 s timeout (SIGTERM at 1 s, its death at 1.001 s).
+    static func timedOut(after late: [LaunchEvent] = []) -> [LaunchEvent] {
+        [
+            .spawned(atNs: at(0)),
+            .imageStarted(image: 0, path: "/opt/spin", atNs: at(300_000)),
+            .relocationStarted(atNs: at(500_000)),
+            .objectInitStarted(path: "/lib/libc.so.6", atNs: at(700_000)),
+            .programInitStarted(atNs: at(760_000)),
+            .mainReached(atNs: at(800_000)),
+            .hook(HookEvent(kind: .begin, name: "load", atNs: at(900_000))),
+        ] + late + [
+            .endedByLaunchprof(reason: "timeout after 1000 ms", atNs: at(1_000_000_000)),
+            .exited(.killedByLaunchprof(signal: 15, reason: "timeout after 1000 ms"), atNs: at(1_001_000_000)),
+        ]
+    }
+
+    @Test("every boundary before the end stays; the exit is not the program's")
+    func boundariesBeforeTheEndStay() throws {
+        let timeline = try PhaseTimeline(events: Self.timedOut(), readiness: .automatic)
+        #expect(timeline.metrics.timeToMainNs == 800_000)
+        #expect(timeline.phases.first { $0.name == "program.init" }?.durationNs == 40_000)
+        #expect(timeline.phases.first { $0.name == "loader.map" }?.durationNs == 200_000)
+        #expect(timeline.metrics.exitNs == nil, "launchprof chose when it ended")
+        #expect(timeline.metrics.timeToFirstFrameNs == nil)
+        let load = try #require(timeline.absent.first { $0.phase == "load" })
+        #expect(load.reason == "it began at 900000 ns but never ended before launchprof ended the process (timeout after 1000 ms)")
+        #expect(!timeline.warnings.contains { $0.code == .eventsAfterEnd })
+    }
+
+    @Test("a first frame, a hook or a boundary stamped after the end is left out, with a warning")
+    func eventsAfterTheEndAreNoMetric() throws {
+        let frame = LaunchEvent.display(DisplayEvent(kind: .firstFrame, atNs: Self.at(21_000_000_000), pid: 7, window: "0x1", display: ":9"))
+        let events = EventMergeSorted.byTime(Self.timedOut() + [
+            frame,
+            .hook(HookEvent(kind: .end, name: "load", atNs: Self.at(1_000_500_000))),
+            .hook(HookEvent(kind: .firstFrame, name: "", atNs: Self.at(1_000_600_000))),
+            .ready(reason: "stdout matched: up", atNs: Self.at(1_000_700_000)),
+        ])
+        for readiness in [ReadinessPolicy.automatic, .frame, .hook] {
+            let timeline = try PhaseTimeline(events: events, readiness: readiness)
+            #expect(timeline.metrics.timeToFirstFrameNs == nil, "\(readiness)")
+            #expect(!timeline.phases.contains { $0.name == "firstFrame" || $0.name == "load" })
+            let warning = try #require(timeline.warnings.first { $0.code == .eventsAfterEnd })
+            #expect(warning.message.hasPrefix("the hook 'end load' at 1000500000 ns and 3 later event(s) came after launchprof ended the process at 1000000000 ns (timeout after 1000 ms)"), "\(warning.message)")
+            #expect(timeline.metrics.timeToMainNs == 800_000)
+        }
+    }
+
+    @Test("a main reached only after the end is absent, not a metric")
+    func mainAfterTheEndIsAbsent() throws {
+        var events = Self.timedOut()
+        events.removeAll { if case .mainReached = $0 { true } else { false } }
+        events.insert(.mainReached(atNs: Self.at(1_000_200_000)), at: events.count - 1)
+        let timeline = try PhaseTimeline(events: events, readiness: .automatic)
+        #expect(timeline.metrics.timeToMainNs == nil)
+        let main = try #require(timeline.absent.first { $0.phase == "main" })
+        #expect(main.reason == "the process was ended by launchprof (timeout after 1000 ms) before main", "\(main.reason)")
+    }
+}
+
+/// Puts scripted events in time order, the exit last (as `EventMerge` hands them to the timeline).
+enum EventMergeSorted {
+    static func byTime(_ events: [LaunchEvent]) -> [LaunchEvent] {
+        let exit = events.filter { if case .exited = $0 { true } else { false } }
+        return events.filter { if case .exited = $0 { false } else { true } }
+            .enumerated().sorted { ($0.element.timeNs ?? 0, $0.offset) < ($1.element.timeNs ?? 0, $1.offset) }
+            .map(\.element) + exit
+    }
+}

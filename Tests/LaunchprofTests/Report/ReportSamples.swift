@@ -15,23 +15,7 @@ enum ReportSamples {
         let t0 = PhaseTimelineTests.t0
         let events = PhaseTimelineTests.dynamicLaunch.map { event -> LaunchEvent in
             func s(_ at: UInt64) -> UInt64 { t0 + (at - t0) * stretch / 10 }
-            switch event {
-            case .spawned(let at): return .spawned(atNs: s(at))
-            case .imageStarted(let image, let path, let at): return .imageStarted(image: image, path: path, atNs: s(at))
-            case .relocationStarted(let at): return .relocationStarted(atNs: s(at))
-            case .relocationFinished(let at): return .relocationFinished(atNs: s(at))
-            case .objectInitStarted(let path, let at): return .objectInitStarted(path: path, atNs: s(at))
-            case .entryReached(let at): return .entryReached(atNs: s(at))
-            case .programInitStarted(let at): return .programInitStarted(atNs: s(at))
-            case .mainReached(let at): return .mainReached(atNs: s(at))
-            case .hook(let hook): return .hook(HookEvent(kind: hook.kind, name: hook.name, atNs: s(hook.atNs)))
-            case .ready(let reason, let at): return .ready(reason: reason, atNs: s(at))
-            case .display(var display):
-                display.atNs = s(display.atNs)
-                return .display(display)
-            case .unobservable: return event
-            case .exited(let status, let at): return .exited(status, atNs: s(at))
-            }
+            return event.mappingTime(s)
         }
         return LaunchRun(
             index: index, pid: 4_000 + Int32(index), timeline: try PhaseTimeline(events: events))

@@ -95,13 +95,7 @@ struct ExecStopTests {
     /// at `main`), before any of its code.
     @Test(arguments: [ObserverChoice.ptrace, .uprobe])
     func pinnedChildRunsWithTheTracersCPUUntilItsMaskIsRestored(observer: ObserverChoice) throws {
-        // This process's mask, the one launchprof restores ("Cpus_allowed_list: 0-1,4").
-        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
-        let list = try #require(status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") })
-        let all = list.dropFirst("Cpus_allowed_list:".count).split(separator: ",").reduce(0) { count, range in
-            let bounds = range.split(separator: "-").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-            return count + (bounds.count == 2 ? bounds[1] - bounds[0] + 1 : bounds.count)
-        }
+        let all = try Self.allowedCPUs().count
         try #require(all >= 2, "this test needs a mask of two CPUs or more (has \(all))")
         let truthPath = FixtureTruth.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: truthPath) }
@@ -117,5 +111,43 @@ struct ExecStopTests {
         let constructor = observer == .ptrace ? 1 : all
         #expect(names.filter { $0.hasPrefix("constructor-") } == Array(repeating: "constructor-\(constructor)", count: runs), "\(names)")
         #expect(names.filter { $0.hasPrefix("main-") } == Array(repeating: "main-\(all)", count: runs), "\(names)")
+    }
+}
+
+extension ExecStopTests {
+    /// This process's CPU mask, the one launchprof restores ("Cpus_allowed_list: 0-1,4").
+    static func allowedCPUs() throws -> [Int] {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let list = try #require(status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") })
+        return list.dropFirst("Cpus_allowed_list:".count).split(separator: ",").flatMap { range -> [Int] in
+            let bounds = range.split(separator: "-").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            return bounds.count == 2 ? Array(bounds[0]...bounds[1]) : bounds
+        }
+    }
+
+    /// The runs take turns on the CPUs launchprof may use (run i on the i-th from where it
+    /// started), so no session is measured on one CPU only: the child's constructor, still
+    /// pinned under the ptrace observer, reports where it ran.
+    @Test func runsTakeTurnsOnEveryAllowedCPU() throws {
+        let allowed = try Self.allowedCPUs()
+        try #require(allowed.count >= 2, "this test needs a mask of two CPUs or more (has \(allowed.count))")
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let runs = 2 * min(allowed.count, 4)
+        _ = try RunHarness.run(
+            try RunFixtures.program("affinity"), runs: runs, environment: ["LP_FIXTURE_TRUTH": truthPath]
+        ) {
+            $0.observer = .ptrace
+            $0.pinCPU = true
+        }
+        let cpus = try FixtureTruth(contentsOf: truthPath).all("cpu").compactMap { Int($0.name.dropFirst("constructor-".count)) }
+        #expect(cpus.count == runs, "\(cpus)")
+        let turn = Array(cpus.prefix(runs / 2))
+        #expect(Set(turn).count == turn.count, "one run on each of \(turn.count) CPUs: \(cpus)")
+        #expect(Set(turn).isSubset(of: Set(allowed)), "\(cpus) within \(allowed)")
+        if allowed.count <= runs / 2 {
+            #expect(Set(turn) == Set(allowed), "every allowed CPU: \(cpus)")
+            #expect(Array(cpus.suffix(runs / 2)) == turn, "the same turns again: \(cpus)")
+        }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LaunchprofCore
 import LaunchprofReport
+import LaunchprofTracing
 import Testing
 
 /// Bad programs and interruptions: each gets a clear outcome, and afterwards no process the
@@ -86,6 +87,24 @@ struct RunFaultTests {
         #expect(RunHarness.processes(withMarker: marker).isEmpty)
     }
 
+    /// A timeout that passes before the child exists — a loaded machine still arming probes or
+    /// forking — still ends it as soon as it is spawned (it used to be dropped, and the child
+    /// ran on to its own end 30 s later with no `killedBy`).
+    @Test func terminationRequestedBeforeTheSpawnEndsTheChild() throws {
+        let program = try RunFixtures.program("never-ready")
+        let marker = RunHarness.marker()
+        let control = TraceControl()
+        control.terminate(signal: SIGTERM, reason: "timeout after 1 ms")
+        let environment = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" } + [marker]
+        let started = Date()
+        let result = try LaunchTracer().trace(
+            TraceRequest(executable: program, arguments: [program], environment: environment, plan: nil),
+            planForImage: { _ in nil }, control: control)
+        #expect(Date().timeIntervalSince(started) < 10, "ended at once, not by its own 30 s sleep")
+        #expect(result.exitStatus == .killedByLaunchprof(signal: SIGTERM, reason: "timeout after 1 ms"))
+        #expect(RunHarness.processes(withMarker: marker).isEmpty)
+    }
+
     @Test func programIgnoringSIGTERMIsKilled() throws {
         let program = try RunFixtures.program("ignore-term")
         let marker = RunHarness.marker()
@@ -145,8 +164,9 @@ struct RunFaultTests {
         #expect(RunHarness.processes(withMarker: marker).isEmpty)
     }
 
-    /// Ctrl-C to the launchprof CLI in the middle of a run: it exits 130, the child is gone and
-    /// the report is neither written nor half-written.
+    /// Ctrl-C to the launchprof CLI in the middle of its first run: it exits 130, the child is
+    /// gone, and the report is whole: that run, ended by the interruption, with what it reached
+    /// (OutcomeTimelineTests checks the timeline itself).
     @Test func interruptMidRunLeavesNothingBehind() throws {
         let program = try RunFixtures.program("never-ready")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-interrupt-\(UUID().uuidString)")
@@ -172,7 +192,9 @@ struct RunFaultTests {
         reader?.closeFile()
         #expect(launchprof.terminationStatus == 130)
         let left = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        #expect(left == ["started"], "no report and no temporary file: \(left)")
+        #expect(left.sorted() == ["report.json", "started"], "the report, no temporary file: \(left)")
+        let runs = try ReportFiles.readReport(report).runs
+        #expect(runs.map(\.outcome?.kind) == [.interrupted])
         #expect(RunHarness.processes(withMarker: marker).isEmpty)
     }
 

@@ -85,25 +85,5 @@ final class ScriptedTracer: LaunchTracing, @unchecked Sendable {
 
 extension LaunchEvent {
     /// The same event `offset` ns later.
-    fileprivate func shifted(by offset: UInt64) -> LaunchEvent {
-        switch self {
-        case .spawned(let t): return .spawned(atNs: t + offset)
-        case .imageStarted(let image, let path, let t): return .imageStarted(image: image, path: path, atNs: t + offset)
-        case .relocationStarted(let t): return .relocationStarted(atNs: t + offset)
-        case .relocationFinished(let t): return .relocationFinished(atNs: t + offset)
-        case .objectInitStarted(let path, let t): return .objectInitStarted(path: path, atNs: t + offset)
-        case .entryReached(let t): return .entryReached(atNs: t + offset)
-        case .programInitStarted(let t): return .programInitStarted(atNs: t + offset)
-        case .mainReached(let t): return .mainReached(atNs: t + offset)
-        case .hook(var hook):
-            hook.atNs += offset
-            return .hook(hook)
-        case .display(var event):
-            event.atNs += offset
-            return .display(event)
-        case .ready(let reason, let t): return .ready(reason: reason, atNs: t + offset)
-        case .unobservable: return self
-        case .exited(let status, let t): return .exited(status, atNs: t + offset)
-        }
-    }
+    fileprivate func shifted(by offset: UInt64) -> LaunchEvent { mappingTime { $0 + offset } }
 }
