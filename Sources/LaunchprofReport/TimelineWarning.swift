@@ -39,6 +39,10 @@ public struct TimelineWarning: Sendable, Equatable, Hashable, Codable {
         /// The scheduler's events could not be recorded (not root, no tracefs, a PID namespace):
         /// the run has no thread states.
         case threadStatesUnavailable
+        /// The kernel dropped scheduler records during the launch (launchprof's buffer was full):
+        /// the run has no thread states, since any lost record may be one of the main thread's
+        /// switches; the message counts the records lost.
+        case threadStatesLost
     }
 
     public var code: Code
