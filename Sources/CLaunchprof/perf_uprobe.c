@@ -108,13 +108,18 @@ int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int ca
 }
 
 void lp_perf_release_in_background(const int *fds, int count) {
-    // Releasing a uprobe event waits for RCU grace periods (~90 ms each here): a short-lived
-    // grandchild holds the last references and pays that, so launchprof need not wait.
+    lp_perf_release_in_background_named(fds, count, "lp-uprobe-free");
+}
+
+void lp_perf_release_in_background_named(const int *fds, int count, const char *name) {
+    // Releasing a uprobe or tracepoint event waits for RCU grace periods (~30-90 ms each here):
+    // a short-lived grandchild holds the last references and pays that, so launchprof need not
+    // wait.
     pid_t child = fork();
     if (child == 0) {
         if (fork() == 0) {
-            // Named, so a benchmark can wait until the probes are really gone.
-            prctl(PR_SET_NAME, "lp-uprobe-free", 0, 0, 0);
+            // Named, so a benchmark can wait until the events are really gone.
+            prctl(PR_SET_NAME, name, 0, 0, 0);
             // It must hold nothing else of launchprof's, and let go of the standard streams
             // first: an inherited stdout would keep a pipe reader (`launchprof run … | jq`)
             // waiting until the probes are released. Closing the probes' descriptors (they are
