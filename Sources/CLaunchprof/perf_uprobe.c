@@ -114,7 +114,11 @@ void lp_perf_release_in_background(const int *fds, int count) {
 void lp_perf_release_in_background_named(const int *fds, int count, const char *name) {
     // Releasing a uprobe or tracepoint event waits for RCU grace periods (~30-90 ms each here):
     // a short-lived grandchild holds the last references and pays that, so launchprof need not
-    // wait.
+    // wait. It must be the last holder: it closes them only once launchprof and the
+    // intermediate child (which launchprof waits for) have dropped theirs — the gate's write
+    // ends, closed after the events, tell it so (else that child's exit paid the release).
+    int gate[2];
+    if (pipe2(gate, O_CLOEXEC) != 0) gate[0] = gate[1] = -1;
     pid_t child = fork();
     if (child == 0) {
         if (fork() == 0) {
@@ -125,14 +129,24 @@ void lp_perf_release_in_background_named(const int *fds, int count, const char *
             // waiting until the probes are released. Closing the probes' descriptors (they are
             // among the rest) is what waits.
             for (int fd = 0; fd < 3; fd++) close(fd);
+            if (gate[1] >= 0) {
+                close(gate[1]);
+                char byte;
+                while (read(gate[0], &byte, 1) < 0 && errno == EINTR) {}
+            }
             if (close_range(3, ~0U, 0) != 0) {
                 for (int i = 0; i < count; i++) close(fds[i]);
             }
             _exit(0);
         }
+        for (int i = 0; i < count; i++) close(fds[i]);
         _exit(0);
     }
     for (int i = 0; i < count; i++) close(fds[i]);
+    if (gate[0] >= 0) {
+        close(gate[0]);
+        close(gate[1]);
+    }
     if (child > 0) {
         int status;
         while (waitpid(child, &status, __WALL) < 0 && errno == EINTR) {}
