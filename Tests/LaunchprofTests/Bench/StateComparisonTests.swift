@@ -49,6 +49,9 @@ struct StateComparisonTests {
         #expect(text.contains("which states changed: +17.") && text.contains("ms disk I/O in didFinishLaunching"), "\(text)")
         #expect(text.contains("disk I/O in didFinishLaunching"), "\(text)")
         #expect(!text.contains("running in didFinishLaunching"), "unchanged states stay out of the table: \(text)")
+        // The state keys are quantities the comparison's schema accepts.
+        let json = try ComparisonJSONRenderer().render(SuiteComparison(entries: [comparison]))
+        try SchemaValidator.expectValid(Array(json.utf8), against: .comparison, "comparison with thread states")
         let markdown = try ComparisonMarkdownRenderer().render(SuiteComparison(entries: [comparison]))
         #expect(markdown.contains("which states changed: +17."), "\(markdown)")
     }
