@@ -127,7 +127,7 @@ let package = Package(
             name: "LaunchprofMonitor",
             dependencies: [
                 "CSQLite", "CLaunchprof", "LaunchprofCore", "LaunchprofRenderers", "LaunchprofAnalysis",
-                "LaunchprofDisplay", "LaunchprofTracing", "LaunchprofELF", "LaunchprofReport",
+                "LaunchprofDisplay", "LaunchprofTracing", "LaunchprofELF", "LaunchprofReport", "LaunchprofSystem",
             ]),
 
         // The CLI. A release build (Scripts/demo.sh) links the Swift runtime statically

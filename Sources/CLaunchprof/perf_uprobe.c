@@ -112,26 +112,45 @@ int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int ca
 }
 
 void lp_perf_release_in_background(const int *fds, int count) {
-    // Releasing a uprobe event waits for RCU grace periods (~90 ms each here): a short-lived
-    // grandchild holds the last references and pays that, so launchprof need not wait.
+    lp_perf_release_in_background_named(fds, count, "lp-uprobe-free");
+}
+
+void lp_perf_release_in_background_named(const int *fds, int count, const char *name) {
+    // Releasing a uprobe or tracepoint event waits for RCU grace periods (~30-90 ms each here):
+    // a short-lived grandchild holds the last references and pays that, so launchprof need not
+    // wait. It must be the last holder: it closes them only once launchprof and the
+    // intermediate child (which launchprof waits for) have dropped theirs — the gate's write
+    // ends, closed after the events, tell it so (else that child's exit paid the release).
+    int gate[2];
+    if (pipe2(gate, O_CLOEXEC) != 0) gate[0] = gate[1] = -1;
     pid_t child = fork();
     if (child == 0) {
         if (fork() == 0) {
-            // Named, so a benchmark can wait until the probes are really gone.
-            prctl(PR_SET_NAME, "lp-uprobe-free", 0, 0, 0);
+            // Named, so a benchmark can wait until the events are really gone.
+            prctl(PR_SET_NAME, name, 0, 0, 0);
             // It must hold nothing else of launchprof's, and let go of the standard streams
             // first: an inherited stdout would keep a pipe reader (`launchprof run … | jq`)
             // waiting until the probes are released. Closing the probes' descriptors (they are
             // among the rest) is what waits.
             for (int fd = 0; fd < 3; fd++) close(fd);
+            if (gate[1] >= 0) {
+                close(gate[1]);
+                char byte;
+                while (read(gate[0], &byte, 1) < 0 && errno == EINTR) {}
+            }
             if (close_range(3, ~0U, 0) != 0) {
                 for (int i = 0; i < count; i++) close(fds[i]);
             }
             _exit(0);
         }
+        for (int i = 0; i < count; i++) close(fds[i]);
         _exit(0);
     }
     for (int i = 0; i < count; i++) close(fds[i]);
+    if (gate[0] >= 0) {
+        close(gate[0]);
+        close(gate[1]);
+    }
     if (child > 0) {
         int status;
         while (waitpid(child, &status, __WALL) < 0 && errno == EINTR) {}

@@ -172,4 +172,19 @@ void lp_sched_close(lp_sched_cpu *events) {
     }
 }
 
+void lp_sched_close_in_background(lp_sched_cpu *events, int count) {
+    int fds[256 * LP_SCHED_EVENT_COUNT];
+    int used = 0;
+    for (int cpu = 0; cpu < count; cpu++) {
+        if (events[cpu].ring) munmap(events[cpu].ring, events[cpu].ring_bytes);
+        events[cpu].ring = NULL;
+        for (int index = LP_SCHED_EVENT_COUNT - 1; index >= 0; index--) {
+            if (events[cpu].fds[index] >= 0 && used < (int)(sizeof fds / sizeof fds[0])) fds[used++] = events[cpu].fds[index];
+            else if (events[cpu].fds[index] >= 0) close(events[cpu].fds[index]);
+            events[cpu].fds[index] = -1;
+        }
+    }
+    if (used > 0) lp_perf_release_in_background_named(fds, used, "lp-sched-free");
+}
+
 pid_t lp_sched_thread_id(void) { return (pid_t)syscall(SYS_gettid); }

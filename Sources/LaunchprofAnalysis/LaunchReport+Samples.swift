@@ -3,7 +3,9 @@ import LaunchprofReport
 extension LaunchReport {
     /// Each compared quantity's per-run values, from the runs that succeeded: the headline
     /// metrics under their names (`timeToFirstFrameNs`), phase durations under `phase:` keys
-    /// (see `phaseKey`). Sorted by key.
+    /// (see `phaseKey`), and the main thread's time in each state over the launch and in each
+    /// phase under `state:` keys (see `stateKey`), from the runs that recorded thread states.
+    /// Sorted by key.
     public func samples() -> [(key: String, valuesNs: [UInt64])] {
         var byKey: [String: [UInt64]] = [:]
         var order: [String] = []
@@ -20,7 +22,14 @@ extension LaunchReport {
                 let base = Self.phaseKey(phase, occurrence: nil)
                 let occurrence = seen[base, default: 0]
                 seen[base] = occurrence + 1
-                record(Self.phaseKey(phase, occurrence: occurrence), phase.durationNs)
+                let key = Self.phaseKey(phase, occurrence: occurrence)
+                record(key, phase.durationNs)
+                if let states = phase.threadState {
+                    for state in ThreadState.allCases { record(Self.stateKey(state, phaseKey: key), states[state]) }
+                }
+            }
+            if let launch = run.threadStates?.launch {
+                for state in ThreadState.allCases { record(Self.stateKey(state, phaseKey: nil), launch[state]) }
             }
         }
         return order.sorted().map { ($0, byKey[$0] ?? []) }
@@ -35,5 +44,20 @@ extension LaunchReport {
         if let image = phase.image { key += "@\(image)" }
         if let occurrence, occurrence > 0 { key += "#\(occurrence)" }
         return key
+    }
+
+    /// `state:diskIO` (the launch's), `state:diskIO/phase:loader.map` (a phase's, after its
+    /// `phaseKey`): the main thread's time in one state.
+    public static func stateKey(_ state: ThreadState, phaseKey: String?) -> String {
+        "state:" + state.rawValue + (phaseKey.map { "/" + $0 } ?? "")
+    }
+
+    /// The state and the phase (its key's name part; nil for the launch) of a `state:` key.
+    public static func stateKeyParts(_ key: String) -> (state: ThreadState, phase: String?)? {
+        guard key.hasPrefix("state:") else { return nil }
+        let rest = key.dropFirst(6)
+        let slash = rest.firstIndex(of: "/")
+        guard let state = ThreadState(rawValue: String(rest[..<(slash ?? rest.endIndex)])) else { return nil }
+        return (state, slash.map { String(rest[rest.index(after: $0)...].dropFirst(6)) })
     }
 }

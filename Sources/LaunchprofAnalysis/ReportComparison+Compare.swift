@@ -12,6 +12,12 @@ extension ReportComparison {
         var keys = Set(newSamples.keys)
         if base != nil { keys.formUnion(baseSamples.keys) }
         let isReference = settings.reference == name && settings.driftPercent != nil
+        // Thread states need them on both sides: a report without any (not root, or the kernel
+        // dropped every run's records) gives no verdict on a state, not an added or removed one.
+        let statesMissing = base.flatMap { base -> String? in
+            let baseHas = base.runs.contains { $0.threadStates != nil }, newHas = new.runs.contains { $0.threadStates != nil }
+            return baseHas == newHas ? nil : "no thread states in the \(baseHas ? "new" : "base") report"
+        }
         let changes = keys.sorted(by: Self.order).map { key in
             var change = Self.change(
                 key: key, base: base == nil ? nil : baseSamples[key] ?? [], new: newSamples[key] ?? [],
@@ -20,6 +26,9 @@ extension ReportComparison {
                 // The reference did not change: its shift is the sessions' difference.
                 change.verdict = .noVerdict
                 change.reason = "the reference launch moved \(DurationText.signedPercent(change.shiftPercent ?? 0)): the two sessions differ by that much, not the program"
+            } else if let statesMissing, key.hasPrefix("state:"), change.verdict == .added || change.verdict == .removed {
+                change.verdict = .noVerdict
+                change.reason = statesMissing
             }
             return change
         }
@@ -31,8 +40,11 @@ extension ReportComparison {
                     verdict: n.value > b.value ? .regression : n.value < b.value ? .improvement : .unchanged)
             }
         }
+        // The states explain the phases (they add up to them) and a noisy host moves time
+        // between running and runnable: they gate only where a suite sets a limit on one.
         var verdicts = changes.compactMap { change -> ComparisonVerdict? in
-            switch change.verdict {
+            if change.key.hasPrefix("state:"), settings.thresholds[change.key] == nil { return nil }
+            return switch change.verdict {
             case .regression: .regression
             case .improvement: .improvement
             case .noVerdict: .noVerdict
@@ -46,7 +58,7 @@ extension ReportComparison {
             settings: settings, verdict: ComparisonVerdict.combining(verdicts))
     }
 
-    /// Metrics first, in the report's order, then phases by key.
+    /// Metrics first, in the report's order, then phases and states by key.
     static func order(_ a: String, _ b: String) -> Bool {
         let metrics = LaunchMetrics().named.map(\.name)
         let ia = metrics.firstIndex(of: a) ?? metrics.count

@@ -142,9 +142,6 @@ public struct ThreadStateAnalyzer: Sendable {
 
     func notes(_ trace: SchedulerTrace, index: TraceIndex, main: ThreadTimeline, launchEnd: UInt64) -> [String] {
         var notes: [String] = []
-        if trace.lostRecords > 0 {
-            notes.append("the kernel dropped \(trace.lostRecords) scheduler record(s) (its buffer was full): some states may be misplaced")
-        }
         let waits = trace.followedSwitchOuts.filter { $0.record.previousState & 0xff != 0 && $0.record.previousTID == index.mainThread }
         if !waits.isEmpty, waits.allSatisfy({ $0.stack == nil }) {
             notes.append("no kernel stacks at the main thread's switches (kernel symbols unreadable?): futex waits count as sleeping, disk reads as uninterruptible")

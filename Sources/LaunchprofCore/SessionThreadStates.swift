@@ -107,6 +107,15 @@ final class SessionThreadStates: Sendable {
             }
             return
         }
+        // A lost record may be any of the main thread's switches or wake-ups: every state after
+        // it could be wrong, so the run has none rather than figures beside a caveat.
+        guard capture.lostRecords == 0 else {
+            run.warnings.append(TimelineWarning(
+                .threadStatesLost,
+                "no thread states: the kernel dropped \(capture.lostRecords) scheduler record(s) during the launch"
+                    + " (launchprof's buffer was full), so the main thread's time cannot be accounted for"))
+            return
+        }
         let trace = capture.trace(symbols: KernelSymbols.shared, knownFiles: knownFiles)
         let launchEndNs = run.metrics.timeToFirstFrameNs ?? run.metrics.exitNs ?? run.phases.map(\.endNs).max() ?? 0
         let analyzer = ThreadStateAnalyzer(processName: { pid in

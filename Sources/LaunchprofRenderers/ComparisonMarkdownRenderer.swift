@@ -30,7 +30,11 @@ public struct ComparisonMarkdownRenderer: ComparisonRenderer {
                 lines.append("")
                 lines.append("Counts: " + entry.counts.map { "\($0.name) \($0.base) → \($0.new)" + ($0.verdict == .unchanged ? "" : " (**\($0.verdict.rawValue)**)") }.joined(separator: ", "))
             }
-            let reasons = entry.changes.filter { $0.verdict == .regression }.compactMap { change in change.reason.map { "- `\(change.key)`: \($0.escapedForMarkdown)" } }
+            var reasons = entry.changes.filter { $0.verdict == .regression && !$0.key.hasPrefix("state:") }
+                .compactMap { change in change.reason.map { "- `\(change.key)`: \($0.escapedForMarkdown)" } }
+            let states = ComparisonRows.stateChanges(entry)
+            if !states.isEmpty { reasons.append("- which states changed: " + states.joined(separator: ", ").escapedForMarkdown) }
+            if let why = ComparisonRows.statesWithoutVerdict(entry) { reasons.append("- thread states: no verdict, \(why)") }
             if !reasons.isEmpty {
                 lines.append("")
                 lines += reasons

@@ -26,12 +26,32 @@ enum ComparisonRows {
         return entry.settings.thresholds[change.key] == nil ? "no baseline" : "within limit"
     }
 
+    /// A row's quantity: its key, or for a thread state "disk I/O in loader.map".
+    static func quantity(_ key: String) -> String {
+        guard let (state, phase) = LaunchReport.stateKeyParts(key) else { return key }
+        return "\(state.label) in \(phase ?? "the launch")"
+    }
+
+    /// The thread states that moved (their rows), as "+18.0 ms disk I/O in loader.map".
+    static func stateChanges(_ entry: ReportComparison) -> [String] {
+        entry.changes.filter { $0.key.hasPrefix("state:") && ($0.verdict == .regression || $0.verdict == .improvement) }
+            .compactMap { change in change.shift.map { "\(DurationText.signed($0.shiftNs)) \(quantity(change.key))" } }
+    }
+
+    /// Why the states have no verdict, once (each state row says the same).
+    static func statesWithoutVerdict(_ entry: ReportComparison) -> String? {
+        entry.changes.first { $0.key.hasPrefix("state:") && $0.verdict == .noVerdict && $0.reason?.hasPrefix("no thread states") == true }?.reason
+    }
+
+    /// Metrics always; phases that changed (all with `allPhases`); thread states that changed
+    /// only (seven per phase would bury the rest).
     static func rows(_ entry: ReportComparison, allPhases: Bool) -> [[String]] {
         entry.changes.filter {
-            allPhases || !$0.key.hasPrefix("phase:") || ($0.verdict != .unchanged && $0.verdict != .noVerdict)
+            if $0.key.hasPrefix("state:") { return $0.verdict == .regression || $0.verdict == .improvement }
+            return allPhases || !$0.key.hasPrefix("phase:") || ($0.verdict != .unchanged && $0.verdict != .noVerdict)
         }.map { change in
             [
-                change.key,
+                quantity(change.key),
                 change.baseMedianNs.map(DurationText.text) ?? "-",
                 change.newMedianNs.map(DurationText.text) ?? "-",
                 change.medianChangePercent.map(DurationText.signedPercent) ?? "-",

@@ -21,9 +21,14 @@ public struct ComparisonTextRenderer: ComparisonRenderer {
             if !entry.counts.isEmpty {
                 lines.append("  counts: " + entry.counts.map { "\($0.name) \($0.base) → \($0.new)" + ($0.verdict == .unchanged ? "" : " (\($0.verdict.rawValue))") }.joined(separator: ", "))
             }
-            for change in entry.changes where change.reason != nil && (change.verdict == .regression || change.verdict == .noVerdict && !change.key.hasPrefix("phase:")) {
+            for change in entry.changes where change.reason != nil && !change.key.hasPrefix("state:")
+                && (change.verdict == .regression || change.verdict == .noVerdict && !change.key.hasPrefix("phase:"))
+            {
                 lines.append("  \(change.key): \(change.reason ?? "")")
             }
+            let states = ComparisonRows.stateChanges(entry)
+            if !states.isEmpty { lines.append("  which states changed: " + states.joined(separator: ", ")) }
+            if let why = ComparisonRows.statesWithoutVerdict(entry) { lines.append("  thread states: no verdict, \(why)") }
             lines.append("")
         }
         for name in comparison.missing {

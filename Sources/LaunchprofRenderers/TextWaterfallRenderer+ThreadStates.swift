@@ -55,9 +55,10 @@ extension TextWaterfallRenderer {
     /// Why the launch took as long as it did: the main thread's median states over the launch
     /// and each reason raised, with how many runs raised it, its threshold and its advice.
     func threadStateLines(_ report: LaunchReport) -> [String] {
+        let lost = report.runs.filter { run in run.warnings.contains { $0.code == .threadStatesLost } }
         guard let states = report.summary.threadStates else {
-            let unavailable = report.runs.lazy.flatMap(\.warnings).first { $0.code == .threadStatesUnavailable }
-            return unavailable.map { [$0.message] } ?? []
+            let why = report.runs.lazy.flatMap(\.warnings).first { $0.code == .threadStatesUnavailable || $0.code == .threadStatesLost }
+            return why.map { [$0.message] } ?? []
         }
         let launch = states.launch
         var lines = [
@@ -65,6 +66,11 @@ extension TextWaterfallRenderer {
             "main thread, spawn → first frame (median of \(states.runs) run\(states.runs == 1 ? "" : "s")): "
                 + launch.largestFirst.map { "\($0.state.label) \(DurationText.text($0.ns))" }.joined(separator: ", "),
         ]
+        if !lost.isEmpty {
+            // Those runs have no states at all: the medians and the reasons' run counts leave them out.
+            lines.append("no thread states in run\(lost.count == 1 ? "" : "s") \(lost.map { String($0.index) }.joined(separator: ", ")):"
+                + " the kernel dropped scheduler records (launchprof's buffer was full)")
+        }
         if states.reasons.isEmpty {
             lines.append("no slow-launch reason passed its threshold")
             return lines

@@ -42,6 +42,10 @@ public struct TimelineWarning: Sendable, Equatable, Hashable, Codable {
         /// Events stamped after launchprof decided to end the child (a frame, a hook, a
         /// boundary) were left out: nothing after that moment is a metric.
         case eventsAfterEnd
+        /// The kernel dropped scheduler records during the launch (launchprof's buffer was full):
+        /// the run has no thread states, since any lost record may be one of the main thread's
+        /// switches; the message counts the records lost.
+        case threadStatesLost
     }
 
     public var code: Code

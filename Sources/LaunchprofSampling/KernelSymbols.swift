@@ -1,21 +1,45 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The kernel's text symbols from `/proc/kallsyms`, by address: names kernel return addresses
-/// (the scheduler's switch-out stacks). Read once per process, when first needed; empty without
-/// readable kernel addresses (kptr_restrict, not root), and then names nothing.
+/// (the scheduler's switch-out stacks, the system call a sampled thread blocked in). Read once
+/// per process, when the first name is asked for (a process that records no kernel stack never
+/// reads it: ~40 ms of the kernel's time), keeping each text symbol's start and name only (not
+/// the file's 5 MB of text).
+/// Names nothing without readable kernel addresses (kptr_restrict, not root).
 public final class KernelSymbols: Sendable {
-    /// Symbol start addresses, ascending, and where each name sits in `names`.
-    private let starts: [UInt64]
-    private let nameRanges: [Range<Int>]
-    private let names: [UInt8]
+    /// Symbol starts, ascending, and each one's name in `names` (`nameEnds[i - 1] ..< nameEnds[i]`).
+    struct Table: Sendable {
+        var starts: [UInt64] = []
+        var nameEnds: [UInt32] = []
+        var names: [UInt8] = []
 
-    public static let shared = KernelSymbols(kallsyms: readKallsyms())
+        func name(_ index: Int) -> String {
+            let start = index == 0 ? 0 : Int(nameEnds[index - 1])
+            return String(decoding: names[start..<Int(nameEnds[index])], as: UTF8.self)
+        }
+    }
 
-    /// From the text of a kallsyms file ("address type name[\t[module]]" per line); text
-    /// symbols only (types t and T).
-    public init(kallsyms text: [UInt8]) {
+    private let readText: @Sendable () -> [UInt8]
+    private let table = Mutex<Table?>(nil)
+
+    public static let shared = KernelSymbols(reading: readKallsyms)
+
+    /// From the text of a kallsyms file ("address type name[\t[module]]" per line).
+    public convenience init(kallsyms text: [UInt8]) {
+        self.init(reading: { text })
+    }
+
+    /// `read` gives the kallsyms text when a name is first asked for.
+    init(reading read: @escaping @Sendable () -> [UInt8]) {
+        self.readText = read
+    }
+
+    /// Parses the text symbols (types t and T) of a kallsyms text.
+    static func parse(_ text: [UInt8]) -> Table {
         var entries: [(start: UInt64, name: Range<Int>)] = []
         entries.reserveCapacity(text.count / 40)
         text.withUnsafeBufferPointer { bytes in
@@ -43,9 +67,15 @@ public final class KernelSymbols: Sendable {
         if !entries.indices.dropFirst().allSatisfy({ entries[$0 - 1].start <= entries[$0].start }) {
             entries = entries.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
         }
-        starts = entries.map(\.start)
-        nameRanges = entries.map(\.name)
-        names = text
+        var table = Table()
+        table.starts = entries.map(\.start)
+        table.nameEnds.reserveCapacity(entries.count)
+        table.names.reserveCapacity(entries.count * 24)
+        for entry in entries {
+            table.names += text[entry.name]
+            table.nameEnds.append(UInt32(table.names.count))
+        }
+        return table
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt64? {
@@ -56,27 +86,60 @@ public final class KernelSymbols: Sendable {
         }
     }
 
-    public var isEmpty: Bool { starts.isEmpty }
+    private func withTable<Result: Sendable>(_ body: (Table) -> Result) -> Result {
+        table.withLock { table in
+            if table == nil { table = Self.parse(readText()) }
+            return body(table!)
+        }
+    }
 
-    /// The function holding a return address. A return address can sit just past its
-    /// function's last byte (a call at the end of a function that does not return): the byte
-    /// before it decides.
-    public func name(returnAddress address: UInt64) -> String? {
+    public var isEmpty: Bool { withTable { $0.starts.isEmpty } }
+
+    /// The index of the function holding a return address. A return address can sit just past
+    /// its function's last byte (a call at the end of a function that does not return): the
+    /// byte before it decides.
+    private static func index(_ table: Table, returnAddress address: UInt64) -> Int? {
         guard address > 0 else { return nil }
         let target = address - 1
-        var low = 0, high = starts.count
+        var low = 0, high = table.starts.count
         while low < high {
             let middle = (low + high) / 2
-            if starts[middle] <= target { low = middle + 1 } else { high = middle }
+            if table.starts[middle] <= target { low = middle + 1 } else { high = middle }
         }
-        guard low > 0 else { return nil }
-        return String(decoding: names[nameRanges[low - 1]], as: UTF8.self)
+        return low > 0 ? low - 1 : nil
+    }
+
+    /// The function holding a return address.
+    public func name(returnAddress address: UInt64) -> String? {
+        withTable { table in Self.index(table, returnAddress: address).map { table.name($0) } }
     }
 
     /// Names a stack of return addresses, innermost first; nil when no symbols are readable.
     public func names(_ stack: [UInt64]) -> [String]? {
-        guard !isEmpty else { return nil }
-        return stack.map { name(returnAddress: $0) ?? "0x" + String($0, radix: 16) }
+        withTable { table in
+            guard !table.starts.isEmpty else { return nil }
+            return stack.map { address in
+                Self.index(table, returnAddress: address).map { table.name($0) } ?? "0x" + String(address, radix: 16)
+            }
+        }
+    }
+
+    /// The system call whose entry function (`__x64_sys_poll` → `poll`) holds the innermost of
+    /// `frames` that is in one (return addresses, innermost first); nil when none is
+    /// (preempted, a page fault, a kernel thread).
+    public func syscallName(kernelFrames frames: [UInt64]) -> String? {
+        let prefix = Array("__x64_sys_".utf8)
+        return withTable { table in
+            for address in frames {
+                guard let index = Self.index(table, returnAddress: address) else { continue }
+                let start = index == 0 ? 0 : Int(table.nameEnds[index - 1])
+                let name = table.names[start..<Int(table.nameEnds[index])]
+                if name.count > prefix.count, name.starts(with: prefix) {
+                    return String(decoding: name.dropFirst(prefix.count), as: UTF8.self)
+                }
+            }
+            return nil
+        }
     }
 
     private static func readKallsyms() -> [UInt8] {
@@ -87,7 +150,7 @@ public final class KernelSymbols: Sendable {
         bytes.reserveCapacity(8 << 20)
         var chunk = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count <= 0 { break }
             bytes += chunk[0..<count]
         }

@@ -35,7 +35,7 @@ public struct StackSample: Sendable {
     public var registers: [UInt64]
     /// The bytes copied from the stack pointer up.
     public var stack: [UInt8]
-    /// A switch-out's kernel return addresses, innermost first (`KernelSyscallNames`).
+    /// A switch-out's kernel return addresses, innermost first (`KernelSymbols.syscallName`).
     public var kernelFrames: [UInt64]
 
     public init(kind: Kind, thread: Int32, timeNs: UInt64, registers: [UInt64], stack: [UInt8], kernelFrames: [UInt64] = []) {

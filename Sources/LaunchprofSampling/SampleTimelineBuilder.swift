@@ -12,7 +12,7 @@ import LaunchprofReport
 /// in order, so a library mapped during the launch is known from its first sample on.
 public final class SampleTimelineBuilder {
     private let symbolizer: StackSymbolizer
-    private let syscallNames: KernelSyscallNames
+    private let kernelSymbols: KernelSymbols
     /// libunwind, for the frames the call frame rules cannot take.
     private let unwinder: OpaquePointer
     private let frameUnwinder = CallFrameUnwinder()
@@ -31,11 +31,11 @@ public final class SampleTimelineBuilder {
     public private(set) var unwindNs: UInt64 = 0
 
     /// `libunwindOnly`: without launchprof's cached call-frame rules (to compare the two).
-    public init?(symbolizer: StackSymbolizer, syscallNames: KernelSyscallNames = .shared, libunwindOnly: Bool = false) {
+    public init?(symbolizer: StackSymbolizer, kernelSymbols: KernelSymbols = .shared, libunwindOnly: Bool = false) {
         guard let unwinder = lp_unwinder_create() else { return nil }
         self.libunwindOnly = libunwindOnly
         self.symbolizer = symbolizer
-        self.syscallNames = syscallNames
+        self.kernelSymbols = kernelSymbols
         self.unwinder = unwinder
     }
 
@@ -80,7 +80,7 @@ public final class SampleTimelineBuilder {
             case .stack(let sample):
                 lastTime = max(lastTime, sample.timeNs)
                 let frames = symbolize(sample)
-                let syscall = sample.kernelFrames.isEmpty ? nil : syscallNames.name(kernelFrames: sample.kernelFrames)
+                let syscall = sample.kernelFrames.isEmpty ? nil : kernelSymbols.syscallName(kernelFrames: sample.kernelFrames)
                 var state = threads[sample.thread, default: ThreadState()]
                 switch sample.kind {
                 case .onCPU:

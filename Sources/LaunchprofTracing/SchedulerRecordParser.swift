@@ -41,7 +41,8 @@ public struct SchedulerCapture: Sendable {
     /// The trace, its stacks named by `symbols` (no names: no stacks), `knownFiles` (paths)
     /// identified by device and inode for reads of files the process did not map.
     public func trace(symbols: KernelSymbols, knownFiles: [String] = []) -> SchedulerTrace {
-        let named = symbols.isEmpty ? [] : addressStacks.map { symbols.names($0) ?? [] }
+        // No stack recorded, no kallsyms read.
+        let named = addressStacks.isEmpty || symbols.isEmpty ? [] : addressStacks.map { symbols.names($0) ?? [] }
         return SchedulerTrace(
             switches: switches, wakeups: wakeups, newTasks: newTasks,
             followedSwitchOuts: named.isEmpty ? followedSwitchOuts.map { .init(record: $0.record, stack: nil) } : followedSwitchOuts,

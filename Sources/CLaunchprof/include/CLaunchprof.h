@@ -316,6 +316,8 @@ int lp_perf_ring_read(void *_Nonnull base, size_t length, lp_perf_sample *_Nonnu
 /// Closes perf event descriptors without waiting for the kernel's release of their uprobes
 /// (grace periods): a grandchild process holds the last references and closes them.
 void lp_perf_release_in_background(const int *_Nonnull fds, int count);
+/// The same, the grandchild named `name` (at most 15 bytes).
+void lp_perf_release_in_background_named(const int *_Nonnull fds, int count, const char *_Nonnull name);
 /// Opens a perf event on the tracefs uprobe event `tracepoint_id` (PERF_TYPE_TRACEPOINT), with the
 /// same samples as `lp_uprobe_open`. Its uprobe is registered once per event, not per open.
 int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd,

@@ -75,6 +75,10 @@ int lp_sched_drain(lp_sched_cpu *_Nonnull events, uint8_t *_Nonnull buffer, size
 int lp_sched_wait(const lp_sched_cpu *_Nonnull events, int count, int wake_fd, int timeout_ms);
 
 void lp_sched_close(lp_sched_cpu *_Nonnull events);
+/// Closes `count` CPUs' events without waiting for the kernel to unregister their tracepoints
+/// (an RCU grace period per tracepoint, ~30 ms each here, paid on the last close): a short-lived
+/// grandchild, `lp-sched-free`, holds the last references and closes them.
+void lp_sched_close_in_background(lp_sched_cpu *_Nonnull events, int count);
 
 /// The calling thread's id (gettid(2)).
 pid_t lp_sched_thread_id(void);

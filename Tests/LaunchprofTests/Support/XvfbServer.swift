@@ -11,7 +11,8 @@ import Foundation
 final class XvfbServer {
     /// `:N`, for `$DISPLAY`.
     let display: String
-    private var pid: pid_t
+    /// The server's process (a test names it as the waker of an app's waits).
+    private(set) var pid: pid_t
 
     /// - Parameter disabling: extensions the server leaves out (`DAMAGE`, `X-Resource`).
     init(disabling: [String] = []) throws {

@@ -1,11 +1,13 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import LaunchprofSampling
+import LaunchprofTracing
 
 /// The system call a blocked thread is in, named from its switch-out's kernel frames.
 @Suite("sampling: system calls from kernel frames")
-struct KernelSyscallNamesTests {
+struct KernelSymbolsSyscallTests {
     static let kallsyms = """
         ffffffff81000000 T _stext
         ffffffff81000130 T entry_SYSCALL_64_after_hwframe
@@ -19,35 +21,35 @@ struct KernelSyscallNamesTests {
         ffffffffc0001000 t __x64_sys_module_thing\t[some_module]
         """
 
-    let names = KernelSyscallNames(kallsyms: Array(kallsyms.utf8))
+    let names = KernelSymbols(kallsyms: Array(kallsyms.utf8))
 
     @Test func theInnermostSyscallEntryNamesTheCall() {
         // schedule+0x23 ← do_sys_poll (not listed: inside __x64_sys_poll's range) ← do_syscall_64+0x71
-        #expect(names.name(kernelFrames: [0xffffffff81100023, 0xffffffff816dd5d4, 0xffffffff821ef691]) == "poll")
-        #expect(names.name(kernelFrames: [0xffffffff81100023, 0xffffffff8142dc30, 0xffffffff8142dbde]) == "clock_nanosleep")
+        #expect(names.syscallName(kernelFrames: [0xffffffff81100023, 0xffffffff816dd5d4, 0xffffffff821ef691]) == "poll")
+        #expect(names.syscallName(kernelFrames: [0xffffffff81100023, 0xffffffff8142dc30, 0xffffffff8142dbde]) == "clock_nanosleep")
     }
 
     @Test func framesOutsideAnyEntryNameNothing() {
         // Preempted in an interrupt, or blocked in a page fault: no system call entry on the stack.
-        #expect(names.name(kernelFrames: [0xffffffff81100023, 0xffffffff821ef691]) == nil)
-        #expect(names.name(kernelFrames: [0xffffffff8142dc30]) == nil, "common_nsleep ends clock_nanosleep's range")
-        #expect(names.name(kernelFrames: [0xffffffff816dd5a0]) == nil, "a return address is past its call, never at the entry")
-        #expect(names.name(kernelFrames: []) == nil)
+        #expect(names.syscallName(kernelFrames: [0xffffffff81100023, 0xffffffff821ef691]) == nil)
+        #expect(names.syscallName(kernelFrames: [0xffffffff8142dc30]) == nil, "common_nsleep ends clock_nanosleep's range")
+        #expect(names.syscallName(kernelFrames: [0xffffffff816dd5a0]) == nil, "a return address is past its call, never at the entry")
+        #expect(names.syscallName(kernelFrames: []) == nil)
     }
 
     @Test func aModuleSymbolLosesItsModuleName() {
-        #expect(names.name(kernelFrames: [0xffffffffc0001010]) == "module_thing")
+        #expect(names.syscallName(kernelFrames: [0xffffffffc0001010]) == "module_thing")
     }
 
     @Test func aReturnAddressJustPastTheEntryStillCounts() {
         // A call as the entry function's last instruction returns to the next symbol's start.
-        #expect(names.name(kernelFrames: [0xffffffff816dd700]) == "poll")
+        #expect(names.syscallName(kernelFrames: [0xffffffff816dd700]) == "poll")
     }
 
     @Test func hiddenAddressesNameNothing() {
-        let hidden = KernelSyscallNames(kallsyms: Array("0000000000000000 T __x64_sys_poll\n".utf8))
+        let hidden = KernelSymbols(kallsyms: Array("0000000000000000 T __x64_sys_poll\n".utf8))
         #expect(hidden.isEmpty)
-        #expect(hidden.name(kernelFrames: [0x10]) == nil)
+        #expect(hidden.syscallName(kernelFrames: [0x10]) == nil)
     }
 
     /// On this kernel, through /proc/kallsyms (the tests run as root, so addresses are shown).
@@ -58,6 +60,22 @@ struct KernelSyscallNamesTests {
         let line = try #require(text.split(separator: "\n").first { $0.hasSuffix(" __x64_sys_poll") })
         let address = try #require(UInt64(line.split(separator: " ")[0], radix: 16))
         try #require(address != 0, "/proc/kallsyms hides addresses: the tests need root")
-        #expect(KernelSyscallNames.shared.name(kernelFrames: [address + 0x20]) == "poll")
+        #expect(KernelSymbols.shared.syscallName(kernelFrames: [address + 0x20]) == "poll")
+    }
+
+    /// kallsyms is read when the first name is asked for, once; a capture with no kernel stack
+    /// never asks.
+    @Test func readOnceWhenFirstNeeded() {
+        let reads = Atomic<Int>(0)
+        let text = Array(Self.kallsyms.utf8)
+        let symbols = KernelSymbols(reading: {
+            reads.add(1, ordering: .relaxed)
+            return text
+        })
+        _ = SchedulerCapture().trace(symbols: symbols)
+        #expect(reads.load(ordering: .relaxed) == 0)
+        #expect(symbols.names([0xffffffff81100023]) == ["schedule"])
+        #expect(symbols.syscallName(kernelFrames: [0xffffffff816dd5d4]) == "poll")
+        #expect(reads.load(ordering: .relaxed) == 1)
     }
 }
