@@ -129,7 +129,11 @@ struct ThreadStateSourceTests {
         let running = contended.threadState?.runningNs ?? 0
         #expect((spinner?.ns ?? 0) * 2 >= running, "spinner \(spinner.map { "\($0)" } ?? "absent"), main running \(running): \(inPhase.states.cpuCompetitors)")
         #expect(states.fileReads.first?.path == cold, "\(states.fileReads)")
-        #expect(states.wakers.contains { $0.kind == .timer && $0.state == .sleeping }, "\(states.wakers)")
+        // The nanosleep (the longest sleep) ended by its timer. On a quiet host the timer's waking
+        // on an idle CPU is not always recorded (about half the runs on a 2-CPU VM; open, see
+        // docs/sampling.md): then its waker is unknown, never a thread or another cause.
+        let nanosleepWake = try #require(states.wakers.filter { $0.state == .sleeping }.max { $0.ns < $1.ns }, "\(states.wakers)")
+        #expect(nanosleepWake.kind == .timer || nanosleepWake.kind == .unknown, "\(states.wakers)")
     }
 
     /// Within max(2 ms, 10%) of the truth (a range when the fixture's clock could not place a
