@@ -31,7 +31,10 @@ public enum UprobeSupport {
     /// launch would carry that stall in its `exec` phase — and new probes queue behind the
     /// release. Releases that start later are not waited for: on a machine where launchprofs
     /// keep exiting, that wait would never end. Polled: those processes are no child of this one.
-    /// A wait longer than `UprobeHolder.quietWaitNs` is announced on stderr, with what it waits for.
+    /// A wait longer than `quietWaitNs` is announced on stderr, with what it waits for.
+    /// How long a release may take before launchprof says it waits for one.
+    static let quietWaitNs: UInt64 = 100_000_000
+
     static func awaitEarlierReleases() {
         let start = monotonicNs()
         let deadline = start + 5_000_000_000
@@ -43,7 +46,7 @@ public enum UprobeSupport {
                 StatusLine.say("gave up waiting for process \(releaser) (lp-uprobe-free) after 5 s; the first launches may stall in exec")
                 return
             }
-            if !announced, now - start >= UprobeHolder.quietWaitNs {
+            if !announced, now - start >= quietWaitNs {
                 announced = true
                 StatusLine.say("waiting for an earlier launchprof's uprobes to be released (process \(releaser), lp-uprobe-free: the kernel waits for RCU grace periods, ~0.1 s per probe); a launch during it would stall in exec")
             }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LaunchprofReport
+import LaunchprofTracing
 
 #if canImport(Glibc)
 import Glibc
@@ -28,6 +29,8 @@ struct Launchprof: ParsableCommand {
     /// run time on a small program (inspect is benchmarked against `ldd`). Everything else,
     /// help and usage errors included, goes through the parser.
     static func main() {
+        // Started as the uprobe holder, this process is that and nothing else.
+        UprobeHolder.serveIfStartedAsHolder()
         if let request = InspectCommand.Request(arguments: Array(CommandLine.arguments.dropFirst())) {
             run { try InspectCommand.execute(request) }
             return
