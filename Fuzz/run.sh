@@ -38,7 +38,7 @@ if [ -z "$(ls -A "$here/corpus")" ]; then
 fi
 # Seeds for the holder's messages (selector 9): a greeting, a hold, a drain, a hits reply.
 holder_seed() { [ -e "$here/corpus/seed-holder-$1" ] || printf "$2" > "$here/corpus/seed-holder-$1"; }
-holder_seed hello '\011\005\000\000\000\001\005\000\000\000'
+holder_seed hello '\011\005\000\000\000\001\007\000\000\000'
 holder_seed hold '\011\031\000\000\000\002\340\177\002\000\000\000\000\000\001\001/lib/libc.so.6'
 holder_seed drain '\011\021\000\000\000\004\001\000\000\000\052\000\000\000\001\000\000\000\000\000\000\000'
 holder_seed hits '\011\041\000\000\000\204\052\000\000\000\003\000\000\000\000\000\000\000\001\000\000\000\007\000\000\000\000\000\000\000\011\000\000\000\000\000\000\000'

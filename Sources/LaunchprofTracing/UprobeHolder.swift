@@ -115,7 +115,12 @@ public final class UprobeHolder: @unchecked Sendable {
         var tracepointBySampleID: [UInt64: UInt64] = [:]
         var watched: [Int32: Watched] = [:]
         var recent: [RecentHit] = []
-        var recentNext = 0
+        /// Hits ever appended to `recent`: the n-th is at n % recentCapacity.
+        var recentAppended = 0
+        /// Where each ring read began in `recent` and when (CLOCK_MONOTONIC): a claim scans only
+        /// what was read since its process began, not the whole buffer (a debug build's full
+        /// scan cost ~0.5 ms a launch, on the CPUs the launches run on).
+        var readMarks: [(appended: Int, timeNs: UInt64)] = []
         /// The newest time among recent hits overwritten before anyone claimed them.
         var overwrittenNewestNs: UInt64 = 0
         /// Hits the kernel dropped while nobody was watched: no session's.
@@ -219,6 +224,8 @@ public final class UprobeHolder: @unchecked Sendable {
     /// Reads every ring: a watched process's hits go to it, others' to `recent`; hits the kernel
     /// dropped count against every process watched now (one of them may have lost some).
     private func readRings(_ state: inout Hits) {
+        if state.readMarks.count >= 1024 { state.readMarks.removeFirst(512) }
+        state.readMarks.append((state.recentAppended, Self.nowNs()))
         for ring in rings {
             var count: Int32 = 0
             repeat {
@@ -243,11 +250,12 @@ public final class UprobeHolder: @unchecked Sendable {
                         if state.recent.count < Self.recentCapacity {
                             state.recent.append(recent)
                         } else {
-                            let old = state.recent[state.recentNext]
+                            let index = state.recentAppended % Self.recentCapacity
+                            let old = state.recent[index]
                             if old.pid != 0 { state.overwrittenNewestNs = max(state.overwrittenNewestNs, old.hit.timeNs) }
-                            state.recent[state.recentNext] = recent
+                            state.recent[index] = recent
                         }
-                        state.recentNext = (state.recentNext + 1) % Self.recentCapacity
+                        state.recentAppended += 1
                     }
                 }
             } while count == Int32(state.buffer.count)
@@ -257,7 +265,14 @@ public final class UprobeHolder: @unchecked Sendable {
     /// `pid`'s hits from `sinceNs` on among the recent ones, taken out of them.
     private static func claimRecent(_ pid: Int32, sinceNs: UInt64, _ state: inout Hits) -> [UprobeHolderProtocol.ProcessHits.Hit] {
         var claimed: [UprobeHolderProtocol.ProcessHits.Hit] = []
-        for index in state.recent.indices where state.recent[index].pid == pid && state.recent[index].hit.timeNs >= sinceNs {
+        let oldest = max(0, state.recentAppended - Self.recentCapacity)
+        // A hit made from `sinceNs` on was appended by the last read that began before then, or
+        // by a later one; with no such read remembered, everything kept is scanned.
+        var first = oldest
+        if let mark = state.readMarks.last(where: { $0.timeNs < sinceNs }) { first = max(mark.appended, oldest) }
+        for appended in first..<state.recentAppended {
+            let index = appended % Self.recentCapacity
+            guard state.recent[index].pid == pid, state.recent[index].hit.timeNs >= sinceNs else { continue }
             claimed.append(state.recent[index].hit)
             state.recent[index].pid = 0
         }

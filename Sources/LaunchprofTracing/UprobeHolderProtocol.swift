@@ -8,9 +8,10 @@
 /// (`Malformed`), never a crash or an unbounded allocation. Standard library only, so the fuzzer
 /// (Fuzz/run.sh) compiles this file on its own.
 public enum UprobeHolderProtocol {
-    /// Version 5: framed binary messages, the holder a process of its own (exec'd launchprof).
-    /// (4: a text protocol, the holder forked in C; 3 and before on an abstract socket.)
-    public static let version: UInt32 = 5
+    /// Version 7: framed binary messages, the holder a process of its own (exec'd launchprof).
+    /// (4–6: text protocols, the holder forked in C; 3 and before on an abstract socket.) The
+    /// socket's name carries it, so holders of other versions run beside this one, unasked.
+    public static let version: UInt32 = 7
     /// The largest payload either side accepts: a drain reply of `maxHitsPerProcess` hits.
     public static let maxPayload = 16 + maxHitsPerProcess * 16
     /// Hits kept and sent per watched process; a process hitting probes more often than that
