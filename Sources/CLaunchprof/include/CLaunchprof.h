@@ -323,6 +323,12 @@ int lp_tracepoint_hold_open(uint64_t tracepoint_id, int *_Nonnull fd);
 /// Names the calling thread (PR_SET_NAME; the process, when it is the main thread): the holder's
 /// `lp-uprobe-hold`, `lp-uprobe-read`, `lp-uprobe-free`.
 void lp_set_thread_name(const char *_Nonnull name);
+/// A file without a name in `directory` (O_TMPFILE), open for writing, close-on-exec; it goes
+/// with its last descriptor unless linked in. The descriptor, or -errno (EOPNOTSUPP, EISDIR:
+/// a file system or kernel without O_TMPFILE).
+int lp_open_unnamed_file(const char *_Nonnull directory, unsigned int mode);
+/// 1 when the file at `path` has file capabilities (a `security.capability` attribute).
+int lp_has_file_capabilities(const char *_Nonnull path);
 /// A ring buffer for every event of `cpu` to share (PERF_EVENT_IOC_SET_OUTPUT): a dummy software
 /// event with the probes' sample format and clock, `data_pages` (a power of two) pages mapped,
 /// whose descriptor polls readable once the ring is half full. 0 or an errno.
