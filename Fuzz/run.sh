@@ -10,7 +10,11 @@ root="$(dirname "$here")"
 build="$root/.build-fuzz"
 mkdir -p "$build" "$here/corpus" "$here/artifacts"
 elf="$root/Sources/LaunchprofELF"
+# ELFError imports LaunchprofReport for two names: a shim module of that name provides them.
+swiftc -parse-as-library -O -module-name LaunchprofReport -emit-module \
+    -emit-module-path "$build/LaunchprofReport.swiftmodule" -c -o "$build/LaunchprofReport.o" "$here/ReportShim.swift"
 swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name LaunchprofFuzz \
+    -I "$build" "$build/LaunchprofReport.o" \
     -o "$build/fuzz-parsers" \
     "$here/FuzzParsers.swift" \
     "$elf/ByteView.swift" "$elf/ELFError.swift" "$elf/SegmentMap.swift" "$elf/NoteParser.swift" \
