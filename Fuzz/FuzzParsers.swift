@@ -1,6 +1,7 @@
 // libFuzzer entry point for the parsers launchprof runs on untrusted bytes: the loader cache,
-// ELF notes, dynamic sections, relocation tables, symbol hash tables and call frame information. Built by Fuzz/run.sh,
-// which compiles these sources together with the parser files of Sources/LaunchprofELF.
+// ELF notes, dynamic sections, relocation tables, symbol hash tables, call frame information and
+// the uprobe holder's messages (both directions). Built by Fuzz/run.sh, which compiles these
+// sources together with the parser files of Sources/LaunchprofELF and the holder's protocol.
 
 /// The first input byte picks the parser; the rest is its input.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -9,7 +10,15 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let selector = data[0]
     let input = UnsafeRawBufferPointer(start: data + 1, count: size - 1)
     let view = ByteView(input)
-    switch selector % 9 {
+    switch selector % 10 {
+    case 9:
+        // A stream of holder frames, each decoded as a request and as a reply.
+        var reader = UprobeHolderProtocol.FrameReader()
+        reader.append(UnsafeRawBufferPointer(input))
+        while let payload = try? reader.next() {
+            _ = try? UprobeHolderProtocol.decodeRequest(payload)
+            _ = try? UprobeHolderProtocol.decodeReply(payload)
+        }
     case 0:
         let cache = try? LoaderCache(bytes: Array(input))
         for name in ["libc.so.6", "libz.so.1", "libm.so.6", "a", "lib1.so.10"] {

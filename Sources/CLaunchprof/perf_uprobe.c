@@ -1,6 +1,7 @@
 // Uprobe perf events: a breakpoint the kernel handles itself, with a timestamp written to a ring
 // buffer, so the observed process is never stopped. perf_event_open has no glibc wrapper and the
-// ring buffer is raw memory: both stay here.
+// ring buffer is raw memory: both stay here (the holder that keeps tracefs probes is Swift,
+// UprobeHolder.swift).
 #define _GNU_SOURCE
 #include "CLaunchprof.h"
 
@@ -84,12 +85,12 @@ int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int ca
     uint64_t head = __atomic_load_n(&header->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = header->data_tail;
     int stored = 0;
-    while (tail + sizeof(struct perf_event_header) <= head) {
+    while (tail + sizeof(struct perf_event_header) <= head && stored < capacity) {
         struct perf_event_header record;
         uint8_t bytes[64];
         for (size_t i = 0; i < sizeof record; i++) ((uint8_t *)&record)[i] = data[(tail + i) % size];
         if (record.size < sizeof record || tail + record.size > head) break;
-        if (record.type == PERF_RECORD_SAMPLE && record.size >= sizeof record + 32 && stored < capacity) {
+        if (record.type == PERF_RECORD_SAMPLE && record.size >= sizeof record + 32) {
             for (size_t i = 0; i < 32; i++) bytes[i] = data[(tail + sizeof record + i) % size];
             lp_perf_sample *sample = &samples[stored++];
             memcpy(&sample->id, bytes, 8);
@@ -101,8 +102,6 @@ int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int ca
             uint64_t dropped;
             for (size_t i = 0; i < 8; i++) ((uint8_t *)&dropped)[i] = data[(tail + sizeof record + 8 + i) % size];
             *lost += dropped;
-        } else if (record.type == PERF_RECORD_SAMPLE) {
-            *lost += 1;  // no room in `samples`
         }
         tail += record.size;
     }
@@ -188,494 +187,41 @@ int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int out
     return open_probe_event(&attr, pid, cpu, output_fd, fd, id);
 }
 
-// MARK: The probe holder
-
-// A line buffer takes a client's whole batch of drain requests ("D pid since", ~30 bytes each).
-enum { HOLDER_MAX_EVENTS = 2048, HOLDER_MAX_CLIENTS = 64, HOLDER_LINE = 4096 };
-
-// The holder's state lives in static memory: it runs in a child forked from a multithreaded
-// process, where only async-signal-safe calls (no malloc) are safe.
-static struct { int fd; char name[72]; } holder_events[HOLDER_MAX_EVENTS];
-static int holder_event_count;
-static struct { int fd; int used; char line[HOLDER_LINE]; } holder_clients[HOLDER_MAX_CLIENTS];
-static char holder_calibration[64];
-
-// System-wide events sample into per-CPU ring buffers the holder reads: a launchprof process then
-// makes no perf_event_open or close of its own (each takes the kernel's global event_mutex, which
-// another process's uprobe release holds for ~0.1 s per probe).
-enum { HOLDER_MAX_CPUS = 64, HOLDER_MAX_SAMPLE_IDS = 16384, HOLDER_RECENT = 65536, HOLDER_READ = 8192 };
-static struct { int fd; void *base; size_t length; } holder_rings[HOLDER_MAX_CPUS];
-static int holder_cpu_count;
-static struct { uint64_t sample_id; uint64_t tracepoint; } holder_sample_ids[HOLDER_MAX_SAMPLE_IDS];
-static int holder_sample_id_count;
-static int holder_extra_fds[HOLDER_MAX_SAMPLE_IDS];
-static int holder_extra_fd_count;
-// The latest hits of every process, oldest overwritten first; a drained hit's pid is set to 0.
-static lp_perf_sample holder_recent[HOLDER_RECENT];
-static uint64_t holder_recent_next;
-static uint64_t holder_lost;
-static lp_perf_sample holder_read_buffer[HOLDER_READ];
-static lp_perf_sample holder_reply_buffer[HOLDER_READ];
-// The probe each process hit last, and when (by pid modulo the table; a collision only lets a
-// repeat through). A process that hits one probe again and again — `main: jmp main`, a spin loop
-// on a probed function — adds nothing a launch's boundaries need (the first hit of each counts),
-// but without this it would push every other process's hits, and its own first ones, out of
-// `holder_recent` within a second (a spinning `main` takes a hit every ~2 µs).
-//
-// A hit repeats only within HOLDER_REPEAT_NS of the same probe's previous hit with no other probe
-// of the process between: a boundary hit again for real — the loader's relocation start in the
-// next image of an exec chain — comes an exec and a mapping of the closure later (≥ 100 µs).
-// The rings are read one CPU after another, so a hit read after a later one is never a repeat.
-enum { HOLDER_LAST = 4096 };
-static const uint64_t HOLDER_REPEAT_NS = 50000;
-static struct { uint32_t pid; uint64_t tracepoint, time_ns; } holder_last[HOLDER_LAST];
-
-// Whether `sample` repeats its process's previous hit (see holder_last); remembers it.
-static int holder_is_repeat(const lp_perf_sample *sample) {
-    uint32_t slot = sample->pid % HOLDER_LAST;
-    int repeat = holder_last[slot].pid == sample->pid && holder_last[slot].tracepoint == sample->id &&
-                 sample->time_ns >= holder_last[slot].time_ns &&
-                 sample->time_ns - holder_last[slot].time_ns < HOLDER_REPEAT_NS;
-    holder_last[slot].pid = sample->pid;
-    holder_last[slot].tracepoint = sample->id;
-    holder_last[slot].time_ns = sample->time_ns;
-    return repeat;
-}
-
-static void holder_read_rings(void) {
-    for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
-        if (!holder_rings[cpu].base) continue;
-        int count = 0;
-        do {
-            lp_perf_ring_read(holder_rings[cpu].base, holder_rings[cpu].length, holder_read_buffer, HOLDER_READ,
-                              &count, &holder_lost);
-            for (int i = 0; i < count; i++) {
-                lp_perf_sample sample = holder_read_buffer[i];
-                uint64_t tracepoint = 0;
-                for (int j = 0; j < holder_sample_id_count; j++) {
-                    if (holder_sample_ids[j].sample_id == sample.id) { tracepoint = holder_sample_ids[j].tracepoint; break; }
-                }
-                if (tracepoint == 0) continue;
-                sample.id = tracepoint;
-                if (holder_is_repeat(&sample)) continue;
-                holder_recent[holder_recent_next++ % HOLDER_RECENT] = sample;
-            }
-        } while (count == HOLDER_READ);
-    }
-}
-
-// One sampling event per CPU on `tracepoint`, into the CPU's ring.
-static int holder_open_sampling(uint64_t tracepoint, int *first_fd) {
-    *first_fd = -1;
-    for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
-        int fd = -1;
-        uint64_t id = 0;
-        int output = holder_rings[cpu].base ? holder_rings[cpu].fd : -1;
-        int error = lp_tracepoint_probe_open(-1, cpu, tracepoint, output, &fd, &id);
-        if (error == ENODEV || (error == EINVAL && cpu > 0 && output < 0)) continue;  // offline CPU
-        if (error != 0) return error;
-        if (!holder_rings[cpu].base) {
-            void *base = NULL;
-            size_t length = 0;
-            int mapped = lp_perf_ring_map(fd, 64, &base, &length);
-            if (mapped != 0) { close(fd); return mapped; }
-            holder_rings[cpu].fd = fd;
-            holder_rings[cpu].base = base;
-            holder_rings[cpu].length = length;
-        }
-        if (holder_sample_id_count < HOLDER_MAX_SAMPLE_IDS) {
-            holder_sample_ids[holder_sample_id_count].sample_id = id;
-            holder_sample_ids[holder_sample_id_count++].tracepoint = tracepoint;
-        }
-        if (*first_fd < 0) *first_fd = fd;
-        else if (holder_extra_fd_count < HOLDER_MAX_SAMPLE_IDS) holder_extra_fds[holder_extra_fd_count++] = fd;
-    }
-    return *first_fd >= 0 ? 0 : ENODEV;
-}
-
-// Replies to the requests of one read from a client go out in one send, after the last of them:
-// a client that sends a batch of requests is woken once for all the replies, not once per reply.
-enum { HOLDER_OUT = 1 << 20 };
-static char holder_out[HOLDER_OUT];
-static size_t holder_out_length;
-
-static void holder_send_all(int fd, const char *bytes, size_t length) {
-    while (length > 0) {
-        ssize_t written = send(fd, bytes, length, MSG_NOSIGNAL);
-        if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) return;
-        bytes += written;
-        length -= (size_t)written;
-    }
-}
-
-static void holder_flush(int fd) {
-    holder_send_all(fd, holder_out, holder_out_length);
-    holder_out_length = 0;
-}
-
-static void holder_append(int fd, const void *bytes, size_t length) {
-    if (holder_out_length + length > HOLDER_OUT) holder_flush(fd);
-    if (length > HOLDER_OUT) {
-        holder_send_all(fd, bytes, length);
-        return;
-    }
-    memcpy(holder_out + holder_out_length, bytes, length);
-    holder_out_length += length;
-}
-
-// "D <pid>": every kept hit of `pid`, oldest first, as a binary reply: uint32 count, uint64 lost,
-// then `count` lp_perf_sample (id = the tracepoint id).
-// `since`: hits before it are not wanted. The buffer is scanned from the newest back, and stops
-// 5 s of hit time before `since`: a hit appended later than one that old was read at most a few
-// ring reads (20 ms each) later, so the scan covers every wanted hit without reading 2 MB each time.
-static void holder_drain(int client, int32_t pid, uint64_t since) {
-    holder_read_rings();
-    uint32_t count = 0;
-    uint64_t start = holder_recent_next > HOLDER_RECENT ? holder_recent_next - HOLDER_RECENT : 0;
-    uint64_t oldest = since > 5000000000ULL ? since - 5000000000ULL : 0;
-    uint64_t first = holder_recent_next;
-    while (first > start && holder_recent[(first - 1) % HOLDER_RECENT].time_ns >= oldest) first--;
-    for (uint64_t i = first; i < holder_recent_next && count < HOLDER_READ; i++) {
-        lp_perf_sample *sample = &holder_recent[i % HOLDER_RECENT];
-        if ((int32_t)sample->pid != pid || pid == 0 || sample->time_ns < since) continue;
-        holder_reply_buffer[count++] = *sample;
-        sample->pid = 0;
-    }
-    char header[12];
-    memcpy(header, &count, 4);
-    memcpy(header + 4, &holder_lost, 8);
-    holder_lost = 0;
-    holder_append(client, header, sizeof header);
-    holder_append(client, holder_reply_buffer, count * sizeof(lp_perf_sample));
-}
-static char holder_uprobe_events[512];
-// The socket's name in its directory (descriptor 4 in the holder): removed before the holder exits.
-static char holder_socket_name[256];
-
-static void holder_reply(int fd, const char *text) { holder_append(fd, text, strlen(text)); }
-
-static void holder_format_number(char *out, int value) {
-    char digits[16];
-    int count = 0;
-    unsigned magnitude = value < 0 ? (unsigned)-value : (unsigned)value;
-    do { digits[count++] = (char)('0' + magnitude % 10); magnitude /= 10; } while (magnitude > 0);
-    int at = 0;
-    if (value < 0) out[at++] = '-';
-    while (count > 0) out[at++] = digits[--count];
-    out[at++] = '\n';
-    out[at] = 0;
-}
-
-// "H <tracepoint id> <event name>" holds an event system-wide (its probe is then in every process
-// mapping the file); "P <id> <name>" holds it for the holder's own process only (the probe of a
-// function launchprof calls in itself, which must not trap elsewhere). "C" reads the stored
-// hit calibration, "K <text>" stores it.
-static void holder_handle(int client, char *line) {
-    char reply[96];
-    if ((line[0] == 'H' || line[0] == 'P') && line[1] == ' ') {
-        char *cursor = line + 2;
-        uint64_t tracepoint = 0;
-        while (*cursor >= '0' && *cursor <= '9') tracepoint = tracepoint * 10 + (uint64_t)(*cursor++ - '0');
-        while (*cursor == ' ') cursor++;
-        for (int i = 0; i < holder_event_count; i++) {
-            if (strcmp(holder_events[i].name, cursor) == 0) { holder_reply(client, "0\n"); return; }
-        }
-        if (holder_event_count == HOLDER_MAX_EVENTS || strlen(cursor) >= sizeof holder_events[0].name) {
-            holder_reply(client, "24\n");  // EMFILE
-            return;
-        }
-        int fd = -1;
-        if (line[0] == 'H') {
-            int error = holder_open_sampling(tracepoint, &fd);
-            if (error != 0) {
-                holder_format_number(reply, error);
-                holder_reply(client, reply);
-                return;
-            }
-        } else {
-            struct perf_event_attr attr;
-            memset(&attr, 0, sizeof attr);
-            attr.size = sizeof attr;
-            attr.type = PERF_TYPE_TRACEPOINT;
-            attr.config = tracepoint;  // counting only: no buffer, nothing written per hit
-            fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-            if (fd < 0) {
-                holder_format_number(reply, errno);
-                holder_reply(client, reply);
-                return;
-            }
-        }
-        holder_events[holder_event_count].fd = fd;
-        strcpy(holder_events[holder_event_count].name, cursor);
-        holder_event_count++;
-        holder_reply(client, "0\n");
-    } else if (line[0] == 'D' && line[1] == ' ') {
-        int32_t pid = 0;
-        uint64_t since = 0;
-        char *cursor = line + 2;
-        for (; *cursor >= '0' && *cursor <= '9'; cursor++) pid = pid * 10 + (*cursor - '0');
-        while (*cursor == ' ') cursor++;
-        for (; *cursor >= '0' && *cursor <= '9'; cursor++) since = since * 10 + (uint64_t)(*cursor - '0');
-        holder_drain(client, pid, since);
-    } else if (line[0] == 'C' && line[1] == 0) {
-        holder_reply(client, holder_calibration[0] ? holder_calibration : "-");
-        holder_reply(client, "\n");
-    } else if (line[0] == 'K' && line[1] == ' ' && strlen(line + 2) < sizeof holder_calibration) {
-        strcpy(holder_calibration, line + 2);
-        holder_reply(client, "0\n");
-    } else {
-        holder_reply(client, "22\n");  // EINVAL
-    }
-}
-
-static int64_t holder_now_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-static void holder_serve(int listener, int linger_ms) {
-    int64_t idle_since = holder_now_ms();
-    for (;;) {
-        struct pollfd polled[HOLDER_MAX_CLIENTS + 1 + HOLDER_MAX_CPUS];
-        int slots[HOLDER_MAX_CLIENTS + 1];
-        int count = 0, clients = 0;
-        polled[count].fd = listener;
-        polled[count].events = POLLIN;
-        slots[count++] = -1;
-        for (int i = 0; i < HOLDER_MAX_CLIENTS; i++) {
-            if (!holder_clients[i].used) continue;
-            polled[count].fd = holder_clients[i].fd;
-            polled[count].events = POLLIN;
-            slots[count++] = i;
-            clients++;
-        }
-        // The rings last: a ring past its watermark is read at once (see open_probe_event).
-        int rings = 0;
-        for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
-            if (!holder_rings[cpu].base) continue;
-            polled[count + rings].fd = holder_rings[cpu].fd;
-            polled[count + rings].events = POLLIN;
-            polled[count + rings].revents = 0;
-            rings++;
-        }
-        // The rings are read every 20 ms at least, so they never fill (64 pages: ~5,000 hits).
-        int timeout = 20;
-        if (clients == 0) {
-            int64_t left = idle_since + linger_ms - holder_now_ms();
-            if (left <= 0) return;
-            if (left < timeout) timeout = (int)left;
-        }
-        int ready = poll(polled, (nfds_t)(count + rings), timeout);
-        if (ready < 0 && errno != EINTR) return;
-        int ring_ready = 0;
-        for (int r = 0; r < rings; r++) ring_ready += polled[count + r].revents != 0;
-        if (ready <= 0 || ring_ready) {
-            holder_read_rings();
-            if (ready <= 0 || ready == ring_ready) continue;
-        }
-        if (polled[0].revents & POLLIN) {
-            int client = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
-            struct ucred peer;
-            socklen_t size = sizeof peer;
-            if (client >= 0) {
-                int slot = -1;
-                for (int i = 0; i < HOLDER_MAX_CLIENTS && slot < 0; i++) if (!holder_clients[i].used) slot = i;
-                // Only the holder's own user may make it hold events.
-                if (slot < 0 || getsockopt(client, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || peer.uid != geteuid()) {
-                    close(client);
-                } else {
-                    holder_clients[slot].fd = client;
-                    holder_clients[slot].used = 1;
-                    holder_clients[slot].line[0] = 0;
-                }
-            }
-        }
-        for (int p = 1; p < count; p++) {
-            if (!polled[p].revents) continue;
-            int slot = slots[p];
-            char *line = holder_clients[slot].line;
-            size_t have = strlen(line);
-            ssize_t got = recv(holder_clients[slot].fd, line + have, HOLDER_LINE - 1 - have, 0);
-            if (got <= 0) {
-                if (got < 0 && errno == EINTR) continue;
-                close(holder_clients[slot].fd);
-                holder_clients[slot].used = 0;
-                idle_since = holder_now_ms();
-                continue;
-            }
-            line[have + (size_t)got] = 0;
-            char *end;
-            while ((end = strchr(line, '\n')) != NULL) {
-                *end = 0;
-                holder_handle(holder_clients[slot].fd, line);
-                memmove(line, end + 1, strlen(end + 1) + 1);
-            }
-            holder_flush(holder_clients[slot].fd);
-            if (strlen(line) == HOLDER_LINE - 1) line[0] = 0;  // an over-long line: dropped
-        }
-    }
-}
-
-static void holder_release(void) {
-    for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
-        if (holder_rings[cpu].base) munmap(holder_rings[cpu].base, holder_rings[cpu].length);
-    }
-    for (int i = 0; i < holder_extra_fd_count; i++) close(holder_extra_fds[i]);
-    for (int i = 0; i < holder_event_count; i++) close(holder_events[i].fd);
-    int events = open(holder_uprobe_events, O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (events < 0) return;
-    for (int i = 0; i < holder_event_count; i++) {
-        // "-:launchprof/NAME"; EBUSY when a newer holder uses it already: it stays.
-        char removal[96] = "-:launchprof/";
-        strcat(removal, holder_events[i].name);
-        if (write(events, removal, strlen(removal)) < 0) {}
-    }
-    close(events);
-}
-
-int lp_uprobe_holder_start(int listener, int directory, const char *socket_name, const char *uprobe_events,
-                           int linger_ms) {
-    if (strlen(uprobe_events) >= sizeof holder_uprobe_events || strlen(socket_name) >= sizeof holder_socket_name)
-        return ENAMETOOLONG;
-    pid_t child = fork();
-    if (child < 0) return errno;
-    if (child == 0) {
-        setsid();
-        if (fork() != 0) _exit(0);
-        prctl(PR_SET_NAME, "lp-uprobe-hold", 0, 0, 0);
-        // It outlives the launchprof that started it: at the default priority, whatever that one
-        // ran at (calibrate raises its own).
-        setpriority(PRIO_PROCESS, 0, 0);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        // Nothing of launchprof's: no standard streams (a pipe reader of `launchprof run | jq`
-        // would wait for them), no perf events, no traced child's descriptors. The listener
-        // becomes descriptor 3, its directory 4.
-        int null = open("/dev/null", O_RDWR);
-        for (int fd = 0; fd < 3; fd++) if (null >= 0) dup2(null, fd);
-        int moved_listener = fcntl(listener, F_DUPFD_CLOEXEC, 10);
-        int moved_directory = fcntl(directory, F_DUPFD_CLOEXEC, 10);
-        dup2(moved_listener, 3);
-        dup2(moved_directory, 4);
-        close_range(5, ~0U, 0);
-        listener = 3;
-        if (chdir("/") != 0) {}
-        strcpy(holder_uprobe_events, uprobe_events);
-        strcpy(holder_socket_name, socket_name);
-        holder_event_count = 0;
-        holder_calibration[0] = 0;
-        long cpus = sysconf(_SC_NPROCESSORS_CONF);
-        holder_cpu_count = cpus < 1 ? 1 : cpus > HOLDER_MAX_CPUS ? HOLDER_MAX_CPUS : (int)cpus;
-        memset(holder_clients, 0, sizeof holder_clients);
-        holder_serve(listener, linger_ms);
-        // Named before the socket goes, so a launchprof that finds no holder also finds this.
-        prctl(PR_SET_NAME, "lp-uprobe-free", 0, 0, 0);
-        // The socket file goes before the listener closes: a launchprof that then finds no
-        // holder binds a fresh one, never this name after us.
-        unlinkat(4, holder_socket_name, 0);
-        close(listener);
-        holder_release();
-        _exit(0);
-    }
-    int status;
-    while (waitpid(child, &status, __WALL) < 0 && errno == EINTR) {}
+int lp_tracepoint_hold_open(uint64_t tracepoint_id, int *fd) {
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_TRACEPOINT;
+    attr.config = tracepoint_id;  // counting only: no buffer, nothing written per hit
+    int result = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (result < 0) return errno;
+    *fd = result;
     return 0;
 }
 
-int lp_uprobe_holder_request(int fd, const char *line, char *reply, int capacity) {
-    size_t length = strlen(line);
-    const char *cursor = line;
-    while (length > 0) {
-        ssize_t written = send(fd, cursor, length, MSG_NOSIGNAL);
-        if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) return written < 0 ? errno : EPIPE;
-        cursor += written;
-        length -= (size_t)written;
+int lp_perf_ring_open(int cpu, int data_pages, int *fd, void **base, size_t *length) {
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_DUMMY;
+    // The probes' sample format and clock: PERF_EVENT_IOC_SET_OUTPUT accepts only a ring of the
+    // same clock, and the records read back are the probes'.
+    attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    // A reader polling the descriptor wakes when the ring is half full.
+    attr.watermark = 1;
+    attr.wakeup_watermark = (uint32_t)((size_t)data_pages * (size_t)sysconf(_SC_PAGESIZE) / 2);
+    int result = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (result < 0) return errno;
+    int mapped = lp_perf_ring_map(result, data_pages, base, length);
+    if (mapped != 0) {
+        close(result);
+        return mapped;
     }
-    // The reply is one line and nothing follows it until the next request: read it in chunks.
-    int have = 0;
-    while (have < capacity - 1) {
-        ssize_t got = recv(fd, reply + have, (size_t)(capacity - 1 - have), 0);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return got < 0 ? errno : EPIPE;
-        char *newline = memchr(reply + have, '\n', (size_t)got);
-        have += (int)got;
-        if (newline) {
-            *newline = 0;
-            return 0;
-        }
-    }
-    reply[have] = 0;
+    *fd = result;
     return 0;
 }
 
-int lp_uprobe_holder_drain_send(int fd, const int32_t *pids, const uint64_t *since_ns, int count) {
-    char *lines = malloc((size_t)(count > 0 ? count : 1) * 48);
-    if (!lines) return ENOMEM;
-    int at = 0;
-    for (int i = 0; i < count; i++) {
-        char digits[24];
-        int length = 0;
-        lines[at++] = 'D';
-        lines[at++] = ' ';
-        uint64_t value = (uint32_t)pids[i];
-        do { digits[length++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
-        while (length > 0) lines[at++] = digits[--length];
-        lines[at++] = ' ';
-        value = since_ns[i];
-        do { digits[length++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
-        while (length > 0) lines[at++] = digits[--length];
-        lines[at++] = '\n';
-    }
-    // One send: the holder reads the batch at once and answers it with one send.
-    int error = 0;
-    for (int sent = 0; sent < at;) {
-        ssize_t written = send(fd, lines + sent, (size_t)(at - sent), MSG_NOSIGNAL);
-        if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) {
-            error = written < 0 ? errno : EPIPE;
-            break;
-        }
-        sent += (int)written;
-    }
-    free(lines);
-    return error;
-}
-
-int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sample *samples, int capacity, int *count,
-                           uint64_t *lost) {
-    int error = lp_uprobe_holder_drain_send(fd, &pid, &since_ns, 1);
-    return error != 0 ? error : lp_uprobe_holder_drain_receive(fd, samples, capacity, count, lost);
-}
-
-int lp_uprobe_holder_drain_receive(int fd, lp_perf_sample *samples, int capacity, int *count, uint64_t *lost) {
-    char header[12];
-    for (size_t have = 0; have < sizeof header;) {
-        ssize_t got = recv(fd, header + have, sizeof header - have, 0);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return got < 0 ? errno : EPIPE;
-        have += (size_t)got;
-    }
-    uint32_t total;
-    memcpy(&total, header, 4);
-    memcpy(lost, header + 4, 8);
-    *count = 0;
-    // The samples in as few reads as the socket allows; those beyond `capacity` are counted lost.
-    size_t wanted = (size_t)total * sizeof(lp_perf_sample);
-    size_t kept = (size_t)(total < (uint32_t)capacity ? total : (uint32_t)capacity) * sizeof(lp_perf_sample);
-    for (size_t have = 0; have < wanted;) {
-        char overflow[4096];
-        char *into = have < kept ? (char *)samples + have : overflow;
-        size_t room = have < kept ? kept - have : (wanted - have < sizeof overflow ? wanted - have : sizeof overflow);
-        ssize_t got = recv(fd, into, room, 0);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return got < 0 ? errno : EPIPE;
-        have += (size_t)got;
-    }
-    *count = (int)(kept / sizeof(lp_perf_sample));
-    *lost += total - (uint32_t)*count;
-    return 0;
-}
+void lp_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }

@@ -9,12 +9,15 @@ public enum InspectError: LaunchprofError, Sendable, Equatable {
     case file(ELFError)
     /// A `#!` script whose interpreter does not exist.
     case scriptInterpreterMissing(script: String, interpreter: String)
+    /// A program whose ELF interpreter (PT_INTERP) does not exist: the kernel's execve fails
+    /// with ENOENT, which names neither.
+    case programInterpreterMissing(program: String, interpreter: String)
     /// A `#!` line without an interpreter, or scripts nested deeper than the kernel allows.
     case badScript(script: String, reason: String)
 
     public var exitCause: ExitCause {
         switch self {
-        case .notFoundOnPath, .scriptInterpreterMissing: .noInput
+        case .notFoundOnPath, .scriptInterpreterMissing, .programInterpreterMissing: .noInput
         case .badScript: .badInput
         case .file(let error): error.exitCause
         }
@@ -30,6 +33,9 @@ public enum InspectError: LaunchprofError, Sendable, Equatable {
             return "\(script): script interpreter \(interpreter) not found"
         case .badScript(let script, let reason):
             return "\(script): \(reason)"
+        case .programInterpreterMissing(let program, let interpreter):
+            return "\(program): its ELF interpreter \(interpreter) does not exist, so the kernel refuses to run it"
+                + " (execve: No such file or directory)"
         }
     }
 }

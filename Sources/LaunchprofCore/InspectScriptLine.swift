@@ -14,7 +14,11 @@ struct ScriptLine: Equatable {
 
     /// The `#!` line of the file at `path`, or nil when it does not start with `#!`.
     static func read(_ path: String) throws(InspectError) -> ScriptLine? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Only a regular file can be a script; anything else (a FIFO, whose open would wait for a
+        // writer; a device) is left to the ELF reader, which refuses it without opening it.
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             // Let the ELF reader classify the failure (missing, directory, unreadable).
             return nil

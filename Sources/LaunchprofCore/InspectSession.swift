@@ -48,6 +48,9 @@ public struct InspectSession: Sendable {
             }
             throw .file(error)
         }
+        if let interpreter = image.interpreter, access(interpreter, F_OK) != 0, errno == ENOENT || errno == ENOTDIR {
+            throw .programInterpreterMissing(program: programPath, interpreter: interpreter)
+        }
         // The loader work is replayed object by object on a second CPU while the resolver reads on.
         let work = analysis ?? LoaderWorkAnalyzer.Pipeline()
         let closure = resolver.resolve(program: image, environment: configuration.environment) { work.add($0.image) }

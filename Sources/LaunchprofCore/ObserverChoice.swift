@@ -3,7 +3,7 @@ import LaunchprofTracing
 
 /// Which observer times the pre-main boundaries (`run --observer`).
 public enum ObserverChoice: String, Sendable, CaseIterable {
-    /// Where uprobes are permitted (root, CAP_PERFMON or CAP_SYS_ADMIN, and the uprobe PMU), the
+    /// Where uprobes are permitted (root or CAP_SYS_ADMIN, and the uprobe PMU), the
     /// one that costs a launch less on this host by measurement (a uprobe hit against a ptrace
     /// stop); elsewhere ptrace.
     case auto

@@ -99,6 +99,14 @@ public struct OutputDestination: Sendable, Equatable {
         return mine == theirs
     }
 
+    /// Whether writing here would replace or write into the file at `input` (the same file,
+    /// reached by any name or link): an output must never destroy what the command reads.
+    public func overwrites(_ input: String) -> Bool {
+        var info = stat()
+        guard stat(input, &info) == 0, let mine = placeIdentity else { return false }
+        return mine == "inode:\(info.st_dev):\(info.st_ino)"
+    }
+
     /// "stdout" for what ends on launchprof's standard output (`-` always, whatever stdout is),
     /// else the device and inode written to, else the path to create; nil for `/dev/null`.
     private var placeIdentity: String? {
@@ -246,7 +254,8 @@ final class StreamReportOutput: ReportOutput {
             }
             if written < 0 {
                 if errno == EINTR { continue }
-                throw OutputDestination.refusal(path, errno, OutputDestination.reason(errno))
+                let code = errno
+                throw .writeFailed(path: device == nil ? "-" : path, errno: code, reason: String(cString: strerror(code)))
             }
             offset += written
         }

@@ -43,6 +43,8 @@ public enum ProgramLocator {
         if let script, script.interpreter.isEmpty {
             throw .notExecutable(path: path, reason: "its #! line names no interpreter")
         }
+        // The kernel ignores a script's setuid bit: only a program's can be lost under ptrace.
+        if script == nil { PrivilegedProgram.warn(path) }
         return LocatedProgram(name: name, path: path, script: script, imagePath: script?.interpreter ?? path)
     }
 

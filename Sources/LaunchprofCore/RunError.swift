@@ -1,6 +1,7 @@
 import LaunchprofDisplay
 import LaunchprofELF
 import LaunchprofReport
+import LaunchprofSampling
 import LaunchprofTracing
 
 /// Why `launchprof run` could not measure a program. Each case names its subject.
@@ -16,6 +17,9 @@ public enum RunError: LaunchprofError, Sendable {
     case tracer(TracerError)
     case report(LaunchReportError)
     case system(operation: String, errno: Int32)
+    /// `--sample` cannot open its perf events on the child (no permission): the program cannot
+    /// be sampled here, which is no internal error.
+    case sampling(SamplingError)
     /// Ctrl-C (or SIGTERM/SIGHUP) arrived: the child was killed and no report was written.
     case interrupted(signal: Int32)
     /// `--observer uprobe` cannot run here, or a probe could not be armed.
@@ -41,6 +45,7 @@ public enum RunError: LaunchprofError, Sendable {
         case .interrupted(let signal):
             "Interrupted by signal \(signal): the child was killed and no report was written."
         case .observer(let error): error.description
+        case .sampling(let error): error.description
         case .display(let error): error.description
         case .unwinderMissing(let missing):
             "--sample needs libunwind's remote unwinder, and \(missing) cannot be loaded (Debian: apt-get install libunwind8)"
@@ -54,6 +59,7 @@ public enum RunError: LaunchprofError, Sendable {
         case .cannotReadProgram(let error): error.exitCause
         case .tracer(let error): error.exitCause
         case .observer(let error): error.exitCause
+        case .sampling(let error): error.exitCause
         case .display(let error): error.exitCause
         case .report(let error): error.exitCause
         case .system: .software

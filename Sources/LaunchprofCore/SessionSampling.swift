@@ -123,8 +123,7 @@ extension SamplingError {
     var runError: RunError {
         switch self {
         case .system(let operation, let code): .system(operation: operation, errno: code)
-        case .cannotOpenEvents(let pid, let code):
-            .system(operation: "perf_event_open for --sample on process \(pid) (needs root or perf_event_paranoid <= 1)", errno: code)
+        case .cannotOpenEvents: .sampling(self)
         }
     }
 }

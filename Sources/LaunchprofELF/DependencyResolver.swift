@@ -210,7 +210,7 @@ private struct ResolutionState {
         } catch {
             switch error {
             // The loader keeps searching past missing files and files of another class or machine.
-            case .notFound, .isDirectory, .unsupportedClass, .unsupportedMachine: return .absent
+            case .notFound, .isDirectory, .notAFile, .unsupportedClass, .unsupportedMachine: return .absent
             default: return .failed(reason(error))
             }
         }

@@ -81,7 +81,11 @@ final class ELFBacking: @unchecked Sendable {
     /// Opens `path`, classifies failures (missing, directory, empty, not ELF, wrong class or
     /// machine) and maps the file.
     static func open(_ path: String) throws(ELFError) -> ELFBacking {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        // What is there, before opening it: opening a FIFO waits for a writer, a device's open
+        // may act. O_NONBLOCK as well, for what is put there between the two calls.
+        var before = stat()
+        if stat(path, &before) == 0, let kind = specialKind(before.st_mode) { throw .notAFile(path: path, kind: kind) }
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
             let code = errno
             switch code {
@@ -102,7 +106,7 @@ final class ELFBacking: @unchecked Sendable {
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
             close(fd)
-            throw .notELF(path: path)
+            throw .notAFile(path: path, kind: specialKind(status.st_mode) ?? "not a regular file")
         }
         guard status.st_size > 0 else {
             close(fd)
@@ -134,6 +138,17 @@ final class ELFBacking: @unchecked Sendable {
         let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(mapping), count: size)
         let fileID = ELFImage.FileID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
         return ELFBacking(fd: fd, bytes: bytes, fileID: fileID)
+    }
+
+    /// "a FIFO", "a character device"… for what is neither a regular file nor a directory.
+    private static func specialKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFIFO: return "a FIFO"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFSOCK: return "a socket"
+        default: return nil
+        }
     }
 
     private static func checkIdentity(_ ident: UnsafeRawBufferPointer, path: String) throws(ELFError) {
@@ -171,37 +186,45 @@ final class ELFBacking: @unchecked Sendable {
         }
     }
 
+    /// Whether the section header table lies within the file (`headers` decides): one that does
+    /// not is no reason to refuse a program — the kernel never reads it — so the file is read
+    /// as having no sections (no .symtab), and libelf is never handed it.
+    private(set) var sectionTableInFile = true
+
     /// The ELF header's fields and the program headers, read from the file (64-bit,
-    /// little-endian: checked when it was opened). The section header table is only checked to
-    /// lie within the file: a file cut before it lost its tail.
+    /// little-endian: checked when it was opened), refused where the kernel's execve refuses
+    /// them (ENOEXEC: another type, no program headers, entries not 56 bytes, more than 64 KiB
+    /// of them). Offsets are checked without overflow.
     func headers(path: String) throws(ELFError) -> ELFHeaders {
         guard bytes.count >= 64 else {
             throw .truncated(path: path, detail: "\(bytes.count)-byte file ends inside the ELF header")
         }
         let view = self.view
+        let type = try view.u16(16)
         let programOffset = try view.u64(32)
         let sectionOffset = try view.u64(40)
         let programEntrySize = try view.u16(54)
-        var programCount = Int(try view.u16(56))
-        let sectionEntrySize = try view.u16(58)
+        let programCount = Int(try view.u16(56))
+        let sectionEntrySize = UInt64(try view.u16(58))
         let sectionCount = max(UInt64(try view.u16(60)), sectionOffset == 0 ? 0 : 1)
-        let sectionTableEnd = sectionOffset &+ sectionCount &* UInt64(sectionEntrySize)
-        guard sectionOffset == 0 || (sectionTableEnd >= sectionOffset && sectionTableEnd <= UInt64(bytes.count)) else {
-            throw .truncated(path: path, detail: "section headers end at byte \(sectionTableEnd) of \(bytes.count)")
+        let fileSize = UInt64(bytes.count)
+        // Each bound as a subtraction from the file's size: no sum can wrap.
+        sectionTableInFile = sectionOffset == 0
+            || (sectionEntrySize >= 64 && sectionOffset <= fileSize && sectionCount <= (fileSize - sectionOffset) / sectionEntrySize)
+        let refused = " (the kernel refuses to run it: Exec format error)"
+        guard type == 2 || type == 3 else {
+            throw .malformed(path: path, detail: "ELF type \(type) is neither a program nor a shared object" + refused)
         }
-        // PN_XNUM: the count is section 0's sh_info.
-        if programCount == 0xffff {
-            guard sectionOffset != 0, let count = try? view.u32(Int(clamping: sectionOffset) + 44) else {
-                throw .malformed(path: path, detail: "program header count escapes to a missing section 0")
-            }
-            programCount = Int(count)
+        guard programCount > 0 else { throw .malformed(path: path, detail: "no program headers" + refused) }
+        guard programEntrySize == 56 else {
+            throw .malformed(path: path, detail: "program header entries of \(programEntrySize) bytes (64-bit ones are 56)" + refused)
         }
-        guard programCount == 0 || programEntrySize == 56 else {
-            throw .malformed(path: path, detail: "program header entries of \(programEntrySize) bytes (64-bit ones are 56)")
+        // The kernel reads at most 64 KiB of program headers (so e_phnum 0xffff, PN_XNUM, too).
+        guard programCount * 56 <= 65536 else {
+            throw .malformed(path: path, detail: "\(programCount) program headers, more than 64 KiB" + refused)
         }
-        let programTableEnd = programOffset &+ UInt64(programCount) &* 56
-        guard programCount == 0 || (programTableEnd >= programOffset && programTableEnd <= UInt64(bytes.count)) else {
-            throw .truncated(path: path, detail: "program headers end at byte \(programTableEnd) of \(bytes.count)")
+        guard programOffset <= fileSize, UInt64(programCount) * 56 <= fileSize - programOffset else {
+            throw .truncated(path: path, detail: "\(programCount) program headers at byte \(programOffset) of a \(fileSize)-byte file")
         }
         var programHeaders: [ELFHeaders.ProgramHeader] = []
         programHeaders.reserveCapacity(programCount)
@@ -213,7 +236,7 @@ final class ELFBacking: @unchecked Sendable {
                     fileSize: try view.u64(entry + 32), memorySize: try view.u64(entry + 40),
                     alignment: try view.u64(entry + 48)))
         }
-        return ELFHeaders(type: try view.u16(16), entry: try view.u64(24), programHeaders: programHeaders)
+        return ELFHeaders(type: type, entry: try view.u64(24), programHeaders: programHeaders)
     }
 
     /// The section headers, through libelf, read when first asked for; none when libelf cannot
@@ -225,7 +248,7 @@ final class ELFBacking: @unchecked Sendable {
             var sections = [ELFHeaders.SectionHeader(type: 0, offset: 0, size: 0, link: 0)]
             _ = elf_version(UInt32(EV_CURRENT))
             // libelf reads a native-endian image in place: it never writes to it.
-            if let base = bytes.baseAddress,
+            if sectionTableInFile, let base = bytes.baseAddress,
                 let elf = elf_memory(UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: CChar.self)), bytes.count)
             {
                 state.elf = elf

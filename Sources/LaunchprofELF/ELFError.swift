@@ -14,6 +14,8 @@ public enum ELFError: LaunchprofError, Sendable, Equatable {
     case isDirectory(path: String)
     /// The file exists but cannot be opened or read (`errno` from the failing call).
     case unreadable(path: String, errno: Int32)
+    /// The path names a FIFO, a device or a socket: never opened (a FIFO's open would block).
+    case notAFile(path: String, kind: String)
     /// The file is empty.
     case empty(path: String)
     /// The file does not start with the ELF magic number.
@@ -30,7 +32,7 @@ public enum ELFError: LaunchprofError, Sendable, Equatable {
     /// The path this error is about.
     public var path: String {
         switch self {
-        case .notFound(let path), .isDirectory(let path), .unreadable(let path, _), .empty(let path),
+        case .notFound(let path), .isDirectory(let path), .notAFile(let path, _), .unreadable(let path, _), .empty(let path),
             .notELF(let path), .truncated(let path, _), .malformed(let path, _),
             .unsupportedClass(let path, _), .unsupportedMachine(let path, _):
             return path
@@ -42,6 +44,7 @@ public enum ELFError: LaunchprofError, Sendable, Equatable {
         switch self {
         case .notFound: return .notFound(path: path)
         case .isDirectory: return .isDirectory(path: path)
+        case .notAFile(_, let kind): return .notAFile(path: path, kind: kind)
         case .unreadable(_, let errno): return .unreadable(path: path, errno: errno)
         case .empty: return .empty(path: path)
         case .notELF: return .notELF(path: path)
@@ -56,6 +59,7 @@ public enum ELFError: LaunchprofError, Sendable, Equatable {
         switch self {
         case .notFound(let path): return "\(path): no such file or directory"
         case .isDirectory(let path): return "\(path): is a directory, not a program"
+        case .notAFile(let path, let kind): return "\(path): is \(kind), not a program file"
         case .unreadable(let path, let errno): return "\(path): cannot be read (errno \(errno))"
         case .empty(let path): return "\(path): empty file, not an ELF program"
         case .notELF(let path): return "\(path): not an ELF file (no ELF magic number)"
@@ -72,7 +76,7 @@ public enum ELFError: LaunchprofError, Sendable, Equatable {
 extension ELFError {
     public var exitCause: ExitCause {
         switch self {
-        case .notFound, .isDirectory: .noInput
+        case .notFound, .isDirectory, .notAFile: .noInput
         case .unreadable(_, let errno): errno == EACCES || errno == EPERM ? .noPermission : .noInput
         case .empty, .notELF, .truncated, .malformed: .badInput
         case .unsupportedClass, .unsupportedMachine: .unavailable

@@ -16,6 +16,7 @@ public enum ExitCause: Int32, CaseIterable, Sendable {
     case unavailable = 69
     case software = 70
     case cannotCreate = 73
+    case ioError = 74
     case noPermission = 77
     case interrupted = 130
 
@@ -34,6 +35,7 @@ public enum ExitCause: Int32, CaseIterable, Sendable {
         case .unavailable: "cannot execute, trace or freeze the program; foreign ELF; no C compiler"
         case .software: "internal error"
         case .cannotCreate: "an output cannot be written (checked before any work)"
+        case .ioError: "writing an output failed: a full disk, a full or closed stdout"
         case .noPermission: "inspect: permission denied reading the program"
         case .interrupted: "interrupted (Ctrl-C, SIGTERM): the child was killed"
         }

@@ -11,6 +11,9 @@ public enum LaunchReportError: LaunchprofError, Equatable {
     case cannotRead(path: String, errno: Int32, reason: String)
     /// Making an output failed: what, on which path, and the system's reason.
     case fileOperationFailed(operation: String, path: String, errno: Int32, reason: String)
+    /// Writing an output failed midway (a full disk or stream, a closed stdout): `path` is the
+    /// output as the user named it, `-` for standard output.
+    case writeFailed(path: String, errno: Int32, reason: String)
     /// The writer was used after `finish()` or `cancel()`.
     case writerClosed(path: String)
     /// A report of a schema version this launchprof does not know.
@@ -38,6 +41,8 @@ public enum LaunchReportError: LaunchprofError, Equatable {
             "Could not read '\(path)': \(reason)."
         case .fileOperationFailed(let operation, let path, _, let reason):
             "Could not \(operation) '\(path)': \(reason)."
+        case .writeFailed(let path, _, let reason):
+            "Could not write \(path == "-" ? "to standard output" : "'\(path)'"): \(reason); the output is incomplete."
         case .writerClosed(let path):
             "The report '\(path)' was already finished or cancelled."
         case .unsupportedSchemaVersion(let path, let found, let supported):
@@ -57,6 +62,7 @@ public enum LaunchReportError: LaunchprofError, Equatable {
         switch self {
         case .cannotRead: .noInput
         case .fileOperationFailed: .cannotCreate
+        case .writeFailed: .ioError
         // A value given on the command line or in a suite.
         case .invalidReadiness: .usage
         case .unsupportedSchemaVersion, .invalidReport, .cannotMerge, .cannotCompare, .wrongKind: .badInput

@@ -1,3 +1,4 @@
+import LaunchprofELF
 import LaunchprofReport
 
 /// Why tracing a launch failed. Each case names its subject.
@@ -14,7 +15,12 @@ public enum TracerError: LaunchprofError, Sendable, Equatable {
     public var description: String {
         switch self {
         case .cannotExecute(let path, let errno):
-            "Executable \"\(path)\" cannot be executed: \(errnoDescription(errno))."
+            if let interpreter = Self.missingInterpreter(path, errno) {
+                "Executable \"\(path)\" cannot be executed: its ELF interpreter \(interpreter) does not exist (\(errnoDescription(errno)))."
+            } else {
+                "Executable \"\(path)\" cannot be executed: \(errnoDescription(errno))."
+                    + (errno == EPERM ? " Is ptrace permitted here? Check kernel.yama.ptrace_scope (3 forbids it), seccomp, and a container's capabilities." : "")
+            }
         case .ptrace(let request, let pid, let errno):
             "ptrace \(request) on process \(pid) failed: \(errnoDescription(errno))"
                 + (errno == 1 ? " (is ptrace permitted here? check kernel.yama.ptrace_scope and seccomp)" : "")
@@ -31,8 +37,20 @@ import Glibc
 #endif
 
 extension TracerError {
-    /// The program cannot be executed, traced or observed here.
-    public var exitCause: ExitCause { .unavailable }
+    /// The program cannot be executed, traced or observed here; an interpreter that does not
+    /// exist is missing input, as inspect says.
+    public var exitCause: ExitCause {
+        if case .cannotExecute(let path, let errno) = self, Self.missingInterpreter(path, errno) != nil { return .noInput }
+        return .unavailable
+    }
+
+    /// The ELF interpreter an execve's ENOENT was about: the file exists, its PT_INTERP does not.
+    static func missingInterpreter(_ path: String, _ errno: Int32) -> String? {
+        guard errno == ENOENT, access(path, F_OK) == 0,
+            let interpreter = try? ELFImage.read(path: path).interpreter, access(interpreter, F_OK) != 0
+        else { return nil }
+        return interpreter
+    }
 
     /// The process vanished under a request (ESRCH): killed while stopped, say by a timeout.
     var processIsGone: Bool {

@@ -33,8 +33,11 @@ public struct UprobeCalibration: Sendable, Equatable {
     /// keeps them for the launchprof processes after this one), or once per process without one.
     public static func measured(pmuType: UInt32) throws(UprobeError) -> UprobeCalibration {
         if let known = cached.withLock({ $0 }) { return known }
-        let holder = UprobeHolder.shared()
-        if let known = holder?.calibration {
+        let holder = UprobeHolderClient.shared()
+        if let stored = holder?.calibration {
+            let known = UprobeCalibration(
+                emulatedHitNs: stored.emulatedHitNs, steppedHitNs: stored.steppedHitNs,
+                ptraceStopNs: stored.ptraceStopNs == 0 ? nil : stored.ptraceStopNs)
             cached.withLock { $0 = known }
             return known
         }
@@ -42,7 +45,7 @@ public struct UprobeCalibration: Sendable, Equatable {
         let stepped = try perHit(stepped: true, calls: 50, pmuType: pmuType, holder: holder)
         let stop = lp_ptrace_stop_ns(40)
         let result = UprobeCalibration(emulatedHitNs: emulated, steppedHitNs: stepped, ptraceStopNs: stop == 0 ? nil : stop)
-        holder?.store(result)
+        holder?.store(.init(emulatedHitNs: emulated, steppedHitNs: stepped, ptraceStopNs: result.ptraceStopNs ?? 0))
         cached.withLock { $0 = result }
         return result
     }
@@ -52,7 +55,7 @@ public struct UprobeCalibration: Sendable, Equatable {
     /// the one the rest of a loaded machine disturbed least. The bare loops run first: a
     /// disabled event would still trap, only a closed one does not.
     private static func perHit(
-        stepped: Bool, calls: Int32, pmuType: UInt32, holder: UprobeHolder?
+        stepped: Bool, calls: Int32, pmuType: UInt32, holder: UprobeHolderClient?
     ) throws(UprobeError) -> UInt64 {
         typealias Target = @convention(c) (UInt64) -> UInt64
         let target: Target = stepped ? lp_uprobe_calibration_stepped : lp_uprobe_calibration_emulated
@@ -69,7 +72,7 @@ public struct UprobeCalibration: Sendable, Equatable {
         var id: UInt64 = 0
         // The holder keeps this probe registered for its own process only, so the bare loops
         // above did not trap and closing ours below does not wait for a release.
-        let tracepoint = holder?.hold(path: mapping.path, offset: offset, systemWide: false)
+        let tracepoint = holder?.hold(path: mapping.path, offset: offset, scope: .holderOnly, lingers: false)
         let error = if let tracepoint {
             lp_tracepoint_probe_open(getpid(), -1, tracepoint, -1, &fd, &id)
         } else {

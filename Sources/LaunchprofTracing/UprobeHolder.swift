@@ -1,156 +1,617 @@
 import CLaunchprof
+import LaunchprofELF
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Keeps uprobes registered across launchprof processes, so that no invocation pays for
-/// registering or releasing one.
+/// The uprobe holder: a process of its own (`lp-uprobe-hold`, the launchprof executable started
+/// by `UprobeHolderClient`) that keeps tracefs uprobe events registered across launchprof
+/// processes, so no invocation pays for registering or releasing a probe, and hands each
+/// launchprof the hits of the processes it watches.
 ///
-/// Measured on a 2-vCPU AMD VM (kernel 6.18): a uprobe perf event created from the `uprobe` PMU
+/// Why a holder, measured on a 2-vCPU AMD VM (kernel 6.18): a uprobe made from the `uprobe` PMU
 /// registers its own probe when opened (8–30 ms for the first of a burst) and, when closed,
-/// releases it under the kernel's `event_mutex` while waiting for RCU grace periods (~100 ms per
-/// probe) — every `launchprof run` paid both, and the next one's opens queued behind the release
-/// (seconds after a session with many libraries). A uprobe defined in tracefs (`uprobe_events`)
-/// is one event shared by every perf event opened on it: only the first open registers it and only
-/// the last close releases it. The holder (`lp-uprobe-hold`, a detached process) opens the
-/// events once, one per CPU, sampling into its own ring buffers, and hands each launchprof the
-/// hits of its child (`drain`): a launchprof process opens no perf event of its own (but the
-/// holder's first client, to measure a hit's cost in itself), so it never
-/// waits on the kernel's global `event_mutex` either, which another process's uprobe release
-/// holds for ~0.1 s per probe.
-/// It lingers `LAUNCHPROF_UPROBE_LINGER` seconds (default 60) after its last client leaves, then
-/// releases the probes — renamed `lp-uprobe-free` while it does — and deletes its events.
+/// releases it under the kernel's global `event_mutex` while waiting for RCU grace periods
+/// (~100 ms per probe) — every `launchprof run` paid both, and the next one's opens queued behind
+/// the release. A tracefs uprobe event is one probe shared by every perf event opened on it: only
+/// the first open registers it, only the last close releases it.
 ///
-/// While it lingers its probes stay installed in every process that maps the probed files (the
-/// price the CPU-wide events already had while a session ran: ~1.2 µs per hit).
-public final class UprobeHolder: Sendable {
-    /// How long a release may take before launchprof says it waits for one.
-    static let quietWaitNs: UInt64 = 100_000_000
+/// What it holds, and for how long:
+/// - a probe of the loader's or libc's (`lingers`), which every process on the machine maps
+///   anyway, until the holder ends: `lingerNs` after its last client left;
+/// - any other probe (the program's own files) until no client has held it for `lingerNs`;
+/// - each probe's perf events, one per CPU (every possible CPU of the host), sampling into one
+///   ring per CPU (a dummy event's, so releasing a probe never pulls a ring away);
+/// - the hits of the processes clients watch (`watch`, at their spawn), apart from everyone
+///   else's, until drained; others' hits only briefly (`recent`), for a watch that arrives after
+///   its process's first hits.
+/// It removes the events of holders that died (left in tracefs: unused ones are deleted at its
+/// start), runs in `/` with a command line of its own, and talks only to its own user
+/// (SO_PEERCRED) over a socket in that user's private directory (`PrivateDirectory`).
+///
+/// Three threads: requests (this type's `serve`), the ring reader (woken when a ring is half
+/// full), and short-lived releasers (a release waits grace periods; nothing else waits for it).
+public final class UprobeHolder: @unchecked Sendable {
+    /// The process's name, and the first argument it is started with.
+    public static let processName = "lp-uprobe-hold"
 
-    private let connection: Int32
-    private let uprobeEvents: String
-    private let eventsDirectory: String
-    /// Events this process has had held: name → tracepoint id.
-    private let held = Mutex<[String: UInt64]>([:])
-    /// One request and its reply at a time on the connection (sessions run on several threads).
-    private let exchange = Mutex(())
-    /// Where a drain's reply lands, used under `exchange`: allocated once and not initialized,
-    /// so only the pages a reply fills are ever touched (a fresh zeroed 192 KiB array per drain
-    /// cost ~50 page faults).
-    nonisolated(unsafe) private let replyBuffer = UnsafeMutablePointer<lp_perf_sample>.allocate(capacity: UprobeHolder.replyCapacity)
-    private static let replyCapacity = 8192
-
-    private init(connection: Int32, tracefs: String) {
-        self.connection = connection
-        uprobeEvents = tracefs + "/uprobe_events"
-        eventsDirectory = tracefs + "/events/launchprof"
+    /// Runs the holder when this process was started as one (never returns then); otherwise
+    /// records that this executable can serve as the holder. launchprof's `main` calls it first.
+    public static func serveIfStartedAsHolder() {
+        let arguments = CommandLine.arguments
+        guard arguments.first == processName else {
+            UprobeHolderClient.holderExecutable.withLock { $0 = "/proc/self/exe" }
+            return
+        }
+        var linger: UInt64 = 60_000_000_000
+        var tracefs = "/sys/kernel/tracing"
+        var socket = UprobeHolderClient.standardSocketName
+        var index = 1
+        while index + 1 < arguments.count {
+            switch arguments[index] {
+            case "--linger-ms": linger = (UInt64(arguments[index + 1]) ?? 60_000) * 1_000_000
+            case "--tracefs": tracefs = arguments[index + 1]
+            case "--socket": socket = arguments[index + 1]
+            default: break
+            }
+            index += 2
+        }
+        // Detached: not a child of the launchprof that started it (which reaps this first
+        // process at once), in a session of its own, so a terminal's Ctrl-C never reaches it.
+        if fork() != 0 { _exit(0) }
+        setsid()
+        _ = chdir("/")
+        umask(0o077)
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 0)
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)
+        signal(SIGPIPE, SIG_IGN)
+        lp_set_thread_name(processName)
+        let holder = UprobeHolder(listener: 3, directory: 4, socketName: socket, tracefs: tracefs, lingerNs: linger)
+        holder.serve()
+        exit(0)
     }
 
-    deinit {
-        close(connection)
-        replyBuffer.deallocate()
+    // MARK: State
+
+    private struct Event {
+        var name: String
+        var tracepoint: UInt64
+        var lingers: Bool
+        var descriptors: [Int32]
+        var sampleIDs: [UInt64]
+        /// The clients that hold it (their connection descriptors).
+        var clients: Set<Int32>
+        /// Since when no client holds it (CLOCK_MONOTONIC ns).
+        var unusedSinceNs: UInt64?
     }
 
-    private static let sharedHolder = Mutex<UprobeHolder??>(nil)
+    private struct Client {
+        var frames = UprobeHolderProtocol.FrameReader()
+        var output: [UInt8] = []
+        var greeted = false
+        var events: Set<String> = []
+        var watched: Set<Int32> = []
+    }
 
-    /// The process's connection to the holder, started when none runs; nil where tracefs or the
-    /// holder is unavailable (launchprof then uses PMU uprobes, released in the background).
-    public static func shared() -> UprobeHolder? {
-        sharedHolder.withLock { cached in
-            if let cached { return cached }
-            let holder = connect()
-            cached = .some(holder)
-            return holder
+    private struct Watched {
+        var sinceNs: UInt64
+        var client: Int32
+        var hits: [UprobeHolderProtocol.ProcessHits.Hit] = []
+        var lost: UInt64 = 0
+    }
+
+    /// A recent hit of a process nobody watched (yet).
+    private struct RecentHit {
+        var pid: Int32
+        var hit: UprobeHolderProtocol.ProcessHits.Hit
+    }
+
+    /// What the ring reader and the request thread share.
+    private struct Hits {
+        var tracepointBySampleID: [UInt64: UInt64] = [:]
+        var watched: [Int32: Watched] = [:]
+        var recent: [RecentHit] = []
+        /// Hits ever appended to `recent`: the n-th is at n % recentCapacity.
+        var recentAppended = 0
+        /// Where each ring read began in `recent` and when (CLOCK_MONOTONIC): a claim scans only
+        /// what was read since its process began, not the whole buffer (a debug build's full
+        /// scan cost ~0.5 ms a launch, on the CPUs the launches run on).
+        var readMarks: [(appended: Int, timeNs: UInt64)] = []
+        /// The newest time among recent hits overwritten before anyone claimed them.
+        var overwrittenNewestNs: UInt64 = 0
+        /// Hits the kernel dropped while nobody was watched: no session's.
+        var lostUnwatched: UInt64 = 0
+        var buffer: [lp_perf_sample] = []
+    }
+
+    private struct Ring {
+        var cpu: Int32
+        var fd: Int32
+        var base: UnsafeMutableRawPointer
+        var length: Int
+    }
+
+    /// Hits of unwatched processes kept for a late watch: a watch is sent at the spawn, before
+    /// the child runs, so only the first milliseconds of a launch are ever claimed from here.
+    static let recentCapacity = 1 << 15
+    /// Processes watched at once (all clients).
+    static let maxWatched = 4096
+    /// Probes held at once.
+    static let maxEvents = 4096
+    /// A client whose unread replies exceed this is disconnected.
+    static let maxClientOutput = 64 << 20
+
+    private let listener: Int32
+    private let directory: Int32
+    /// The socket's name in `directory`.
+    private let socketName: String
+    private let tracefs: String
+    private let lingerNs: UInt64
+    private let rings: [Ring]
+    private let hits = Mutex(Hits())
+    private var events: [String: Event] = [:]
+    private var clients: [Int32: Client] = [:]
+    private var calibration: UprobeHolderProtocol.Calibration?
+    private var idleSinceNs: UInt64
+    private let stopping = Atomic<Bool>(false)
+    private var releasers: [WorkerThread<Void>] = []
+
+    private init(listener: Int32, directory: Int32, socketName: String, tracefs: String, lingerNs: UInt64) {
+        self.listener = listener
+        self.directory = directory
+        self.socketName = socketName
+        self.tracefs = tracefs
+        self.lingerNs = lingerNs
+        idleSinceNs = Self.nowNs()
+        // Nothing of the starter's but these two: it may have had descriptors open without
+        // close-on-exec (a test runner's, a shell's).
+        for name in DirectoryListing.names("/proc/self/fd") ?? [] {
+            if let fd = Int32(name), fd > 4 { close(fd) }
+        }
+        _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
+        rings = Self.openRings()
+        hits.withLock { state in
+            state.recent.reserveCapacity(Self.recentCapacity)
+            state.buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
+        }
+        removeStaleEvents()
+    }
+
+    // MARK: Rings
+
+    /// The CPUs the kernel may ever run a task on (/sys/devices/system/cpu/possible: "0-255",
+    /// "0,2-5"), else the configured count.
+    static func possibleCPUs() -> [Int32] {
+        if let text = SmallFile.read("/sys/devices/system/cpu/possible") {
+            var cpus: [Int32] = []
+            for range in text.split(whereSeparator: { $0 == "," || $0 == "\n" }) {
+                let bounds = range.split(separator: "-").compactMap { Int32($0) }
+                guard let first = bounds.first, let last = bounds.last, first <= last, last < 1 << 16 else { continue }
+                cpus += Array(first...last)
+            }
+            if !cpus.isEmpty { return cpus }
+        }
+        return Array(0..<max(Int32(sysconf(Int32(_SC_NPROCESSORS_CONF))), 1))
+    }
+
+    /// Data pages per CPU ring: 64 (~6,500 hits) on a small host, fewer on a large one, at most
+    /// ~8 MiB of rings in all (the reader wakes at half full).
+    static func ringPages(cpus: Int) -> Int32 {
+        var pages: Int32 = 64
+        while pages > 8, Int(pages) * cpus * 4096 > 8 << 20 { pages /= 2 }
+        return pages
+    }
+
+    private static func openRings() -> [Ring] {
+        let cpus = possibleCPUs()
+        let pages = ringPages(cpus: cpus.count)
+        var rings: [Ring] = []
+        for cpu in cpus {
+            var fd: Int32 = -1
+            var base: UnsafeMutableRawPointer?
+            var length = 0
+            // ENODEV: an offline CPU, which runs nothing.
+            guard lp_perf_ring_open(cpu, pages, &fd, &base, &length) == 0, let base else { continue }
+            rings.append(Ring(cpu: cpu, fd: fd, base: base, length: length))
+        }
+        return rings
+    }
+
+    /// Reads every ring: a watched process's hits go to it, others' to `recent`; hits the kernel
+    /// dropped count against every process watched now (one of them may have lost some).
+    private func readRings(_ state: inout Hits) {
+        if state.readMarks.count >= 1024 { state.readMarks.removeFirst(512) }
+        state.readMarks.append((state.recentAppended, Self.nowNs()))
+        for ring in rings {
+            var count: Int32 = 0
+            repeat {
+                var lost: UInt64 = 0
+                _ = lp_perf_ring_read(ring.base, ring.length, &state.buffer, Int32(state.buffer.count), &count, &lost)
+                if lost > 0 {
+                    if state.watched.isEmpty { state.lostUnwatched &+= lost }
+                    for pid in state.watched.keys { state.watched[pid]?.lost &+= lost }
+                }
+                for sample in state.buffer[..<Int(count)] {
+                    guard let tracepoint = state.tracepointBySampleID[sample.id] else { continue }
+                    let pid = Int32(bitPattern: sample.pid)
+                    let hit = UprobeHolderProtocol.ProcessHits.Hit(tracepoint: tracepoint, timeNs: sample.time_ns)
+                    if state.watched[pid] != nil {
+                        if state.watched[pid]!.hits.count < UprobeHolderProtocol.maxHitsPerProcess {
+                            state.watched[pid]!.hits.append(hit)
+                        } else {
+                            state.watched[pid]!.lost &+= 1
+                        }
+                    } else {
+                        let recent = RecentHit(pid: pid, hit: hit)
+                        if state.recent.count < Self.recentCapacity {
+                            state.recent.append(recent)
+                        } else {
+                            let index = state.recentAppended % Self.recentCapacity
+                            let old = state.recent[index]
+                            if old.pid != 0 { state.overwrittenNewestNs = max(state.overwrittenNewestNs, old.hit.timeNs) }
+                            state.recent[index] = recent
+                        }
+                        state.recentAppended += 1
+                    }
+                }
+            } while count == Int32(state.buffer.count)
         }
     }
 
-    /// One holder per user and protocol version, listening on a socket in a directory only that
-    /// user can write (`PrivateDirectory`). `LAUNCHPROF_UPROBE_HOLDER` names another socket: a
-    /// name in that directory, or a path (tests use their own). Version 4: the socket is a file in
-    /// a private directory, no longer an abstract name anyone could bind first. Version 5: a
-    /// process's repeated hits of one probe are kept once (a spinning `main` no longer pushes every
-    /// launch's first hits out of the holder's buffer).
-    private static var socketLocation: (directory: String, name: String, standard: Bool) {
-        let standard = PrivateDirectory.standardPath
-        guard let named = getenv("LAUNCHPROF_UPROBE_HOLDER").map({ String(cString: $0) }), !named.isEmpty else {
-            return (standard, "uprobe-holder-5.sock", true)
+    /// `pid`'s hits from `sinceNs` on among the recent ones, taken out of them.
+    private static func claimRecent(_ pid: Int32, sinceNs: UInt64, _ state: inout Hits) -> [UprobeHolderProtocol.ProcessHits.Hit] {
+        var claimed: [UprobeHolderProtocol.ProcessHits.Hit] = []
+        let oldest = max(0, state.recentAppended - Self.recentCapacity)
+        // A hit made from `sinceNs` on was appended by the last read that began before then, or
+        // by a later one; with no such read remembered, everything kept is scanned.
+        var first = oldest
+        if let mark = state.readMarks.last(where: { $0.timeNs < sinceNs }) { first = max(mark.appended, oldest) }
+        for appended in first..<state.recentAppended {
+            let index = appended % Self.recentCapacity
+            guard state.recent[index].pid == pid, state.recent[index].hit.timeNs >= sinceNs else { continue }
+            claimed.append(state.recent[index].hit)
+            state.recent[index].pid = 0
         }
-        guard let slash = named.lastIndex(of: "/") else { return (standard, named, true) }
-        let directory = String(named[..<slash])
-        return (directory.isEmpty ? "/" : directory, String(named[named.index(after: slash)...]), false)
+        return claimed
     }
 
-    /// Whether this process said already why it measures without the holder.
-    private static let refusalSaid = Mutex(false)
-
-    private static func refuse(_ reason: String) {
-        let first = refusalSaid.withLock { said in
-            defer { said = true }
-            return !said
+    private func readerLoop() {
+        lp_set_thread_name("lp-uprobe-read")
+        var polled = rings.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        while !stopping.load(ordering: .relaxed) {
+            // Woken by a ring half full; at least every 100 ms, so the lost counts stay current.
+            _ = poll(&polled, nfds_t(polled.count), 100)
+            hits.withLock { readRings(&$0) }
         }
-        if first { StatusLine.say("not using the uprobe holder: \(reason); measuring without it (PMU uprobes)") }
     }
 
-    private static func connect() -> UprobeHolder? {
-        guard let tracefs = tracefsRoot() else { return nil }
-        let location = socketLocation
-        let directory: PrivateDirectory
-        do throws(PrivateDirectory.Untrusted) {
-            // The standard directory is made when missing; one that is named must exist already.
-            directory = try PrivateDirectory.open(location.directory, create: location.standard)
-        } catch {
-            refuse("its socket's directory \(error); a holder is trusted only in a directory no other user can write")
-            return nil
-        }
-        let socketPath = directory.entry(location.name)
-        var connection = UnixSocket.connect(socketPath)
-        if case .failure(let error) = connection, error.errno == ENOENT || error.errno == ECONNREFUSED {
-            connection = startHolder(in: directory, name: location.name, tracefs: tracefs)
-        }
-        guard case .success(let fd) = connection else { return nil }
-        // The kernel says who listens: only a holder of this same user is asked anything.
-        guard let peer = UnixSocket.peer(fd), peer.uid == geteuid() else {
-            let peer = UnixSocket.peer(fd)
-            close(fd)
-            refuse(
-                "\(location.directory)/\(location.name) is served by "
-                    + (peer.map { "process \($0.pid) of uid \($0.uid)" } ?? "a process the kernel would not name")
-                    + ", not by uid \(geteuid())")
-            return nil
-        }
-        return UprobeHolder(connection: fd, tracefs: tracefs)
+    // MARK: Events
+
+    private var eventsDirectory: String { tracefs + "/events/launchprof" }
+
+    /// Deletes the launchprof events no one uses: those of holders that died (a holder deletes
+    /// its own when it ends). An event in use by a live holder (another user's, another
+    /// version's) is refused by the kernel (EBUSY) and stays.
+    private func removeStaleEvents() {
+        guard let names = DirectoryListing.names(eventsDirectory) else { return }
+        deleteEvents(names.filter { $0 != "enable" && $0 != "filter" })
     }
 
-    /// Starts a holder on `name` in `directory` unless another launchprof just did, and connects.
-    /// One starter at a time (a lock file beside the socket): a socket file whose holder died is
-    /// removed and bound afresh.
-    private static func startHolder(in directory: PrivateDirectory, name: String, tracefs: String) -> Result<Int32, UnixSocket.Failure> {
-        let lock = open(directory.entry(name + ".lock"), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { return .failure(UnixSocket.Failure(errno: errno)) }
-        defer { close(lock) }
-        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
-        let socketPath = directory.entry(name)
-        let again = UnixSocket.connect(socketPath)
-        if case .success = again { return again }
-        UprobeSupport.awaitEarlierReleases()
-        unlink(socketPath)
-        let listener = UnixSocket.listen(socketPath)
-        guard case .success(let fd) = listener else { return listener }
-        let started = lp_uprobe_holder_start(fd, directory.descriptor, name, tracefs + "/uprobe_events", lingerMs())
+    private func deleteEvents(_ names: [String]) {
+        let fd = Glibc.open(tracefs + "/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        for name in names {
+            let removal = "-:launchprof/\(name)\n"
+            _ = removal.withCString { write(fd, $0, strlen($0)) }
+        }
+    }
+
+    /// A tracefs event name (letters, digits, `_`, under 64 characters): a hash of the file's
+    /// path, device and inode (the kernel resolves an event's path to an inode once: a file
+    /// rebuilt in place needs an event of its own), and the offset; a holder-only probe has its
+    /// own event, so it is never installed system-wide.
+    static func eventName(path: String, inode: UInt64, device: UInt64, offset: UInt64, scope: UprobeHolderProtocol.Scope) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        for byte in path.utf8 { mix(byte) }
+        for value in [inode, device] {
+            for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        }
+        return "lp\(scope == .systemWide ? "" : "self")_\(String(hash, radix: 16))_\(String(offset, radix: 16))"
+    }
+
+    /// The event's tracepoint id, defining it first when it is not there.
+    private func ensureEvent(name: String, path: String, offset: UInt64) -> UInt64? {
+        let idPath = "\(eventsDirectory)/\(name)/id"
+        if let id = SmallFile.read(idPath).flatMap({ UInt64($0.filter(\.isNumber)) }) { return id }
+        let definition = "p:launchprof/\(name) \(path):0x\(String(offset, radix: 16))\n"
+        let fd = Glibc.open(tracefs + "/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        _ = definition.withCString { write(fd, $0, strlen($0)) }  // EEXIST: another holder made it
         close(fd)
-        guard started == 0 else { return .failure(UnixSocket.Failure(errno: started)) }
-        return UnixSocket.connect(socketPath)
+        return SmallFile.read(idPath).flatMap { UInt64($0.filter(\.isNumber)) }
     }
 
-    private static func lingerMs() -> Int32 {
-        if let text = getenv("LAUNCHPROF_UPROBE_LINGER").map({ String(cString: $0) }), let seconds = Double(text),
-            seconds >= 0, seconds <= 86_400
-        {
-            return Int32(seconds * 1000)
+    /// Holds the probe for `client`: its tracepoint id, or an errno.
+    private func hold(
+        path: String, offset: UInt64, scope: UprobeHolderProtocol.Scope, lingers: Bool, client: Int32
+    ) -> Result<UInt64, UnixSocket.Failure> {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return .failure(.init(errno: errno)) }
+        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(.init(errno: EINVAL)) }
+        let name = Self.eventName(
+            path: path, inode: UInt64(status.st_ino), device: UInt64(status.st_dev), offset: offset, scope: scope)
+        if events[name] != nil {
+            events[name]!.clients.insert(client)
+            events[name]!.unusedSinceNs = nil
+            // A probe of the loader or libc lingers whoever asked for it first.
+            events[name]!.lingers = events[name]!.lingers || lingers
+            clients[client]?.events.insert(name)
+            return .success(events[name]!.tracepoint)
         }
-        return 60_000
+        guard events.count < Self.maxEvents else { return .failure(.init(errno: EMFILE)) }
+        var failure: Int32 = ENOENT
+        // Another holder may delete the event between its definition and our open: redo once.
+        for _ in 0..<2 {
+            guard let tracepoint = ensureEvent(name: name, path: path, offset: offset) else { return .failure(.init(errno: errno == 0 ? ENOENT : errno)) }
+            switch open(tracepoint: tracepoint, scope: scope) {
+            case .success(let opened):
+                events[name] = Event(
+                    name: name, tracepoint: tracepoint, lingers: lingers, descriptors: opened.descriptors,
+                    sampleIDs: opened.sampleIDs, clients: [client])
+                clients[client]?.events.insert(name)
+                hits.withLock { state in
+                    for id in opened.sampleIDs { state.tracepointBySampleID[id] = tracepoint }
+                }
+                return .success(tracepoint)
+            case .failure(let error):
+                failure = error.errno
+                guard failure == ENOENT || failure == EINVAL else { return .failure(error) }
+            }
+        }
+        return .failure(.init(errno: failure))
+    }
+
+    /// One perf event per CPU ring (system-wide), or one counting event on the holder itself.
+    private func open(tracepoint: UInt64, scope: UprobeHolderProtocol.Scope) -> Result<(descriptors: [Int32], sampleIDs: [UInt64]), UnixSocket.Failure> {
+        if scope == .holderOnly {
+            var fd: Int32 = -1
+            let error = lp_tracepoint_hold_open(tracepoint, &fd)
+            return error == 0 ? .success(([fd], [])) : .failure(.init(errno: error))
+        }
+        var descriptors: [Int32] = []
+        var ids: [UInt64] = []
+        for ring in rings {
+            var fd: Int32 = -1
+            var id: UInt64 = 0
+            let error = lp_tracepoint_probe_open(-1, ring.cpu, tracepoint, ring.fd, &fd, &id)
+            if error == ENODEV { continue }  // went offline
+            guard error == 0 else {
+                for fd in descriptors { close(fd) }
+                return .failure(.init(errno: error))
+            }
+            descriptors.append(fd)
+            ids.append(id)
+        }
+        return descriptors.isEmpty ? .failure(.init(errno: ENODEV)) : .success((descriptors, ids))
+    }
+
+    /// Closes the events' descriptors and deletes them, on a thread of its own: each release
+    /// waits for RCU grace periods (~0.1 s a probe here), which no client should wait for.
+    private func release(_ released: [Event]) {
+        guard !released.isEmpty else { return }
+        hits.withLock { state in
+            for event in released { for id in event.sampleIDs { state.tracepointBySampleID[id] = nil } }
+        }
+        let tracefs = tracefs
+        let thread = WorkerThread<Void> {
+            lp_set_thread_name("lp-uprobe-free")
+            for event in released { for fd in event.descriptors { close(fd) } }
+            let fd = Glibc.open(tracefs + "/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC)
+            guard fd >= 0 else { return }
+            // EBUSY: another holder (or a new hold of ours) uses it; it stays.
+            for event in released {
+                let removal = "-:launchprof/\(event.name)\n"
+                _ = removal.withCString { write(fd, $0, strlen($0)) }
+            }
+            close(fd)
+        }
+        releasers.append(thread)
+    }
+
+    /// Releases the probes no client has held for the linger (not the loader's and libc's).
+    private func releaseExpired(now: UInt64) {
+        let expired = events.values.filter { event in
+            guard !event.lingers, let since = event.unusedSinceNs else { return false }
+            return now >= since + lingerNs
+        }
+        for event in expired { events[event.name] = nil }
+        release(expired)
+    }
+
+    // MARK: Serving
+
+    private func serve() {
+        let reader = WorkerThread<Void> { [self] in readerLoop() }
+        while true {
+            let now = Self.nowNs()
+            releaseExpired(now: now)
+            if clients.isEmpty, now >= idleSinceNs + lingerNs { break }
+            var polled = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            for (fd, client) in clients {
+                polled.append(pollfd(fd: fd, events: Int16(POLLIN) | (client.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
+            }
+            let ready = poll(&polled, nfds_t(polled.count), Self.pollTimeoutMs(now: now, deadlines: deadlines()))
+            if ready < 0, errno != EINTR { break }
+            guard ready > 0 else { continue }
+            if polled[0].revents & Int16(POLLIN) != 0 { accept() }
+            for entry in polled.dropFirst() where entry.revents != 0 {
+                if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { receive(from: entry.fd) }
+                if clients[entry.fd] != nil { flush(entry.fd) }
+            }
+        }
+        // Named before the socket goes, so a launchprof that finds no holder also finds this.
+        lp_set_thread_name("lp-uprobe-free")
+        // The socket file goes before the listener closes: a launchprof that then finds no
+        // holder binds a fresh one, never this name after us.
+        unlinkat(directory, socketName, 0)
+        close(listener)
+        stopping.store(true, ordering: .relaxed)
+        reader.join()
+        release(Array(events.values))
+        events = [:]
+        for thread in releasers { thread.join() }
+    }
+
+    /// When something is due: the holder's own end and each unused probe's release.
+    private func deadlines() -> [UInt64] {
+        var due = events.values.compactMap { $0.lingers ? nil : $0.unusedSinceNs.map { $0 + lingerNs } }
+        if clients.isEmpty { due.append(idleSinceNs + lingerNs) }
+        return due
+    }
+
+    static func pollTimeoutMs(now: UInt64, deadlines: [UInt64]) -> Int32 {
+        guard let next = deadlines.min() else { return 1000 }
+        return next <= now ? 0 : Int32(min((next - now) / 1_000_000 + 1, 1000))
+    }
+
+    private func accept() {
+        while true {
+            let fd = Glibc.accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            // Only the holder's own user may make it hold anything.
+            guard let peer = UnixSocket.peer(fd), peer.uid == geteuid(), clients.count < 1024 else {
+                close(fd)
+                continue
+            }
+            clients[fd] = Client()
+        }
+    }
+
+    private func receive(from fd: Int32) {
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while clients[fd] != nil {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { return }
+            guard count > 0 else {
+                disconnect(fd)
+                return
+            }
+            clients[fd]!.frames.append(chunk[..<count])
+            do throws(UprobeHolderProtocol.Malformed) {
+                while let payload = try clients[fd]?.frames.next() {
+                    handle(try UprobeHolderProtocol.decodeRequest(payload), from: fd)
+                }
+            } catch {
+                disconnect(fd)
+                return
+            }
+        }
+    }
+
+    private func handle(_ request: UprobeHolderProtocol.Request, from fd: Int32) {
+        if case .hello = request {} else if clients[fd]?.greeted != true {
+            disconnect(fd)
+            return
+        }
+        switch request {
+        case .hello(let version):
+            guard version == UprobeHolderProtocol.version else {
+                disconnect(fd)
+                return
+            }
+            clients[fd]!.greeted = true
+            reply(.hello(version: UprobeHolderProtocol.version, holderPID: getpid()), to: fd)
+        case .hold(let path, let offset, let scope, let lingers):
+            switch hold(path: path, offset: offset, scope: scope, lingers: lingers, client: fd) {
+            case .success(let tracepoint): reply(.held(tracepoint: tracepoint), to: fd)
+            case .failure(let error): reply(.failed(errno: error.errno), to: fd)
+            }
+        case .watch(let pid, let since):
+            hits.withLock { state in
+                guard state.watched[pid] == nil, state.watched.count < Self.maxWatched else { return }
+                var watched = Watched(sinceNs: since, client: fd)
+                watched.hits = Self.claimRecent(pid, sinceNs: since, &state)
+                // Hits of it made before this watch arrived may have been overwritten.
+                if state.overwrittenNewestNs >= since { watched.lost &+= 1 }
+                state.watched[pid] = watched
+            }
+            clients[fd]?.watched.insert(pid)
+        case .drain(let queries):
+            let replies = hits.withLock { state in
+                // The processes have ended: every hit they made is in the rings now.
+                readRings(&state)
+                return queries.map { query -> UprobeHolderProtocol.ProcessHits in
+                    var found: Watched
+                    if let watched = state.watched.removeValue(forKey: query.pid) {
+                        found = watched
+                    } else {
+                        // Never watched: its hits are whichever of the recent ones are left.
+                        found = Watched(sinceNs: query.sinceNs, client: fd)
+                        if state.overwrittenNewestNs >= query.sinceNs { found.lost &+= 1 }
+                    }
+                    let late = Self.claimRecent(query.pid, sinceNs: query.sinceNs, &state)
+                    let hits = (found.hits.filter { $0.timeNs >= query.sinceNs } + late).sorted { $0.timeNs < $1.timeNs }
+                    return UprobeHolderProtocol.ProcessHits(pid: query.pid, lost: found.lost, hits: hits)
+                }
+            }
+            for query in queries { clients[fd]?.watched.remove(query.pid) }
+            for hits in replies { reply(.hits(hits), to: fd) }
+        case .calibration:
+            reply(.calibration(calibration), to: fd)
+        case .storeCalibration(let value):
+            calibration = value
+        }
+    }
+
+    private func reply(_ reply: UprobeHolderProtocol.Reply, to fd: Int32) {
+        clients[fd]?.output += UprobeHolderProtocol.encode(reply)
+        if (clients[fd]?.output.count ?? 0) > Self.maxClientOutput { disconnect(fd) }
+    }
+
+    /// Sends what a client has pending, as far as its socket takes it now.
+    private func flush(_ fd: Int32) {
+        guard var output = clients[fd]?.output, !output.isEmpty else { return }
+        var sent = 0
+        while sent < output.count {
+            let count = output.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { break }
+            guard count > 0 else {
+                disconnect(fd)
+                return
+            }
+            sent += count
+        }
+        output.removeFirst(sent)
+        clients[fd]?.output = output
+    }
+
+    private func disconnect(_ fd: Int32) {
+        guard let client = clients.removeValue(forKey: fd) else { return }
+        close(fd)
+        let now = Self.nowNs()
+        for name in client.events {
+            events[name]?.clients.remove(fd)
+            if events[name]?.clients.isEmpty == true { events[name]?.unusedSinceNs = now }
+        }
+        hits.withLock { state in
+            for pid in client.watched where state.watched[pid]?.client == fd { state.watched[pid] = nil }
+        }
+        if clients.isEmpty { idleSinceNs = now }
+    }
+
+    static func nowNs() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// Where tracefs is mounted; mounted at /sys/kernel/tracing when it is not (root only).
@@ -171,95 +632,5 @@ public final class UprobeHolder: Sendable {
         }
         guard geteuid() == 0, mount("nodev", standard, "tracefs", 0, nil) == 0 else { return nil }
         return access(standard + "/uprobe_events", W_OK) == 0 ? standard : nil
-    }
-
-    /// Has the holder keep the probe at `path`+`offset` registered; its tracepoint id, for
-    /// `lp_tracepoint_probe_open`. `systemWide`: in every process mapping the file (the launch
-    /// boundaries); otherwise only in the holder (a function launchprof probes in itself).
-    public func hold(path: String, offset: UInt64, systemWide: Bool) -> UInt64? {
-        guard !path.contains(where: { $0 == " " || $0 == "\t" || $0 == "\n" }) else { return nil }
-        // A tracefs event resolves its path to an inode once: a file rebuilt in place is a new
-        // inode, which needs an event of its own (else its probes would never fire).
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        let name = Self.eventName(
-            path: path, inode: UInt64(status.st_ino), device: UInt64(status.st_dev), offset: offset, systemWide: systemWide)
-        if let id = held.withLock({ $0[name] }) { return id }
-        // An old holder may delete the event between our reading its id and holding it: redo once.
-        for _ in 0..<2 {
-            guard let id = ensureEvent(name: name, path: path, offset: offset) else { return nil }
-            guard let reply = request("\(systemWide ? "H" : "P") \(id) \(name)\n") else { return nil }
-            if reply == "0" {
-                held.withLock { $0[name] = id }
-                return id
-            }
-        }
-        return nil
-    }
-
-    /// Every hit of each process since its time (CLOCK_MONOTONIC) on the events the holder holds
-    /// system-wide, oldest first, as (tracepoint id, CLOCK_MONOTONIC ns); and how many hits its
-    /// buffers had no room for. All the requests go out before the first reply is read: one
-    /// exchange, one wake-up of the holder, for any number of launches. nil where the exchange
-    /// failed.
-    func drain(_ requests: [(pid: Int32, sinceNs: UInt64)]) -> [(hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)]? {
-        exchange.withLock { _ in
-            guard !requests.isEmpty else { return [] }
-            guard lp_uprobe_holder_drain_send(connection, requests.map(\.pid), requests.map(\.sinceNs), Int32(requests.count)) == 0
-            else { return nil }
-            var replies: [(hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)] = []
-            for _ in requests {
-                var count: Int32 = 0
-                var lost: UInt64 = 0
-                guard lp_uprobe_holder_drain_receive(connection, replyBuffer, Int32(Self.replyCapacity), &count, &lost) == 0
-                else { return nil }
-                replies.append((UnsafeBufferPointer(start: replyBuffer, count: Int(count)).map { ($0.id, $0.time_ns) }, lost))
-            }
-            return replies
-        }
-    }
-
-    /// The hit costs an earlier launchprof measured on this host while this holder ran.
-    public var calibration: UprobeCalibration? {
-        guard let reply = request("C\n") else { return nil }
-        let numbers = reply.split(separator: " ").compactMap { UInt64($0) }
-        guard numbers.count == 2 || numbers.count == 3 else { return nil }
-        return UprobeCalibration(
-            emulatedHitNs: numbers[0], steppedHitNs: numbers[1], ptraceStopNs: numbers.count == 3 ? numbers[2] : nil)
-    }
-
-    public func store(_ calibration: UprobeCalibration) {
-        _ = request("K \(calibration.emulatedHitNs) \(calibration.steppedHitNs)" + (calibration.ptraceStopNs.map { " \($0)" } ?? "") + "\n")
-    }
-
-    private func request(_ line: String) -> String? {
-        var reply = [CChar](repeating: 0, count: 128)
-        let error = exchange.withLock { _ in lp_uprobe_holder_request(connection, line, &reply, Int32(reply.count)) }
-        guard error == 0 else { return nil }
-        return String(decoding: reply.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// A tracefs event name (letters, digits, `_`, under 64 characters): a hash of the file's
-    /// path, device and inode, and the offset; the pid-bound kind has its own event, so its probe
-    /// is never installed system-wide.
-    static func eventName(path: String, inode: UInt64, device: UInt64, offset: UInt64, systemWide: Bool) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func mix(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        for byte in path.utf8 { mix(byte) }
-        for value in [inode, device] {
-            for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
-        }
-        return "lp\(systemWide ? "" : "self")_\(String(hash, radix: 16))_\(String(offset, radix: 16))"
-    }
-
-    private func ensureEvent(name: String, path: String, offset: UInt64) -> UInt64? {
-        let idPath = "\(eventsDirectory)/\(name)/id"
-        if let id = SmallFile.read(idPath).flatMap({ UInt64($0.filter(\.isNumber)) }) { return id }
-        let definition = "p:launchprof/\(name) \(path):0x\(String(offset, radix: 16))\n"
-        let fd = open(uprobeEvents, O_WRONLY | O_APPEND | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        _ = definition.withCString { write(fd, $0, strlen($0)) }  // EEXIST: another launchprof made it
-        close(fd)
-        return SmallFile.read(idPath).flatMap { UInt64($0.filter(\.isNumber)) }
     }
 }

@@ -17,8 +17,9 @@ import Glibc
 /// only samples of launchprof's own child are kept.
 ///
 /// Where tracefs is available each probe is a tracefs uprobe event that `UprobeHolder` keeps
-/// registered and samples across launchprof processes: this process opens no perf event, and
-/// reads its child's hits from the holder. Elsewhere each is the uprobe PMU's own, opened here.
+/// registered and samples across launchprof processes: this process opens no perf event, tells
+/// the holder which processes to keep the hits of (`watch`) and reads them from it
+/// (`UprobeHolderClient`). Elsewhere each is the uprobe PMU's own, opened here.
 ///
 /// One observer serves the whole launchprof process (`shared`): sessions add their probes and
 /// none is removed before the process exits (PMU probes: released by a short-lived process).
@@ -73,7 +74,7 @@ public final class UprobeObserver: Sendable {
             if let observer, observer.pmuType == pmuType { return observer }
             // Without a holder every probe is the PMU's own: never open one while another
             // launchprof releases its own (see UprobeSupport.awaitEarlierReleases).
-            if UprobeHolder.shared() == nil { UprobeSupport.awaitEarlierReleases() }
+            if UprobeHolderClient.shared() == nil { UprobeSupport.awaitEarlierReleases() }
             let created = UprobeObserver(pmuType: pmuType)
             if observer == nil { atexit { UprobeObserver.releaseShared() } }
             observer?.close()
@@ -109,9 +110,9 @@ public final class UprobeObserver: Sendable {
     public func arm(_ targets: [UprobeTarget]) throws(UprobeError) {
         try state.withLock { (state) throws(UprobeError) in
             guard !state.closed else { return }
-            let holder = UprobeHolder.shared()
+            let holder = UprobeHolderClient.shared()
             for target in targets where !state.armed.contains(target.key) {
-                if let tracepoint = holder?.hold(path: target.path, offset: target.offset, systemWide: true) {
+                if let tracepoint = holder?.hold(path: target.path, offset: target.offset, scope: .systemWide, lingers: target.isShared) {
                     state.keyByTracepoint[tracepoint] = target.key
                     state.armed.insert(target.key)
                     continue
@@ -147,10 +148,13 @@ public final class UprobeObserver: Sendable {
     /// whichever session reads the rings first. Call it as soon as the process exists (its
     /// spawn), with a `since` before it runs any probed code.
     public func watch(pid: Int32, since: UInt64) {
-        state.withLock { state in
+        let holderProbes = state.withLock { state in
             state.pending[pid] = state.pending[pid] ?? []
             state.watchedSince[pid] = state.watchedSince[pid] ?? since
+            return !state.keyByTracepoint.isEmpty
         }
+        // Its hits kept apart from other processes' from now on, whatever else hits the probes.
+        if holderProbes { UprobeHolderClient.shared()?.watch(pid: pid, sinceNs: since) }
     }
 
     /// Every hit of `pid` recorded since the last call, oldest first (hits of processes no
@@ -185,20 +189,20 @@ public final class UprobeObserver: Sendable {
                 }
             }
             var drained: [Int32: (samples: [Sample], lost: UInt64)] = [:]
-            var requests: [(pid: Int32, sinceNs: UInt64)] = []
+            var requests: [UprobeHolderProtocol.ProcessHits.Query] = []
             for pid in pids {
                 state.lastHit[pid] = nil
                 drained[pid] = (state.pending.removeValue(forKey: pid) ?? [], 0)
-                requests.append((pid, state.watchedSince.removeValue(forKey: pid) ?? 0))
+                requests.append(.init(pid: pid, sinceNs: state.watchedSince.removeValue(forKey: pid) ?? 0))
             }
             // The rings' lost count covers every process: it goes to the first launch.
             if let first = pids.first { drained[first]?.lost += lost }
-            if !state.keyByTracepoint.isEmpty, let replies = UprobeHolder.shared()?.drain(requests) {
-                for (request, reply) in zip(requests, replies) {
-                    drained[request.pid]?.lost += reply.lost
+            if !state.keyByTracepoint.isEmpty, let replies = UprobeHolderClient.shared()?.drain(requests) {
+                for reply in replies {
+                    drained[reply.pid]?.lost += reply.lost
                     for hit in reply.hits {
                         if let key = state.keyByTracepoint[hit.tracepoint] {
-                            drained[request.pid]?.samples.append(Sample(key: key, pid: request.pid, timeNs: hit.timeNs))
+                            drained[reply.pid]?.samples.append(Sample(key: key, pid: reply.pid, timeNs: hit.timeNs))
                         }
                     }
                 }

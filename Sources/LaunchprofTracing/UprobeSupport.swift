@@ -12,7 +12,7 @@ public enum UprobeSupport {
     public static func pmuType(sysfsRoot: String = "/sys") -> Result<UInt32, UprobeError> {
         guard hasPerfPrivilege() else {
             return .failure(.unavailable(
-                reason: "uprobe perf events need root, CAP_PERFMON or CAP_SYS_ADMIN (launchprof has none)"))
+                reason: "uprobe perf events need root or CAP_SYS_ADMIN (launchprof has neither; CAP_PERFMON alone is refused for uprobes)"))
         }
         let path = "\(sysfsRoot)/bus/event_source/devices/uprobe/type"
         guard let text = SmallFile.read(path) else {
@@ -31,7 +31,10 @@ public enum UprobeSupport {
     /// launch would carry that stall in its `exec` phase — and new probes queue behind the
     /// release. Releases that start later are not waited for: on a machine where launchprofs
     /// keep exiting, that wait would never end. Polled: those processes are no child of this one.
-    /// A wait longer than `UprobeHolder.quietWaitNs` is announced on stderr, with what it waits for.
+    /// A wait longer than `quietWaitNs` is announced on stderr, with what it waits for.
+    /// How long a release may take before launchprof says it waits for one.
+    static let quietWaitNs: UInt64 = 100_000_000
+
     static func awaitEarlierReleases() {
         let start = monotonicNs()
         let deadline = start + 5_000_000_000
@@ -43,7 +46,7 @@ public enum UprobeSupport {
                 StatusLine.say("gave up waiting for process \(releaser) (lp-uprobe-free) after 5 s; the first launches may stall in exec")
                 return
             }
-            if !announced, now - start >= UprobeHolder.quietWaitNs {
+            if !announced, now - start >= quietWaitNs {
                 announced = true
                 StatusLine.say("waiting for an earlier launchprof's uprobes to be released (process \(releaser), lp-uprobe-free: the kernel waits for RCU grace periods, ~0.1 s per probe); a launch during it would stall in exec")
             }
@@ -72,14 +75,15 @@ public enum UprobeSupport {
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
-    /// Root, or CAP_PERFMON (38) or CAP_SYS_ADMIN (21) in the effective set.
+    /// Root, or CAP_SYS_ADMIN (21) in the effective set: the kernel refuses uprobe perf events
+    /// to CAP_PERFMON (38) alone (checked on 6.18: `perf_event_open` EACCES).
     static func hasPerfPrivilege() -> Bool {
         if geteuid() == 0 { return true }
         guard let status = SmallFile.read("/proc/self/status") else { return false }
         for line in status.split(separator: "\n") where line.hasPrefix("CapEff:") {
             let hex = trimmed(line.dropFirst("CapEff:".count))
             guard let mask = UInt64(hex, radix: 16) else { return false }
-            return mask & (1 << 38) != 0 || mask & (1 << 21) != 0
+            return mask & (1 << 21) != 0
         }
         return false
     }
@@ -107,7 +111,7 @@ public enum UprobeError: LaunchprofError, Sendable, Equatable {
             "The uprobe observer is not available: \(reason). Use --observer ptrace (or auto)."
         case .perf(let operation, let subject, let errno):
             "perf \(operation) for \(subject) failed: \(errnoDescription(errno))"
-                + (errno == EACCES || errno == EPERM ? " (needs root or CAP_PERFMON; kernel.perf_event_paranoid)" : "")
+                + (errno == EACCES || errno == EPERM ? " (needs root or CAP_SYS_ADMIN: CAP_PERFMON alone is refused for uprobes)" : "")
         }
     }
 }

@@ -22,4 +22,14 @@ public struct UprobeTarget: Sendable, Hashable {
     }
 
     public var key: Key { Key(path: path, offset: offset) }
+
+    /// A probe every dynamically linked process on the machine maps anyway — the loader's, libc's —
+    /// which the holder keeps as long as it lives; the program's own go once no session uses them.
+    public var isShared: Bool {
+        switch action {
+        case .relocationStart, .libcStartMain: return true
+        case .objectInit: return path.split(separator: "/").last?.hasPrefix("libc.so") == true
+        case .entry, .programInit, .main: return false
+        }
+    }
 }

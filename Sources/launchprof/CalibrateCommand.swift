@@ -28,7 +28,7 @@ struct CalibrateCommand: ParsableCommand {
             kernel. --check compares the new estimate (and the built-in one) with measurements of \
             other programs; --report writes that comparison as Markdown and SVG.
 
-            \(ExitCause.summary([.success, .usage, .noInput, .unavailable, .software, .cannotCreate, .interrupted], [.interrupted: "interrupted (Ctrl-C, SIGTERM): the launched program was killed, no calibration stored"]))
+            \(ExitCause.summary([.success, .usage, .noInput, .unavailable, .software, .cannotCreate, .ioError, .interrupted], [.interrupted: "interrupted (Ctrl-C, SIGTERM): the launched program was killed, no calibration stored"]))
             """)
 
     @Option(name: .shortAndLong, help: "Measured launches per calibration program, spread over 10 interleaved rounds (the fit uses their median; 4 to 10000).", transform: { try OptionValue.count($0, 4...10_000, unit: "the number of runs") })

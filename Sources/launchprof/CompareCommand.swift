@@ -26,7 +26,7 @@ struct CompareCommand: ParsableCommand {
             report. A quantity with too few runs for the interval asked gets "no verdict", with \
             the interval it could compute and that interval's real confidence.
 
-            \(ExitCause.summary([.success, .failed, .regression, .improvement, .noVerdict, .usage, .badInput, .noInput], [.success: "no change", .failed: "a launch in NEW failed"]))
+            \(ExitCause.summary([.success, .failed, .regression, .improvement, .noVerdict, .usage, .badInput, .noInput, .ioError], [.success: "no change", .failed: "a launch in NEW failed"]))
             """)
 
     @Argument(help: "The baseline: a LaunchReport JSON file or a bench folder.")

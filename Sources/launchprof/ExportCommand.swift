@@ -19,7 +19,7 @@ struct ExportCommand: ParsableCommand {
             `curl --data-binary @- …/metrics/job/launchprof` to a Pushgateway, or `promtool check \
             metrics`; --openmetrics for an OpenMetrics reader.
 
-            \(ExitCause.summary([.success, .usage, .badInput, .noInput]))
+            \(ExitCause.summary([.success, .usage, .badInput, .noInput, .ioError]))
             """)
 
     @Flag(help: "OpenMetrics 1.0 text format.")

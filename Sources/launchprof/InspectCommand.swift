@@ -18,7 +18,7 @@ struct InspectCommand: ParsableCommand {
               launchprof inspect /usr/bin/gdb
               launchprof inspect --json ./myapp > inspect.json
 
-            \(ExitCause.summary([.success, .missingLibraries, .usage, .badInput, .noInput, .unavailable, .software, .noPermission]))
+            \(ExitCause.summary([.success, .missingLibraries, .usage, .badInput, .noInput, .unavailable, .software, .ioError, .noPermission]))
             """)
 
     @Flag(name: .long, help: "Write the versioned JSON report instead of text.")
@@ -75,6 +75,7 @@ struct InspectCommand: ParsableCommand {
         if let cache, let key, let stored = cache.lookup(key: key) {
             Terminal.write(1, stored.standardOutput)
             Terminal.write(2, stored.standardError)
+            Terminal.finishStandardOutput()
             Glibc.exit(stored.exitStatus)
         }
         // The second CPU's thread starts now: it sets up its tables while this one finds and
@@ -96,6 +97,7 @@ struct InspectCommand: ParsableCommand {
         }
         Terminal.write(1, output)
         Terminal.write(2, errors)
+        Terminal.finishStandardOutput()
         // Inspected, but with a library missing the loader would refuse to start the program:
         // scripts must notice, yet the report on stdout is complete.
         let status = (report.missing.isEmpty ? ExitCause.success : .missingLibraries).rawValue

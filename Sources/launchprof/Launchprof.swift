@@ -1,5 +1,6 @@
 import ArgumentParser
 import LaunchprofReport
+import LaunchprofTracing
 
 #if canImport(Glibc)
 import Glibc
@@ -28,6 +29,9 @@ struct Launchprof: ParsableCommand {
     /// run time on a small program (inspect is benchmarked against `ldd`). Everything else,
     /// help and usage errors included, goes through the parser.
     static func main() {
+        // Started as the uprobe holder, this process is that and nothing else.
+        UprobeHolder.serveIfStartedAsHolder()
+        Terminal.claimStandardDescriptors()
         if let request = InspectCommand.Request(arguments: Array(CommandLine.arguments.dropFirst())) {
             run { try InspectCommand.execute(request) }
             return
@@ -61,8 +65,13 @@ struct Launchprof: ParsableCommand {
         } catch let error as any LaunchprofError {
             Terminal.write(2, "launchprof: \(error.description)\n")
             Glibc.exit(error.exitCause.rawValue)
+        } catch let code as ExitCode where code.rawValue < ExitCause.usage.rawValue {
+            // A verdict (compare's 2, a failed run's 1) on an output that did not arrive is 74.
+            Terminal.finishStandardOutput()
+            Glibc.exit(code.rawValue)
         } catch {
             exit(withError: error)
         }
+        Terminal.finishStandardOutput()
     }
 }

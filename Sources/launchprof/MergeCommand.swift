@@ -20,7 +20,7 @@ struct MergeCommand: ParsableCommand {
             Refused (exit 65): a report with no runs, the same runs twice (one report named twice, \
             or a copy), different builds, arguments or modes.
 
-            \(ExitCause.summary([.success, .usage, .badInput, .noInput, .cannotCreate], [.success: "merged"]))
+            \(ExitCause.summary([.success, .usage, .badInput, .noInput, .cannotCreate, .ioError], [.success: "merged"]))
             """)
 
     @Argument(help: "Launch reports (JSON) to merge.")
@@ -32,6 +32,7 @@ struct MergeCommand: ParsableCommand {
     func validate() throws {
         guard !reports.isEmpty else { throw ValidationError("Missing the reports to merge.") }
         try OutputChecks.file(output, option: "--output")
+        try OutputChecks.notInputs([("--output \(output)", output)], inputs: reports.map { (what: "the report \($0)", path: $0) })
     }
 
     func run() throws {

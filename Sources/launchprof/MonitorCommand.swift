@@ -40,7 +40,7 @@ struct MonitorRecordCommand: ParsableCommand {
             come from the X11 display its environment names. Launches are kept in STORE/launches.db \
             (SQLite, WAL: readable while the monitor records) for --retain.
 
-            \(ExitCause.summary([.success, .usage, .noInput, .unavailable, .cannotCreate]))
+            \(ExitCause.summary([.success, .usage, .noInput, .unavailable, .cannotCreate, .ioError]))
             """)
 
     @Option(help: ArgumentHelp("The store directory (made, mode 0700; one monitor records into it at a time).", valueName: "dir"))
@@ -113,7 +113,7 @@ struct MonitorReportCommand: ParsableCommand {
             `merge` and `export` read it. Cold launches only unless --start-type says otherwise. \
             Works while the monitor records.
 
-            \(ExitCause.summary([.success, .usage, .noInput, .cannotCreate]))
+            \(ExitCause.summary([.success, .usage, .noInput, .cannotCreate, .ioError]))
             """)
 
     @Option(help: ArgumentHelp("The monitor's store directory.", valueName: "dir"))

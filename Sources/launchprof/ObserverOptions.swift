@@ -7,7 +7,7 @@ extension ObserverChoice: ExpressibleByArgument {}
 struct ObserverOptions: ParsableArguments {
     @Option(help: """
         How launch boundaries before main are observed: auto (uprobes where permitted: root or \
-        CAP_PERFMON and the uprobe PMU; else ptrace), uprobe (perf events, the child never \
+        CAP_SYS_ADMIN and the uprobe PMU; else ptrace), uprobe (perf events, the child never \
         stops), ptrace (breakpoints).
         """)
     var observer: ObserverChoice = .auto

@@ -25,6 +25,22 @@ enum OutputChecks {
         }
     }
 
+    /// Refuses an output that would replace one of the command's inputs — the program it runs,
+    /// a report it reads — or launchprof itself (`run --json ./prog ./prog` replaced the program
+    /// with JSON): a usage error (exit 64), before any launch, the file untouched. `inputs`
+    /// names each input for the message ("the program ./prog").
+    static func notInputs(_ outputs: [(shown: String, path: String?)], inputs: [(what: String, path: String)]) throws {
+        let inputs = inputs + [("launchprof itself", "/proc/self/exe")]
+        for (shown, path) in outputs {
+            guard let path, let destination = try? OutputDestination(path) else { continue }
+            if let input = inputs.first(where: { destination.overwrites($0.path) }) {
+                throw ValidationError(
+                    "\(shown) would overwrite \(input.what), which this command reads: "
+                        + "name another file for the output.")
+            }
+        }
+    }
+
     /// Refuses two output options that write to one place (`--json - --trace -`): the documents
     /// would be mixed on one stream, or one file would replace the other. A usage error (exit 64),
     /// before any launch. `shown` is the option as the user wrote it (`--json -`).

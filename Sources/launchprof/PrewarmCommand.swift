@@ -21,7 +21,7 @@ struct PrewarmCommand: ParsableCommand {
             the memory a frozen process holds (prewarm.frozenPSSBytes, PSS), and the hazards \
             found by an untimed scan of the prewarm part. Same options as `run`.
 
-            \(ExitCause.summary([.success, .failed, .usage, .badInput, .noInput, .unavailable, .software, .cannotCreate, .interrupted], [.unavailable: "the program cannot be executed, traced, or frozen where asked"]))
+            \(ExitCause.summary([.success, .failed, .usage, .badInput, .noInput, .unavailable, .software, .cannotCreate, .ioError, .interrupted], [.unavailable: "the program cannot be executed, traced, or frozen where asked"]))
             """)
 
     @OptionGroup var options: SessionOptions
@@ -38,7 +38,7 @@ struct PrewarmCommand: ParsableCommand {
     mutating func validate() throws {
         command = try CommandOptions.programAndArguments(command, of: Self.self)
         guard !command.isEmpty else { throw ValidationError("Missing PROGRAM to prewarm.") }
-        try SessionOutputs.checkDistinct(options, exports, sampling)
+        try SessionOutputs.checkDistinct(options, exports, sampling, command: command)
     }
 
     func run() throws {

@@ -25,7 +25,7 @@ struct ReportCommand: ParsableCommand {
             The HTML file needs no network: open it in any browser. The trace opens in \
             ui.perfetto.dev or chrome://tracing.
 
-            \(ExitCause.summary([.success, .usage, .badInput, .noInput, .cannotCreate]))
+            \(ExitCause.summary([.success, .usage, .badInput, .noInput, .cannotCreate, .ioError]))
             """)
 
     @Argument(help: "A LaunchReport JSON file, as `launchprof run --json` writes it.")
@@ -43,7 +43,9 @@ struct ReportCommand: ParsableCommand {
         }
         try OutputChecks.file(html, option: "--html")
         try OutputChecks.file(trace, option: "--trace")
-        try OutputChecks.distinct([("--html \(html ?? "")", html), ("--trace \(trace ?? "")", trace)])
+        let outputs: [(shown: String, path: String?)] = [("--html \(html ?? "")", html), ("--trace \(trace ?? "")", trace)]
+        try OutputChecks.distinct(outputs)
+        try OutputChecks.notInputs(outputs, inputs: [("the report \(report)", report)])
     }
 
     func run() throws {

@@ -29,7 +29,7 @@ struct RunCommand: ParsableCommand {
             With `--json -` (or a path that is launchprof's stdout) the report is stdout's only \
             content and the waterfall goes to stderr.
 
-            \(ExitCause.summary([.success, .failed, .usage, .badInput, .noInput, .unavailable, .software, .cannotCreate, .interrupted]))
+            \(ExitCause.summary([.success, .failed, .usage, .badInput, .noInput, .unavailable, .software, .cannotCreate, .ioError, .interrupted]))
             """)
 
     @OptionGroup var options: SessionOptions
@@ -48,7 +48,7 @@ struct RunCommand: ParsableCommand {
     mutating func validate() throws {
         command = try CommandOptions.programAndArguments(command, of: Self.self)
         guard !command.isEmpty else { throw ValidationError("Missing PROGRAM to run.") }
-        try SessionOutputs.checkDistinct(options, exports, sampling)
+        try SessionOutputs.checkDistinct(options, exports, sampling, command: command)
     }
 
     func run() throws {

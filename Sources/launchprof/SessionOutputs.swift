@@ -31,9 +31,21 @@ struct SessionOutputs {
         folded = sampling.folded == nil ? nil : FoldedStacksSink()
     }
 
-    /// Refuses two outputs to one place (`validate()`).
-    static func checkDistinct(_ options: SessionOptions, _ exports: ExportOptions, _ sampling: SamplingOptions) throws {
-        try OutputChecks.distinct(options.outputs + exports.outputs + [("--folded \(sampling.folded ?? "")", sampling.folded)])
+    /// Refuses two outputs to one place, and an output that is the program, its `--input`, or
+    /// launchprof (`validate()`).
+    static func checkDistinct(
+        _ options: SessionOptions, _ exports: ExportOptions, _ sampling: SamplingOptions, command: [String]
+    ) throws {
+        let outputs = options.outputs + exports.outputs + [("--folded \(sampling.folded ?? "")", sampling.folded)]
+        try OutputChecks.distinct(outputs)
+        var inputs: [(what: String, path: String)] = []
+        if let program = command.first,
+            let path = ProgramLocator.search(program, environment: ProcessEnvironment.current())
+        {
+            inputs.append(("the program \(program)", path))
+        }
+        if options.input != "null" { inputs.append(("--input \(options.input)", options.input)) }
+        try OutputChecks.notInputs(outputs, inputs: inputs)
     }
 
     /// Every sink, in the order each run reaches them.

@@ -309,8 +309,9 @@ int lp_uprobe_open(pid_t pid, int cpu, uint32_t pmu_type, const char *_Nonnull p
 /// Maps the ring buffer of event `fd`: one header page and `data_pages` (a power of two) pages.
 int lp_perf_ring_map(int fd, int data_pages, void *_Nullable *_Nonnull base, size_t *_Nonnull length);
 void lp_perf_ring_unmap(void *_Nonnull base, size_t length);
-/// Reads every record written so far: up to `capacity` samples into `samples` (`*count`), and
-/// adds the samples the kernel or the capacity dropped to `*lost`. Consumes what it reads.
+/// Reads the records written so far, up to `capacity` samples into `samples` (`*count`; a full
+/// `samples` leaves the rest for the next call), and adds the samples the kernel dropped for want
+/// of room (PERF_RECORD_LOST) to `*lost`. Consumes what it reads.
 int lp_perf_ring_read(void *_Nonnull base, size_t length, lp_perf_sample *_Nonnull samples,
                       int capacity, int *_Nonnull count, uint64_t *_Nonnull lost);
 /// Closes perf event descriptors without waiting for the kernel's release of their uprobes
@@ -322,29 +323,23 @@ void lp_perf_release_in_background_named(const int *_Nonnull fds, int count, con
 /// same samples as `lp_uprobe_open`. Its uprobe is registered once per event, not per open.
 int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd,
                              int *_Nonnull fd, uint64_t *_Nonnull id);
-/// Starts the probe holder (`lp-uprobe-hold`): a detached process serving `listener` (a Unix
-/// socket bound as `socket_name` in the directory `directory`, listening) that keeps one perf
-/// event open on each tracefs uprobe event a client names, so a launchprof's own opens and closes
-/// of them never register or release a uprobe (the release waits for RCU grace periods). It
-/// releases them all `linger_ms` after its last client left, renamed `lp-uprobe-free` while it
-/// does, removes its socket file and deletes the events named in `uprobe_events`. Returns 0 or
-/// an errno.
-int lp_uprobe_holder_start(int listener, int directory, const char *_Nonnull socket_name,
-                           const char *_Nonnull uprobe_events, int linger_ms);
-/// Every hit of `pid` at or after `since_ns` the holder kept (its system-wide events sample into
-/// its own ring buffers), oldest first, `id` being the tracepoint id; `lost`: hits no buffer had
-/// room for. 0 or an errno.
-int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sample *_Nonnull samples, int capacity,
-                           int *_Nonnull count, uint64_t *_Nonnull lost);
-/// The two halves of `lp_uprobe_holder_drain`: the requests for `count` processes go out in one
-/// send, then one `lp_uprobe_holder_drain_receive` per process reads its reply, in order. The
-/// holder answers a batch with one send: one wake-up each side for many launches.
-int lp_uprobe_holder_drain_send(int fd, const int32_t *_Nonnull pids, const uint64_t *_Nonnull since_ns, int count);
-int lp_uprobe_holder_drain_receive(int fd, lp_perf_sample *_Nonnull samples, int capacity, int *_Nonnull count,
-                                   uint64_t *_Nonnull lost);
-/// Sends one request line (ending in a newline) and reads the one-line reply into `reply`
-/// (NUL-terminated, newline stripped). Returns 0 or an errno.
-int lp_uprobe_holder_request(int fd, const char *_Nonnull line, char *_Nonnull reply, int capacity);
+/// Opens a counting-only perf event on the tracefs uprobe event `tracepoint_id` for the calling
+/// process: it keeps the probe registered while the breakpoint traps in this process alone.
+int lp_tracepoint_hold_open(uint64_t tracepoint_id, int *_Nonnull fd);
+/// Names the calling thread (PR_SET_NAME; the process, when it is the main thread): the holder's
+/// `lp-uprobe-hold`, `lp-uprobe-read`, `lp-uprobe-free`.
+void lp_set_thread_name(const char *_Nonnull name);
+/// A file without a name in `directory` (O_TMPFILE), open for writing, close-on-exec; it goes
+/// with its last descriptor unless linked in. The descriptor, or -errno (EOPNOTSUPP, EISDIR:
+/// a file system or kernel without O_TMPFILE).
+int lp_open_unnamed_file(const char *_Nonnull directory, unsigned int mode);
+/// 1 when the file at `path` has file capabilities (a `security.capability` attribute).
+int lp_has_file_capabilities(const char *_Nonnull path);
+/// A ring buffer for every event of `cpu` to share (PERF_EVENT_IOC_SET_OUTPUT): a dummy software
+/// event with the probes' sample format and clock, `data_pages` (a power of two) pages mapped,
+/// whose descriptor polls readable once the ring is half full. 0 or an errno.
+int lp_perf_ring_open(int cpu, int data_pages, int *_Nonnull fd, void *_Nullable *_Nonnull base,
+                      size_t *_Nonnull length);
 /// Functions launchprof probes in its own process to measure what one uprobe hit costs: one
 /// whose first instruction the kernel emulates, one it single-steps.
 uint64_t lp_uprobe_calibration_emulated(uint64_t x);

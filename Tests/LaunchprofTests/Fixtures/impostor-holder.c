@@ -1,6 +1,6 @@
 // Someone else's process listening where launchprof looks for its uprobe holder: it answers
-// every request line as a holder would ("0", and a calibration of 1 ns per hit and stop), so a
-// launchprof that trusted it would print its figures. Listens on the socket path in argv[1], or
+// whatever it reads with "1 1 1\n" (the old text protocol's calibration of 1 ns per hit and
+// stop), so a launchprof that trusted it would print its figures. Listens on the socket path in argv[1], or
 // (without arguments) on the bound socket it is given as its standard input. On SIGTERM it
 // prints "connections N bytes M" (what it was sent) and exits.
 #include <errno.h>
@@ -56,11 +56,8 @@ int main(int argc, char **argv) {
                 continue;
             }
             bytes += got;
-            for (ssize_t j = 0; j < got; j++) {
-                if (buffer[j] != '\n') continue;
-                const char *reply = "1 1 1\n";
-                if (write(fds[i].fd, reply, strlen(reply)) < 0) {}
-            }
+            const char *reply = "1 1 1\n";
+            if (write(fds[i].fd, reply, strlen(reply)) < 0) {}
         }
     }
     printf("connections %ld bytes %ld\n", connections, bytes);

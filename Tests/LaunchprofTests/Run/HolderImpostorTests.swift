@@ -17,15 +17,20 @@ struct HolderImpostorTests {
     private final class Impostor {
         let process = Process()
         private let output = Pipe()
+        private var watchdog: DispatchWorkItem?
 
-        /// Listens on `path` (it binds it) or, with `socket`, on that bound socket given as its stdin.
-        init(path: String?, socket: Int32? = nil) throws {
+        /// Listens on `path` (it binds it) or, with `socket`, on that bound socket given as its
+        /// stdin; as uid 65534 unless `sameUser`.
+        init(path: String?, socket: Int32? = nil, sameUser: Bool = false) throws {
             let program = try FixtureBuilder.build(["impostor-holder.c"], output: "run/impostor-holder")
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", program] + (path.map { [$0] } ?? [])
+            process.executableURL = URL(fileURLWithPath: sameUser ? program : "/usr/bin/setpriv")
+            process.arguments = (sameUser ? [] : ["--reuid=65534", "--regid=65534", "--clear-groups", program]) + (path.map { [$0] } ?? [])
             if let socket { process.standardInput = FileHandle(fileDescriptor: socket, closeOnDealloc: false) }
             process.standardOutput = output
             try process.run()
+            // Bounded, whatever the test does: a failed expectation or a throw below never
+            // leaves the impostor running (deinit), and a hung one is killed.
+            watchdog = process.killed(after: 120)
             let ready = output.fileHandleForReading.availableData
             #expect(String(decoding: ready, as: UTF8.self).hasPrefix("listening"), "the impostor did not start")
         }
@@ -34,8 +39,17 @@ struct HolderImpostorTests {
         func stop() -> String {
             process.terminate()
             let said = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
+            process.waitUntilExit(within: 10)
+            watchdog?.cancel()
             return String(decoding: said, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        deinit {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+            watchdog?.cancel()
         }
     }
 
@@ -102,5 +116,19 @@ struct HolderImpostorTests {
         #expect(said == "connections 1 bytes 0", "connected once (to learn who listens), sent nothing: \(said)")
         #expect(outcome.stderr.contains("of uid 65534, not by uid 0"), "\(outcome.stderr)")
         #expect(!outcome.stdout.contains("costs 1 ns here"), "\(outcome.stdout)")
+    }
+
+    /// A listener of root's own that does not answer as a holder (its "1 1 1" line is no frame
+    /// of the protocol) is refused after the greeting: its reply is decoded as untrusted input,
+    /// nothing more is sent, and the run measures without it.
+    @Test func aListenerThatDoesNotSpeakTheProtocolIsRefused() throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let impostor = try Impostor(path: directory + "/holder.sock", sameUser: true)
+        let outcome = try Self.runMeasures(holder: directory + "/holder.sock", observer: "uprobe")
+        let said = impostor.stop()
+        #expect(outcome.stderr.contains("did not answer as a holder of protocol"), "\(outcome.stderr)")
+        // The greeting alone: a 4-byte length and a 5-byte hello.
+        #expect(said == "connections 1 bytes 9", "\(said)")
     }
 }

@@ -129,4 +129,143 @@ struct UprobeHolderTests {
             }
         }
     }
+
+    // MARK: What the holder holds, and for how long
+
+    /// The lines of `uprobe_events` whose file is `path` (or, for "/ld-linux", any loader).
+    private static func probes(of path: String) -> Int {
+        // Read to its end: Foundation's String(contentsOfFile:) stops after tracefs's first page.
+        let events = String(decoding: (try? FileHandle(forReadingAtPath: "/sys/kernel/tracing/uprobe_events")?.readToEnd()) ?? Data(), as: UTF8.self)
+        return events.split(separator: "\n").filter { $0.contains(path.hasPrefix("/ld-") ? path : " \(path):") }.count
+    }
+
+    /// A launchprof kept running (its child waits on a FIFO), so the holder has a client while
+    /// another session ends; it is connected once its child has said so.
+    private final class Keeper {
+        let process = Process()
+        private let release: String
+
+        /// `shell` runs the child's script: a copy of its own makes its probes the keeper's alone.
+        init(environment: [String: String], directory: String, shell: String = "/bin/sh") throws {
+            let ready = directory + "/ready"
+            release = directory + "/release"
+            #expect(mkfifo(ready, 0o600) == 0 && mkfifo(release, 0o600) == 0)
+            process.executableURL = try LaunchprofBinary.url()
+            process.arguments = ["run", "-r", "1", "--observer", "uprobe", "--timeout", "120", shell, "-c", "echo ready > \(ready); cat \(release)"]
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            watchdog = process.killed(after: 180)
+            // The probes were armed before the spawn: once the child speaks, launchprof is a
+            // client. Bounded: a launchprof that failed before its child ran ends the wait.
+            let fd = open(ready, O_RDONLY | O_NONBLOCK)
+            var polled = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let deadline = Date().addingTimeInterval(60)
+            while process.isRunning, Date() < deadline, poll(&polled, 1, 100) == 0 {}
+            var byte: UInt8 = 0
+            #expect(fd >= 0 && read(fd, &byte, 1) == 1, "the keeper's child did not start")
+            close(fd)
+        }
+
+        private var watchdog: DispatchWorkItem?
+
+        /// Ends the child's wait (no reader: it has ended already) and the keeper, bounded.
+        func stop() {
+            let fd = open(release, O_WRONLY | O_NONBLOCK)
+            if fd >= 0 { close(fd) }
+            process.waitUntilExit(within: 30)
+            watchdog?.cancel()
+        }
+    }
+
+    /// A session's probes on its own program leave `uprobe_events` within the linger after it
+    /// ends, while another launchprof keeps the holder alive; the loader's probe (shared by every
+    /// process) stays as long as the holder does.
+    @Test func aSessionsProgramProbesAreReleasedWithinTheLinger() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-linger-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A program of its own inode: its probes are this test's alone.
+        let program = directory + "/linger-app"
+        try FileManager.default.copyItem(atPath: try RunFixtures.app(), toPath: program)
+        let name = "lp-test-holder-\(getpid())-linger"
+        var environment = Self.environment(holder: name)
+        environment["LAUNCHPROF_UPROBE_LINGER"] = "2"
+        let keeper = try Keeper(environment: environment, directory: directory)
+        defer { keeper.stop() }
+        _ = try #require(Self.holderProcess(socket: name), "the keeper started a holder")
+        let loaderProbesBefore = Self.probes(of: "/ld-linux")
+        #expect(loaderProbesBefore >= 1, "the keeper's session holds the loader's probe")
+        #expect(Self.probes(of: program) == 0)
+
+        let outcome = try LaunchprofCLI.run(["run", "-r", "2", "--observer", "uprobe", program], environment: environment)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let ended = Self.monotonicNs()
+        let during = Self.probes(of: program)
+        #expect(during >= 2, "the program's initializer and main are probed: \(during); \(outcome.stderr)")
+        // Polled: the release is the holder's own timer, with nothing to wait on.
+        var after = during
+        while after > 0, Self.monotonicNs() - ended < 6_000_000_000 {
+            var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+            nanosleep(&pause, nil)
+            after = Self.probes(of: program)
+        }
+        let releasedAfter = Self.monotonicNs() - ended
+        #expect(after == 0, "\(during) probes before, \(after) left \(releasedAfter / 1_000_000) ms after the session")
+        #expect(releasedAfter >= 1_500_000_000, "kept for the linger (2 s): released after \(releasedAfter / 1_000_000) ms")
+        #expect(Self.probes(of: "/ld-linux") >= loaderProbesBefore, "the loader's probe lingers with the holder")
+    }
+
+    /// An event a dead holder left in tracefs is deleted when the next holder starts, a live
+    /// holder's (another session's program, still held) never is; the holder runs in `/`, under
+    /// its own command line, with a ring on every CPU.
+    @Test func aStartingHolderRemovesDeadHoldersEventsAndShowsNothingOfItsStarter() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-stale-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let shell = directory + "/keeper-sh"
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: "/bin/sh").resolvingSymlinksInPath().path, toPath: shell)
+        let keeper = try Keeper(environment: Self.environment(holder: "lp-test-holder-\(getpid())-live"), directory: directory, shell: shell)
+        defer { keeper.stop() }
+        let liveBefore = Self.probes(of: shell)
+        #expect(liveBefore >= 2, "the live holder holds the keeper's shell's entry and main: \(liveBefore)")
+
+        let stale = "lpstale_\(getpid())"
+        let definition = "p:launchprof/\(stale) /usr/bin/true:0x1000\n"
+        let events = open("/sys/kernel/tracing/uprobe_events", O_WRONLY | O_APPEND)
+        #expect(events >= 0 && write(events, definition, definition.utf8.count) == definition.utf8.count)
+        close(events)
+        #expect(FileManager.default.fileExists(atPath: "/sys/kernel/tracing/events/launchprof/\(stale)"))
+
+        let name = "lp-test-holder-\(getpid())-fresh"
+        let outcome = try LaunchprofCLI.run(
+            ["run", "-r", "1", "--observer", "uprobe", "/bin/true"], environment: Self.environment(holder: name))
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "/sys/kernel/tracing/events/launchprof/\(stale)"), "the stale event was deleted")
+        #expect(Self.probes(of: shell) == liveBefore, "the live holder's events stay")
+
+        let holder = try #require(Self.holderProcess(socket: name))
+        let commandLine = try String(contentsOfFile: "/proc/\(holder)/cmdline", encoding: .utf8).split(separator: "\0")
+        #expect(commandLine.first == "lp-uprobe-hold", "\(commandLine)")
+        #expect(!commandLine.contains("/bin/true"), "\(commandLine)")
+        let cwd = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(holder)/cwd")
+        #expect(cwd == "/")
+        let perfEvents = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder)/fd").filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(holder)/fd/\($0)")) == "anon_inode:[perf_event]"
+        }.count
+        // One ring per CPU, and for each probe one event per CPU.
+        let cpus = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        #expect(perfEvents >= cpus * 2, "\(perfEvents) perf events on \(cpus) CPUs")
+    }
+
+    /// The process serving `socket` (a name in root's private directory), by its command line.
+    private static func holderProcess(socket: String) -> Int32? {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(name), let line = try? String(contentsOfFile: "/proc/\(name)/cmdline", encoding: .utf8) else { continue }
+            let words = line.split(separator: "\0")
+            if words.first == "lp-uprobe-hold", words.contains(Substring(socket)) { return pid }
+        }
+        return nil
+    }
 }

@@ -8,6 +8,9 @@ enum LaunchprofCLI {
         var stderr: String
     }
 
+    /// How long any one command of a test may run before it is killed.
+    static let timeoutSeconds: Double = 600
+
     static func run(_ arguments: [String], environment: [String: String]? = nil, directory: String? = nil) throws -> Outcome {
         try run(executable: try LaunchprofBinary.url().path, arguments, environment: environment, directory: directory)
     }
@@ -27,6 +30,10 @@ enum LaunchprofCLI {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
+        // A launchprof that never ends would hang the suite: it is killed after the bound, and
+        // the test fails on its status (SIGKILL) instead.
+        let watchdog = process.killed(after: timeoutSeconds)
+        defer { watchdog.cancel() }
         // Drain stderr on another thread so a chatty command cannot block on a full pipe.
         nonisolated(unsafe) var stderr = Data()
         let drained = DispatchSemaphore(value: 0)
@@ -55,5 +62,33 @@ enum LaunchprofCLI {
     /// the tests check that what a user reads is what launchprof does.
     static func document(_ path: String) throws -> String {
         try String(contentsOf: FixtureBuilder.packageRoot.appendingPathComponent(path), encoding: .utf8)
+    }
+}
+
+extension Process {
+    /// SIGKILLs the process if it still runs `seconds` from now (cancel the item once it
+    /// ended): a test's child is bounded, never waited on forever.
+    func killed(after seconds: Double) -> DispatchWorkItem {
+        let pid = processIdentifier
+        let watchdog = DispatchWorkItem { [self] in if isRunning { kill(pid, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
+        return watchdog
+    }
+
+    /// Waits for the process to end, at most `seconds`; then SIGKILLs and reaps it. Whether it
+    /// ended on its own.
+    @discardableResult
+    func waitUntilExit(within seconds: Double) -> Bool {
+        nonisolated(unsafe) var endedOnItsOwn = true
+        let watchdog = DispatchWorkItem { [self] in
+            if isRunning {
+                endedOnItsOwn = false
+                kill(processIdentifier, SIGKILL)
+            }
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
+        waitUntilExit()
+        watchdog.cancel()
+        return endedOnItsOwn
     }
 }
