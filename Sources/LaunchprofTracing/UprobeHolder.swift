@@ -1,5 +1,6 @@
 import CLaunchprof
 import LaunchprofELF
+import LaunchprofSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -102,6 +103,21 @@ public final class UprobeHolder: @unchecked Sendable {
         var client: Int32
         var hits: [UprobeHolderProtocol.ProcessHits.Hit] = []
         var lost: UInt64 = 0
+        /// The process's latest hit, kept or not (see `isRepeat`).
+        var lastHit: UprobeHolderProtocol.ProcessHits.Hit?
+
+        /// Whether `hit` repeats the process's previous one: the same probe within `repeatNs`,
+        /// no other probe between. A process hitting one probe in a loop (`main: jmp main`, a
+        /// spin on a probed function, ~2 µs a hit) adds nothing a launch's boundaries need —
+        /// the first hit counts — and would otherwise fill its `maxHitsPerProcess` in ~0.1 s.
+        /// A boundary hit again for real (the loader's in the next image of an exec chain)
+        /// comes an exec and a mapping later (≥ 100 µs). The rings are read one CPU after
+        /// another, so a hit read after a later one is never a repeat.
+        mutating func isRepeat(_ hit: UprobeHolderProtocol.ProcessHits.Hit) -> Bool {
+            defer { lastHit = hit }
+            guard let last = lastHit, last.tracepoint == hit.tracepoint, hit.timeNs >= last.timeNs else { return false }
+            return hit.timeNs - last.timeNs < UprobeHolder.repeatNs
+        }
     }
 
     /// A recent hit of a process nobody watched (yet).
@@ -138,6 +154,8 @@ public final class UprobeHolder: @unchecked Sendable {
     /// Hits of unwatched processes kept for a late watch: a watch is sent at the spawn, before
     /// the child runs, so only the first milliseconds of a launch are ever claimed from here.
     static let recentCapacity = 1 << 15
+    /// See `Watched.isRepeat`.
+    static let repeatNs: UInt64 = 50_000
     /// Processes watched at once (all clients).
     static let maxWatched = 4096
     /// Probes held at once.
@@ -158,7 +176,7 @@ public final class UprobeHolder: @unchecked Sendable {
     private var calibration: UprobeHolderProtocol.Calibration?
     private var idleSinceNs: UInt64
     private let stopping = Atomic<Bool>(false)
-    private var releasers: [WorkerThread<Void>] = []
+    private var releasers: [DedicatedThread<Void>] = []
 
     private init(listener: Int32, directory: Int32, socketName: String, tracefs: String, lingerNs: UInt64) {
         self.listener = listener
@@ -240,6 +258,7 @@ public final class UprobeHolder: @unchecked Sendable {
                     let pid = Int32(bitPattern: sample.pid)
                     let hit = UprobeHolderProtocol.ProcessHits.Hit(tracepoint: tracepoint, timeNs: sample.time_ns)
                     if state.watched[pid] != nil {
+                        if state.watched[pid]!.isRepeat(hit) { continue }
                         if state.watched[pid]!.hits.count < UprobeHolderProtocol.maxHitsPerProcess {
                             state.watched[pid]!.hits.append(hit)
                         } else {
@@ -409,7 +428,7 @@ public final class UprobeHolder: @unchecked Sendable {
             for event in released { for id in event.sampleIDs { state.tracepointBySampleID[id] = nil } }
         }
         let tracefs = tracefs
-        let thread = WorkerThread<Void> {
+        let thread = DedicatedThread<Void> {
             lp_set_thread_name("lp-uprobe-free")
             for event in released { for fd in event.descriptors { close(fd) } }
             let fd = Glibc.open(tracefs + "/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC)
@@ -437,7 +456,7 @@ public final class UprobeHolder: @unchecked Sendable {
     // MARK: Serving
 
     private func serve() {
-        let reader = WorkerThread<Void> { [self] in readerLoop() }
+        let reader = DedicatedThread<Void> { [self] in readerLoop() }
         while true {
             let now = Self.nowNs()
             releaseExpired(now: now)

@@ -13,7 +13,9 @@ public enum UprobeHolderProtocol {
     /// socket's name carries it, so holders of other versions run beside this one, unasked.
     public static let version: UInt32 = 7
     /// The largest payload either side accepts: a drain reply of `maxHitsPerProcess` hits.
-    public static let maxPayload = 16 + maxHitsPerProcess * 16
+    public static let maxPayload = hitsReplyHeaderBytes + maxHitsPerProcess * 16
+    /// A drain reply's kind, pid, lost count and hit count.
+    static let hitsReplyHeaderBytes = 1 + 4 + 8 + 4
     /// Hits kept and sent per watched process; a process hitting probes more often than that
     /// has the rest counted lost.
     public static let maxHitsPerProcess = 1 << 16

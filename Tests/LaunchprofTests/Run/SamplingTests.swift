@@ -110,7 +110,7 @@ struct SamplingTests {
         let outcome = try RunHarness.run(program, runs: 2, environment: ["LP_FIXTURE_TRUTH": truthPath]) {
             $0.sampling = SamplingConfiguration()
         }
-        let truth = try Self.truth(truthPath)[fixture.truthName]?.map(\.cpu) ?? []
+        let truth = try Self.truth(truthPath)[fixture.truthName] ?? []
         try #require(outcome.runs.count == 2)
         for (run, spent) in zip(outcome.runs, truth) {
             let flags = try #require(run.flags)
@@ -126,7 +126,12 @@ struct SamplingTests {
             #expect(path.dropFirst().first?.contains("crunch") == true, "\(path)")
             if !fixture.stripped { #expect(path.dropFirst(2).first?.contains("now") == true, "\(path)") }
             #expect(!flags.contains { $0.function.contains("now") || $0.function.contains("stamp") }, "\(flags.map(\.chain))")
-            Self.expectWithin15Percent(flag.durationNs, spent, "\(fixture) \(flag.function) CPU time")
+            // On the CPU as the scheduler's switches bound it: at least the thread's CPU clock,
+            // at most its wall time. In a VM the two part by the hypervisor's steal time, which
+            // the guest sees as its thread running and CLOCK_THREAD_CPUTIME_ID leaves out
+            // (CONFIG_PARAVIRT_TIME_ACCOUNTING): CI measured 174 ms of 150 ms CPU that way.
+            #expect(flag.durationNs * 100 >= spent.cpu * 85, "\(fixture) \(flag.function): \(flag.durationNs) ns on CPU, CPU clock \(spent.cpu) ns")
+            #expect(flag.durationNs * 100 <= spent.wall * 115, "\(fixture) \(flag.function): \(flag.durationNs) ns on CPU, wall \(spent.wall) ns")
         }
     }
 

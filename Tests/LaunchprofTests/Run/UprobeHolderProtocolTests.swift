@@ -60,6 +60,16 @@ struct UprobeHolderProtocolTests {
         #expect(decoded == Self.requests)
     }
 
+    /// The largest reply the holder sends (a process's `maxHitsPerProcess` hits) is one the
+    /// client accepts: a bound one byte short cut every spinning program's drain.
+    @Test func aFullDrainReplyIsAccepted() throws {
+        let hits = (0..<P.maxHitsPerProcess).map { P.ProcessHits.Hit(tracepoint: UInt64($0 % 7), timeNs: UInt64($0)) }
+        let reply = P.Reply.hits(.init(pid: 31, lost: UInt64.max, hits: hits))
+        let payloads = try Self.frames(P.encode(reply))
+        #expect(payloads.count == 1)
+        #expect(try P.decodeReply(payloads[0]) == reply)
+    }
+
     /// Paths the holder would hand to tracefs are refused before they reach it.
     @Test func aProbePathTracefsWouldMisreadIsRefused() {
         for path in ["relative/lib.so", "/with space", "/tab\there", "/new\nline", "/nul\u{0}byte", "/" + String(repeating: "a", count: 2000), ""] {
