@@ -18,10 +18,19 @@ extension ReportComparison {
             let baseHas = base.runs.contains { $0.threadStates != nil }, newHas = new.runs.contains { $0.threadStates != nil }
             return baseHas == newHas ? nil : "no thread states in the \(baseHas ? "new" : "base") report"
         }
+        // The launch's verdict comes from the quantities that gate it: its headline metrics, and
+        // any phase or state a suite sets a limit on. The others (phases, states) explain them —
+        // each is shown with its own shift and verdict — but a dozen of them judged at 95% each
+        // flagged identical binaries (issue 32: the demo's background phases), and a phase that
+        // slowed the launch moves a headline metric too. The gating quantities share the
+        // confidence (Bonferroni): m of them at 95% together are each judged at 1 − 5%/m.
+        let gating = keys.filter { Self.gates($0, settings) && (base == nil || baseSamples[$0] != nil) && newSamples[$0] != nil }
+        var gatingSettings = isReference ? settings.withoutDrift : settings
+        if gating.count > 1 { gatingSettings.confidence = 1 - (1 - settings.confidence) / Double(gating.count) }
         let changes = keys.sorted(by: Self.order).map { key in
             var change = Self.change(
                 key: key, base: base == nil ? nil : baseSamples[key] ?? [], new: newSamples[key] ?? [],
-                settings: isReference ? settings.withoutDrift : settings)
+                settings: gating.contains(key) ? gatingSettings : isReference ? settings.withoutDrift : settings)
             if isReference, change.verdict == .regression || change.verdict == .improvement {
                 // The reference did not change: its shift is the sessions' difference.
                 change.verdict = .noVerdict
@@ -40,10 +49,8 @@ extension ReportComparison {
                     verdict: n.value > b.value ? .regression : n.value < b.value ? .improvement : .unchanged)
             }
         }
-        // The states explain the phases (they add up to them) and a noisy host moves time
-        // between running and runnable: they gate only where a suite sets a limit on one.
         var verdicts = changes.compactMap { change -> ComparisonVerdict? in
-            if change.key.hasPrefix("state:"), settings.thresholds[change.key] == nil { return nil }
+            guard Self.gates(change.key, settings) else { return nil }
             return switch change.verdict {
             case .regression: .regression
             case .improvement: .improvement
@@ -56,6 +63,13 @@ extension ReportComparison {
         self.init(
             name: name, base: base.map(Side.init), new: Side(new), changes: changes, counts: counts,
             settings: settings, verdict: ComparisonVerdict.combining(verdicts))
+    }
+
+    /// Whether `key` decides the launch's verdict: a headline metric, or a quantity the suite
+    /// sets a limit on (`thresholds`). Phases and states explain the metrics (the states add up
+    /// to the phases; a noisy host moves time between running and runnable).
+    static func gates(_ key: String, _ settings: ComparisonSettings) -> Bool {
+        settings.thresholds[key] != nil || !(key.hasPrefix("phase:") || key.hasPrefix("state:"))
     }
 
     /// Metrics first, in the report's order, then phases and states by key.

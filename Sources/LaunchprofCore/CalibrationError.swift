@@ -7,7 +7,8 @@ public enum CalibrationError: LaunchprofError, Sendable {
     case cannotWrite(path: String, reason: String)
     case buildFailed(command: String, status: Int32, output: String)
     case compilerMissing(path: String)
-    case measurementFailed(program: String, reason: String)
+    /// `cause`: the exit cause of what failed (a program not found is 66 here as in `run`).
+    case measurementFailed(program: String, reason: String, cause: ExitCause = .software)
     case fitFailed(points: Int)
     /// The fit's own measurements disagree with it after every pass (`why`): not stored.
     case fitDisagrees(why: String, passes: Int)
@@ -18,7 +19,8 @@ public enum CalibrationError: LaunchprofError, Sendable {
         case .cannotWrite, .noCacheDirectory: .cannotCreate
         case .compilerMissing: .unavailable
         case .unreadable: .noInput
-        case .buildFailed, .measurementFailed, .fitFailed, .fitDisagrees: .software
+        case .measurementFailed(_, _, let cause): cause
+        case .buildFailed, .fitFailed, .fitDisagrees: .software
         }
     }
 
@@ -32,7 +34,7 @@ public enum CalibrationError: LaunchprofError, Sendable {
             "building a calibration program failed (\(command), status \(status)): \(output.suffix(400))"
         case .compilerMissing(let path):
             "no C compiler at \(path): calibrate builds its programs from source (install gcc)"
-        case .measurementFailed(let program, let reason):
+        case .measurementFailed(let program, let reason, _):
             "measuring \(program) failed: \(reason)"
         case .fitFailed(let points):
             "the \(points) measurements do not determine a cost model (too few, or too alike)"

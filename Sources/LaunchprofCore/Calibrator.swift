@@ -123,7 +123,8 @@ public struct Calibrator: Sendable {
         } catch let error as CalibrationError {
             throw error
         } catch {
-            throw .measurementFailed(program: probe.path, reason: "\(error)")
+            throw .measurementFailed(
+                program: probe.path, reason: "\(error)", cause: (error as? any LaunchprofError)?.exitCause ?? .software)
         }
     }
 
@@ -145,7 +146,7 @@ public struct Calibrator: Sendable {
             let session = try RunSession(configuration: configuration)
             _ = try LaunchPipeline(session, sinks: [runs]).run()[0].get()
         } catch {
-            throw .measurementFailed(program: probe.path, reason: error.description)
+            throw .measurementFailed(program: probe.path, reason: error.description, cause: error.exitCause)
         }
         var samples: [Sample] = []
         for run in runs.runs {

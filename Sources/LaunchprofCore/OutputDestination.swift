@@ -1,3 +1,4 @@
+import CLaunchprof
 import LaunchprofReport
 
 #if canImport(Glibc)
@@ -243,8 +244,12 @@ final class StreamReportOutput: ReportOutput {
         var fd: Int32 = 1
         if let device {
             // No O_CREAT, no O_TRUNC: the node is written, never replaced.
-            fd = open(device, O_WRONLY | O_CLOEXEC | O_NOCTTY)
-            guard fd >= 0 else { throw OutputDestination.refusal(path, errno, OutputDestination.reason(errno)) }
+            // A FIFO's open waits for a reader; Ctrl-C or SIGTERM ends that wait (EINTR).
+            repeat { fd = open(device, O_WRONLY | O_CLOEXEC | O_NOCTTY) } while fd < 0 && errno == EINTR && lp_interrupted() == 0
+            guard fd >= 0 else {
+                if errno == EINTR { throw .interrupted(path: path) }
+                throw OutputDestination.refusal(path, errno, OutputDestination.reason(errno))
+            }
         }
         defer { if device != nil { close(fd) } }
         var offset = 0

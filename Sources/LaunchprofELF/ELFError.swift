@@ -60,7 +60,9 @@ public enum ELFError: LaunchprofError, Sendable, Equatable {
         case .notFound(let path): return "\(path): no such file or directory"
         case .isDirectory(let path): return "\(path): is a directory, not a program"
         case .notAFile(let path, let kind): return "\(path): is \(kind), not a program file"
-        case .unreadable(let path, let errno): return "\(path): cannot be read (errno \(errno))"
+        case .unreadable(let path, let errno):
+            return "\(path): cannot be read: \(String(cString: strerror(errno)))"
+                + (errno == EACCES ? " (launchprof reads the program to time its loader: execute permission alone is not enough)" : "")
         case .empty(let path): return "\(path): empty file, not an ELF program"
         case .notELF(let path): return "\(path): not an ELF file (no ELF magic number)"
         case .truncated(let path, let detail): return "\(path): truncated ELF file (\(detail))"

@@ -36,7 +36,7 @@ public enum ExitCause: Int32, CaseIterable, Sendable {
         case .software: "internal error"
         case .cannotCreate: "an output cannot be written (checked before any work)"
         case .ioError: "writing an output failed: a full disk, a full or closed stdout"
-        case .noPermission: "inspect: permission denied reading the program"
+        case .noPermission: "permission denied reading the program (execute-only is not enough)"
         case .interrupted: "interrupted (Ctrl-C, SIGTERM): the child was killed"
         }
     }

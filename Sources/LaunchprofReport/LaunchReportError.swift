@@ -16,6 +16,8 @@ public enum LaunchReportError: LaunchprofError, Equatable {
     case writeFailed(path: String, errno: Int32, reason: String)
     /// The writer was used after `finish()` or `cancel()`.
     case writerClosed(path: String)
+    /// Waiting to write `path` (a FIFO no one reads yet) when launchprof was interrupted.
+    case interrupted(path: String)
     /// A report of a schema version this launchprof does not know.
     case unsupportedSchemaVersion(path: String, found: Int, supported: Int)
     /// A file that is not a launch report (or is damaged).
@@ -43,6 +45,8 @@ public enum LaunchReportError: LaunchprofError, Equatable {
             "Could not \(operation) '\(path)': \(reason)."
         case .writeFailed(let path, _, let reason):
             "Could not write \(path == "-" ? "to standard output" : "'\(path)'"): \(reason); the output is incomplete."
+        case .interrupted(let path):
+            "Interrupted while waiting to write '\(path)' (a FIFO with no reader yet): nothing was written."
         case .writerClosed(let path):
             "The report '\(path)' was already finished or cancelled."
         case .unsupportedSchemaVersion(let path, let found, let supported):
@@ -63,6 +67,7 @@ public enum LaunchReportError: LaunchprofError, Equatable {
         case .cannotRead: .noInput
         case .fileOperationFailed: .cannotCreate
         case .writeFailed: .ioError
+        case .interrupted: .interrupted
         // A value given on the command line or in a suite.
         case .invalidReadiness: .usage
         case .unsupportedSchemaVersion, .invalidReport, .cannotMerge, .cannotCompare, .wrongKind: .badInput

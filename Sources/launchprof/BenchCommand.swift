@@ -23,7 +23,7 @@ struct BenchCommand: ParsableCommand {
             does not have is refused (exit 64, naming the phases it has) once the reports are \
             written: a typo must not turn a limit off.
 
-            \(ExitCause.summary([.success, .failed, .regression, .improvement, .noVerdict, .usage, .badInput, .noInput, .unavailable, .cannotCreate, .ioError, .interrupted], [.success: "no regression", .usage: "usage error, an invalid suite, a threshold on a phase that does not exist"]))
+            \(ExitCause.summary([.success, .failed, .regression, .improvement, .noVerdict, .usage, .badInput, .noInput, .unavailable, .cannotCreate, .ioError, .noPermission, .interrupted], [.success: "no regression", .usage: "usage error, an invalid suite, a threshold on a phase that does not exist"]))
             """)
 
     @Argument(help: "The suite file (JSON).")

@@ -21,7 +21,7 @@ struct PrewarmCommand: ParsableCommand {
             the memory a frozen process holds (prewarm.frozenPSSBytes, PSS), and the hazards \
             found by an untimed scan of the prewarm part. Same options as `run`.
 
-            \(ExitCause.summary([.success, .failed, .usage, .badInput, .noInput, .unavailable, .software, .cannotCreate, .ioError, .interrupted], [.unavailable: "the program cannot be executed, traced, or frozen where asked"]))
+            \(ExitCause.summary([.success, .failed, .usage, .badInput, .noInput, .unavailable, .software, .cannotCreate, .ioError, .noPermission, .interrupted], [.unavailable: "the program cannot be executed, traced, or frozen where asked"]))
             """)
 
     @OptionGroup var options: SessionOptions

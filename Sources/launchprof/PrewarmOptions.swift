@@ -6,7 +6,8 @@ struct PrewarmOptions: ParsableArguments {
     @Option(help: "Where to freeze: main (before any of the app's own work) or willFinishLaunching (before the app's first hooked phase; needs the launch hooks).", transform: { try OptionValue.freezePoint($0) })
     var freezeAt = PrewarmConfiguration.FreezePoint.main
 
-    @Option(help: "How long a prewarmed process stays frozen: a duration (500ms, 2s, 1m), uniform:MIN-MAX or exponential:MEAN. With --pool, the time between the user's launches.", transform: { try OptionValue.hold($0) })
+    // `.unconditional`: `--hold -1s` is a value to refuse with its reason, not a missing one.
+    @Option(parsing: .unconditional, help: "How long a prewarmed process stays frozen: a duration (500ms, 2s, 1m), uniform:MIN-MAX or exponential:MEAN. With --pool, the time between the user's launches.", transform: { try OptionValue.hold($0) })
     var hold = PrewarmHold.fixed(ns: 1_000_000_000)
 
     @Option(help: "Seed for random holds.")
@@ -15,7 +16,7 @@ struct PrewarmOptions: ParsableArguments {
     @Option(help: "Keep N frozen processes ready and refill after each launch (a pre-forked pool).")
     var pool = 0
 
-    @Option(help: "With --pool: end a frozen process not launched within this duration.", transform: { try OptionValue.duration($0) })
+    @Option(parsing: .unconditional, help: "With --pool: end a frozen process not launched within this duration.", transform: { try OptionValue.duration($0) })
     var ttl: UInt64?
 
     @Flag(help: "Skip the untimed hazard scan of the prewarm part.")

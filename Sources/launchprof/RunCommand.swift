@@ -29,7 +29,7 @@ struct RunCommand: ParsableCommand {
             With `--json -` (or a path that is launchprof's stdout) the report is stdout's only \
             content and the waterfall goes to stderr.
 
-            \(ExitCause.summary([.success, .failed, .usage, .badInput, .noInput, .unavailable, .software, .cannotCreate, .ioError, .interrupted]))
+            \(ExitCause.summary([.success, .failed, .usage, .badInput, .noInput, .unavailable, .software, .cannotCreate, .ioError, .noPermission, .interrupted]))
             """)
 
     @OptionGroup var options: SessionOptions

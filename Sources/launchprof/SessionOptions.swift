@@ -15,16 +15,17 @@ struct SessionOptions: ParsableArguments {
     @Option(name: [.short, .long], help: "Runs before the measured ones, not recorded (0 to 100000).", transform: { try OptionValue.count($0, 0...100_000, unit: "the number of warm-up runs") })
     var warmup = 0
 
-    @Flag(help: "Evict the closure's files from the page cache before each run (and drop caches as root); each run reports how much stayed resident.")
+    @Flag(help: "Evict the closure's files from the page cache before each run; each run reports how much stayed resident.")
     var cold = false
 
     @Option(help: "When the launch is complete: exit, hook, listen, frame, stdout:REGEX, stderr:REGEX. Default: the app's first-frame hook, else its first frame on $DISPLAY, else the exit.", transform: { try OptionValue.readiness($0) })
     var ready: ReadinessPolicy?
 
-    @Option(help: "Seconds before a run that is not complete is ended and reported as a timeout (more than 0, at most 1000000).", transform: { try OptionValue.seconds($0, positive: true) })
+    // `.unconditional`: `--timeout -1` is a value to refuse with its reason, not a missing one.
+    @Option(parsing: .unconditional, help: "Seconds before a run that is not complete is ended and reported as a timeout (more than 0, at most 1000000).", transform: { try OptionValue.seconds($0, positive: true) })
     var timeout: Double = 10
 
-    @Option(help: "Seconds the program may keep running once its launch is complete before launchprof ends it (0 to 1000000).", transform: { try OptionValue.seconds($0, positive: false) })
+    @Option(parsing: .unconditional, help: "Seconds the program may keep running once its launch is complete before launchprof ends it (0 to 1000000).", transform: { try OptionValue.seconds($0, positive: false) })
     var linger: Double = 0
 
     @Option(name: .customLong("env"), help: "KEY=VALUE added to the child's environment (repeatable).")

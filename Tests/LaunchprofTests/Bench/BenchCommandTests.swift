@@ -248,7 +248,7 @@ extension BenchCommandTests {
         let suite = directory.appendingPathComponent("suite.json").path
         func launch(_ name: String, _ slowdown: Int) -> String {
             """
-            {"name": "\(name)", "program": "\(app)", "runs": 4, "warmup": 1, "environment": {"LP_BENCH_ITERATIONS": "100000",
+            {"name": "\(name)", "program": "\(app)", "runs": 5, "warmup": 1, "environment": {"LP_BENCH_ITERATIONS": "100000",
              "LP_BENCH_SLEEP_US": "20000", "LP_BENCH_SLOWDOWN_PERCENT": "\(slowdown)", "LP_BENCH_TAG": "\(name)", "LP_FIXTURE_TRUTH": "\(truth)"}}
             """
         }
@@ -256,17 +256,17 @@ extension BenchCommandTests {
             .write(toFile: suite, atomically: true, encoding: .utf8)
         try SchemaValidator.expectValid(file: suite, against: .benchSuite)
         let output = directory.appendingPathComponent("out").path
-        let outcome = try launchprof(["bench", suite, "--rounds", "4", "-o", output])
+        let outcome = try launchprof(["bench", suite, "--rounds", "5", "-o", output])
         #expect(outcome.status == 0, "\(outcome.stderr)")
         try Self.expectValidFolder(output)
         let order = try String(contentsOfFile: truth, encoding: .utf8).split(separator: "\n").map { $0.split(separator: " ")[1] }
         // Warm-ups run in the first round: base ×2, new ×2, then one each per round, every
         // other round in the reverse order so neither is always the second.
-        #expect(order == ["base", "base", "new", "new", "new", "base", "base", "new", "new", "base"], "\(order)")
+        #expect(order == ["base", "base", "new", "new", "new", "base", "base", "new", "new", "base", "base", "new"], "\(order)")
         for name in ["base", "new"] {
             let report = try ReportFiles.readReport(output + "/\(name).json")
-            #expect(report.runs.map(\.index) == [0, 1, 2, 3])
-            #expect(report.mode.runs == 4 && report.mode.warmup == 1)
+            #expect(report.runs.map(\.index) == [0, 1, 2, 3, 4])
+            #expect(report.mode.runs == 5 && report.mode.warmup == 1)
         }
         let comparison = try launchprof(["compare", output + "/base.json", output + "/new.json"])
         #expect(comparison.status == 2, "\(comparison.stdout)")
