@@ -91,7 +91,8 @@ let package = Package(
             resources: [.embedInCode("HTMLReportScript.js")]),
 
         // What every module below the CLI builds on to use the system: the thread helper
-        // (DedicatedThread: a raw pthread, placed off its creator's CPU or pinned to one).
+        // (DedicatedThread: a raw pthread, placed off its creator's CPU or pinned to one) and the
+        // user's private directory (PrivateDirectory: the holder's socket, the kernel symbol cache).
         .target(name: "LaunchprofSystem", dependencies: ["CLaunchprof"]),
 
         // ELF reading and the loader's dependency resolution, from files alone.
@@ -101,7 +102,7 @@ let package = Package(
         // Stacks: libunwind-ptrace for stopped tracees, perf-event sampling unwound offline,
         // and naming frames through launchprof's own ELF readers.
         .target(
-            name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofReport"]),
+            name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofReport", "LaunchprofSystem"]),
 
         // ptrace-based launch tracer.
         .target(

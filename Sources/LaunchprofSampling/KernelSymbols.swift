@@ -6,9 +6,9 @@ import Glibc
 
 /// The kernel's text symbols from `/proc/kallsyms`, by address: names kernel return addresses
 /// (the scheduler's switch-out stacks, the system call a sampled thread blocked in). Read once
-/// per process, when the first name is asked for (a process that records no kernel stack never
-/// reads it: ~40 ms of the kernel's time), keeping each text symbol's start and name only (not
-/// the file's 5 MB of text).
+/// per boot (`KernelSymbolCache`) and loaded once per process, when the first name is asked for
+/// (a process that records no kernel stack never reads it), keeping each text symbol's start and
+/// name only (not the file's 5 MB of text).
 /// Names nothing without readable kernel addresses (kptr_restrict, not root).
 public final class KernelSymbols: Sendable {
     /// Symbol starts, ascending, and each one's name in `names` (`nameEnds[i - 1] ..< nameEnds[i]`).
@@ -24,18 +24,22 @@ public final class KernelSymbols: Sendable {
     }
 
     private let readText: @Sendable () -> [UInt8]
+    private let cache: @Sendable () -> KernelSymbolCache?
     private let table = Mutex<Table?>(nil)
 
-    public static let shared = KernelSymbols(reading: readKallsyms)
+    /// This process's: from this boot's cache when there is one, else from /proc/kallsyms.
+    public static let shared = KernelSymbols(reading: readKallsyms, cache: { KernelSymbolCache.standard })
 
     /// From the text of a kallsyms file ("address type name[\t[module]]" per line).
     public convenience init(kallsyms text: [UInt8]) {
         self.init(reading: { text })
     }
 
-    /// `read` gives the kallsyms text when a name is first asked for.
-    init(reading read: @escaping @Sendable () -> [UInt8]) {
+    /// `read` gives the kallsyms text when a name is first asked for, unless `cache` has the
+    /// table; a table read is stored there.
+    init(reading read: @escaping @Sendable () -> [UInt8], cache: @escaping @Sendable () -> KernelSymbolCache? = { nil }) {
         self.readText = read
+        self.cache = cache
     }
 
     /// Parses the text symbols (types t and T) of a kallsyms text.
@@ -88,7 +92,16 @@ public final class KernelSymbols: Sendable {
 
     private func withTable<Result: Sendable>(_ body: (Table) -> Result) -> Result {
         table.withLock { table in
-            if table == nil { table = Self.parse(readText()) }
+            if table == nil {
+                let cache = cache()
+                if let cached = cache?.load() {
+                    table = cached
+                } else {
+                    let parsed = Self.parse(readText())
+                    cache?.store(parsed)
+                    table = parsed
+                }
+            }
             return body(table!)
         }
     }

@@ -177,6 +177,14 @@ public final class UprobeHolder: @unchecked Sendable {
     private var idleSinceNs: UInt64
     private let stopping = Atomic<Bool>(false)
     private var releasers: [DedicatedThread<Void>] = []
+    /// Releases under way. Releasing a uprobe waits grace periods while every fork on the
+    /// machine waits behind it (a measured launch stalled 0.2–0.85 s in vfork, its waker
+    /// `lp-uprobe-free`): a client arriving during a release is greeted — and so launches
+    /// nothing — once it is over. (A session already running when another's probes expire
+    /// can still meet one; its thread states name the waker.)
+    private let releasesInFlight = Atomic<Int>(0)
+    /// Clients whose greeting waits for the releases under way.
+    private var greetingsDue: [Int32] = []
 
     private init(listener: Int32, directory: Int32, socketName: String, tracefs: String, lingerNs: UInt64) {
         self.listener = listener
@@ -428,7 +436,9 @@ public final class UprobeHolder: @unchecked Sendable {
             for event in released { for id in event.sampleIDs { state.tracepointBySampleID[id] = nil } }
         }
         let tracefs = tracefs
-        let thread = DedicatedThread<Void> {
+        releasesInFlight.add(1, ordering: .sequentiallyConsistent)
+        let thread = DedicatedThread<Void> { [self] in
+            defer { releasesInFlight.subtract(1, ordering: .sequentiallyConsistent) }
             lp_set_thread_name("lp-uprobe-free")
             for event in released { for fd in event.descriptors { close(fd) } }
             let fd = Glibc.open(tracefs + "/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC)
@@ -460,12 +470,21 @@ public final class UprobeHolder: @unchecked Sendable {
         while true {
             let now = Self.nowNs()
             releaseExpired(now: now)
+            if !greetingsDue.isEmpty, releasesInFlight.load(ordering: .sequentiallyConsistent) == 0 {
+                for fd in greetingsDue where clients[fd] != nil {
+                    reply(.hello(version: UprobeHolderProtocol.version, holderPID: getpid()), to: fd)
+                    flush(fd)
+                }
+                greetingsDue = []
+            }
             if clients.isEmpty, now >= idleSinceNs + lingerNs { break }
             var polled = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
             for (fd, client) in clients {
                 polled.append(pollfd(fd: fd, events: Int16(POLLIN) | (client.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
             }
-            let ready = poll(&polled, nfds_t(polled.count), Self.pollTimeoutMs(now: now, deadlines: deadlines()))
+            // Greetings that wait for a release are looked at every 10 ms.
+            let timeout = greetingsDue.isEmpty ? Self.pollTimeoutMs(now: now, deadlines: deadlines()) : 10
+            let ready = poll(&polled, nfds_t(polled.count), timeout)
             if ready < 0, errno != EINTR { break }
             guard ready > 0 else { continue }
             if polled[0].revents & Int16(POLLIN) != 0 { accept() }
@@ -547,7 +566,11 @@ public final class UprobeHolder: @unchecked Sendable {
                 return
             }
             clients[fd]!.greeted = true
-            reply(.hello(version: UprobeHolderProtocol.version, holderPID: getpid()), to: fd)
+            if releasesInFlight.load(ordering: .sequentiallyConsistent) > 0 {
+                greetingsDue.append(fd)
+            } else {
+                reply(.hello(version: UprobeHolderProtocol.version, holderPID: getpid()), to: fd)
+            }
         case .hold(let path, let offset, let scope, let lingers):
             switch hold(path: path, offset: offset, scope: scope, lingers: lingers, client: fd) {
             case .success(let tracepoint): reply(.held(tracepoint: tracepoint), to: fd)

@@ -1,3 +1,4 @@
+import LaunchprofSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -213,6 +214,9 @@ public final class UprobeHolderClient: Sendable {
         for _ in 0..<2 {
             var connection = UnixSocket.connect(directory.entry(location.name))
             if case .failure(let error) = connection, error.errno == ENOENT || error.errno == ECONNREFUSED {
+                // A holder that ended may still be releasing its probes (lp-uprobe-free): a new
+                // one's registrations, and every fork, would queue behind that.
+                UprobeSupport.awaitEarlierReleases()
                 connection = start(in: directory, name: location.name, tracefs: tracefs)
             }
             guard case .success(let fd) = connection else { return nil }
@@ -227,9 +231,9 @@ public final class UprobeHolderClient: Sendable {
                 return nil
             }
             var frames = UprobeHolderProtocol.FrameReader()
-            // A holder greets at once; later replies may wait for the kernel (a probe's
-            // registration queues behind other processes' releases), but not forever.
-            setReceiveTimeout(fd, seconds: 5)
+            // A holder greets once no release of its is under way (it waits grace periods,
+            // ~0.1 s a probe); later replies may wait for the kernel too, but not forever.
+            setReceiveTimeout(fd, seconds: 30)
             guard send(fd, UprobeHolderProtocol.encode(.hello(version: UprobeHolderProtocol.version))) else {
                 close(fd)
                 continue

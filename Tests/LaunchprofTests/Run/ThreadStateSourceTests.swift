@@ -127,7 +127,14 @@ struct ThreadStateSourceTests {
             phases: [LaunchPhase(name: "contended", startNs: 0, durationNs: contended.durationNs)])
         let spinner = inPhase.states.cpuCompetitors.first { $0.ownProcess && $0.task.tid != pid }
         let running = contended.threadState?.runningNs ?? 0
-        #expect((spinner?.ns ?? 0) * 2 >= running, "spinner \(spinner.map { "\($0)" } ?? "absent"), main running \(running): \(inPhase.states.cpuCompetitors)")
+        // Other processes' tasks on that CPU (a loaded host) take turns with both: a spinner
+        // that used up its slice before the phase may wait out all 40 ms of it (seen at load 8:
+        // main ran 1.5 ms, the spinner not at all). Its fair share is checked where they did not
+        // crowd the CPU; any time it ran is counted as competition in every case.
+        let others = inPhase.states.cpuCompetitors.filter { !$0.ownProcess }.reduce(0) { $0 + $1.ns }
+        if others < running {
+            #expect((spinner?.ns ?? 0) * 2 >= running, "spinner \(spinner.map { "\($0)" } ?? "absent"), main running \(running): \(inPhase.states.cpuCompetitors)")
+        }
         #expect(states.fileReads.first?.path == cold, "\(states.fileReads)")
         // The nanosleep (the longest sleep) ended by its timer. On a quiet host the timer's waking
         // on an idle CPU is not always recorded (about half the runs on a 2-CPU VM; open, see
