@@ -291,7 +291,7 @@
         svgEl("text", { "class": "axis", x: labelWidth + width + 8, y: y + 12 }, svg, fmt(r.dur));
         if (r.states) {
           drawStateBar(svg, r.states, x, y + 17, Math.max(scale.w(from, to), 1), 7, r.label + ": " + statesOf);
-          stateWords(svg, r.states.words, 10, y + 26, labelWidth - 14);
+          stateWords(svg, r.states.words, 10, y + 26, labelWidth - 24);
         }
       } else {
         tip(svgEl("line", { "class": "instant", x1: x, x2: x, y1: y + 1, y2: y + rowHeight - 1 }, svg),
