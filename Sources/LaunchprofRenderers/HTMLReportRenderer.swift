@@ -75,12 +75,16 @@ public struct HTMLReportRenderer: LaunchReportRenderer {
 }
 
 /// What the page draws that the report does not spell out: each phase's label and category,
-/// from `PhaseStyle` (as the terminal and the trace have them), for the summary's phases and
-/// every run's, in the report's order; and the legend.
+/// from `PhaseStyle` (as the terminal and the trace have them), and its thread-state bar, for the
+/// summary's phases and every run's, in the report's order; the legends; the thread states'
+/// words (`HTMLReportView+ThreadStates`).
 struct HTMLReportView: Encodable {
     struct Phase: Encodable {
         var label: String
         var category: PhaseStyle.Category
+        /// The main thread's states in the phase: a run's, adding up to its duration; the
+        /// summary's, each state's median. nil for an instant or without states.
+        var states: ThreadStateBar?
     }
 
     struct LegendEntry: Encodable {
@@ -110,11 +114,20 @@ struct HTMLReportView: Encodable {
     var summaryPhases: [Phase]
     /// Parallel to `runs[i].phases`.
     var runPhases: [[Phase]]
+    var stateLegend: [StateLegendEntry]
+    /// nil when no run recorded thread states; then `noThreadStates` says why, if a run says.
+    var launchStates: LaunchStates?
+    var noThreadStates: String?
+    /// Parallel to `runs`.
+    var runStates: [RunStates]
 
     init(_ report: LaunchReport) {
         // The hold is drawn as a break in the time axis, not in a colour of its own.
         legend = PhaseStyle.Category.allCases.filter { $0 != .prewarm }.map { LegendEntry(category: $0, legend: $0.legend) }
-        summaryPhases = report.summary.phases.map { Phase(label: PhaseStyle.label($0), category: PhaseStyle.category($0.name)) }
+        summaryPhases = report.summary.phases.map { phase in
+            Phase(label: PhaseStyle.label(phase), category: PhaseStyle.category(phase.name),
+                  states: Self.phaseStates(phase.threadState, durationNs: phase.durationNs.median))
+        }
         warnings = []
         absent = []
         for run in report.runs {
@@ -136,7 +149,14 @@ struct HTMLReportView: Encodable {
             }
         }
         runPhases = report.runs.map { run in
-            run.phases.map { Phase(label: PhaseStyle.label($0), category: PhaseStyle.category($0.name)) }
+            run.phases.map { phase in
+                Phase(label: PhaseStyle.label(phase), category: PhaseStyle.category(phase.name),
+                      states: Self.phaseStates(phase.threadState, durationNs: phase.durationNs))
+            }
         }
+        stateLegend = Self.stateLegend
+        launchStates = Self.launchStates(report)
+        noThreadStates = launchStates == nil ? TextWaterfallRenderer.noThreadStates(report) : nil
+        runStates = report.runs.map(Self.runStates)
     }
 }

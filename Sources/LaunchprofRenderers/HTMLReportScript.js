@@ -130,6 +130,35 @@
     if (!cut || t <= cut.at) return t;
     return t >= cut.at + cut.lengthNs ? t - cut.lengthNs : cut.at;
   }
+  // A bar cut by thread state: a ThreadStateBar of the view, whose parts' shares Swift computed.
+  // Every segment's tooltip lists the whole bar, the hovered state marked.
+  function drawStateBar(svg, bar, x, y, width, height, title) {
+    var lines = bar.parts.map(function (part) {
+      return stateNames[part.state].label + " " + fmt(part.ns) + " (" + part.percent + ")";
+    });
+    var group = svgEl("g", { "class": "state-bar", "data-total-ns": bar.totalNs }, svg);
+    var at = x;
+    bar.parts.forEach(function (part, i) {
+      var w = part.share * width;
+      tip(svgEl("rect", { "class": "state state-" + part.state, "data-state": part.state, "data-ns": part.ns,
+        x: at, y: y, width: w, height: height }, group),
+        title + "\n" + lines.map(function (line, j) { return (j === i ? "▸ " : "   ") + line; }).join("\n"));
+      at += w;
+    });
+    return group;
+  }
+  // The states' legend: every state, or a bar's states with their times.
+  function stateLegend(parent, bar) {
+    var legend = el("p", { "class": "legend state-legend" }, parent);
+    var entries = bar ? bar.parts : view.stateLegend;
+    entries.forEach(function (entry) {
+      var name = stateNames[entry.state];
+      var item = el("span", { "data-state": entry.state, title: "Perfetto: " + name.perfetto }, legend);
+      el("i", { "class": "state-" + entry.state }, item);
+      item.appendChild(document.createTextNode(name.label + (bar ? " " + fmt(entry.ns) + " (" + entry.percent + ")" : "")));
+    });
+    return legend;
+  }
   function section(parent, title, note) {
     var node = el("section", {}, parent);
     el("h2", {}, node, title);
@@ -141,6 +170,9 @@
   // Each phase's label and category, as the terminal and the trace name them.
   var view = JSON.parse(document.getElementById("lp-view").textContent);
   var runs = report.runs || [];
+  // Each thread state's label (the terminal's words) and the state Perfetto shows for it.
+  var stateNames = {};
+  view.stateLegend.forEach(function (entry) { stateNames[entry.state] = entry; });
   var summary = report.summary || { phases: [] };
   var main = document.getElementById("lp-main");
   main.textContent = "";
@@ -228,17 +260,19 @@
   function waterfallRows(runIndex) {
     return runs[runIndex].phases.map(function (p, i) {
       var style = view.runPhases[runIndex][i];
-      return { label: style.label, start: p.startNs, dur: p.durationNs, cat: style.category };
+      return { label: style.label, start: p.startNs, dur: p.durationNs, cat: style.category, states: style.states };
     });
   }
   var medianRows = (summary.phases || []).map(function (p, i) {
     var style = view.summaryPhases[i];
-    return { label: style.label, start: p.startNs.median, dur: p.durationNs.median, cat: style.category };
+    return { label: style.label, start: p.startNs.median, dur: p.durationNs.median, cat: style.category, states: style.states };
   });
   // `cut`: the hold of a prewarmed launch, taken out of the time axis and drawn as a break.
-  function drawWaterfall(holder, rows, name, cut) {
+  // Under each phase with thread states, its state bar, and its largest states in words.
+  function drawWaterfall(holder, rows, name, cut, statesOf) {
     holder.textContent = "";
-    var labelWidth = 250, width = 640, rowHeight = 18, top = 22;
+    var withStates = rows.some(function (r) { return r.states; });
+    var labelWidth = 250, width = 640, rowHeight = withStates ? 30 : 18, top = 22;
     var end = 1;
     rows.forEach(function (r) { end = Math.max(end, withoutHold(r.start + r.dur, cut)); });
     var height = top + rows.length * rowHeight + 6;
@@ -253,8 +287,12 @@
       var x = scale.x(from);
       if (r.dur > 0) {
         tip(svgEl("rect", { "class": "phase cat-" + r.cat, x: x, y: y + 3, width: Math.max(scale.w(from, to), 1),
-          height: rowHeight - 6, rx: 2 }, svg), r.label + ": " + fmt(r.dur) + " from " + fmt(r.start));
+          height: 12, rx: 2 }, svg), r.label + ": " + fmt(r.dur) + " from " + fmt(r.start));
         svgEl("text", { "class": "axis", x: labelWidth + width + 8, y: y + 12 }, svg, fmt(r.dur));
+        if (r.states) {
+          drawStateBar(svg, r.states, x, y + 17, Math.max(scale.w(from, to), 1), 7, r.label + ": " + statesOf);
+          stateWords(svg, r.states.words, 10, y + 26, labelWidth - 24);
+        }
       } else {
         tip(svgEl("line", { "class": "instant", x1: x, x2: x, y1: y + 1, y2: y + rowHeight - 1 }, svg),
           r.label + " at " + fmt(r.start));
@@ -262,6 +300,18 @@
       }
     });
   }
+  // A bar's largest states in words, cut at a comma (with "…") to fit `room`.
+  function stateWords(svg, words, x, y, room) {
+    var node = svgEl("text", { "class": "axis state-words", x: x, y: y }, svg, words);
+    var parts = words.split(", ");
+    while (parts.length > 1 && node.getComputedTextLength() > room) {
+      parts.pop();
+      node.textContent = parts.join(", ") + ", …";
+    }
+    return node;
+  }
+  var medianStates = "the main thread, each state's median over the runs (shares of their sum)";
+  var runStatesOf = "the main thread's states, adding up to the phase";
   var prewarmSummary = summary.prewarm || null;
   var medianCut = prewarmSummary && prewarmSummary.prewarmNs && prewarmSummary.holdNs ?
     { at: prewarmSummary.prewarmNs.median, lengthNs: prewarmSummary.holdNs.median } : null;
@@ -275,17 +325,158 @@
       el("i", { "class": "cat-" + entry.category }, item);
       item.appendChild(document.createTextNode(entry.legend));
     });
+    function hasStates(phase) { return phase.states; }
+    var anyStates = view.summaryPhases.some(hasStates) || view.runPhases.some(function (phases) { return phases.some(hasStates); });
+    if (anyStates) {
+      el("p", { "class": "note" }, node, "Under each phase, the main thread by thread state (Perfetto's colours): in the " +
+        "median, each state's median over the runs, drawn as shares of their sum; in a run, its own states, which add " +
+        "up to the phase.");
+      stateLegend(node, null);
+    }
     var pick = el("label", {}, node, "Show ");
     var select = el("select", { id: "lp-waterfall-select" }, pick);
     el("option", { value: "median" }, select, "median of " + summary.runs + " runs");
     runs.forEach(function (run, i) { el("option", { value: String(i) }, select, "run " + run.index + " (pid " + run.pid + ")"); });
     var holder = el("div", { id: "lp-waterfall" }, node);
-    drawWaterfall(holder, medianRows, "waterfall", medianCut);
+    drawWaterfall(holder, medianRows, "waterfall", medianCut, medianStates);
     select.addEventListener("change", function () {
       var value = select.value;
-      if (value === "median") drawWaterfall(holder, medianRows, "waterfall", medianCut);
-      else drawWaterfall(holder, waterfallRows(Number(value)), "waterfall", holdCut(runs[Number(value)].prewarm));
+      if (value === "median") drawWaterfall(holder, medianRows, "waterfall", medianCut, medianStates);
+      else drawWaterfall(holder, waterfallRows(Number(value)), "waterfall", holdCut(runs[Number(value)].prewarm), runStatesOf);
       charts -= 1;  // the same chart, redrawn
+    });
+  })();
+
+  // A table whose columns `numeric` (indices) are figures, right-aligned.
+  function table(parent, id, headings, numeric) {
+    var node = el("table", { id: id, "class": "states-table" }, el("div", { "class": "table-wrap" }, parent));
+    node.numeric = numeric;
+    var head = el("tr", {}, node);
+    headings.forEach(function (heading, i) { el("th", numeric.indexOf(i) >= 0 ? { "class": "num" } : {}, head, heading); });
+    return node;
+  }
+  function row(tableNode, cells) {
+    var tr = el("tr", {}, tableNode);
+    cells.forEach(function (cell, i) { el("td", tableNode.numeric.indexOf(i) >= 0 ? { "class": "num" } : {}, tr, cell); });
+    return tr;
+  }
+  function tag(task) { return task.launchprof ? " (launchprof)" : task.ownProcess ? " (this process)" : ""; }
+  // One run's thread states into `holder`: its times from the report, its bars, words and
+  // tasks' names from the view. Returns the charts it drew.
+  function drawRunStates(holder, i) {
+    holder.textContent = "";
+    var states = runs[i].threadStates, names = view.runStates[i];
+    if (!states) {
+      el("p", { "class": "note", id: "lp-run-no-states" }, holder, names.missing);
+      return 0;
+    }
+    var drawn = 0;
+    el("p", { "class": "bar-title" }, holder, names.title);
+    if (names.launch) {
+      drawStateBar(newChart(holder, "run-states", 900, 22), names.launch, 0, 1, 900, 20, names.title);
+      drawn += 1;
+      stateLegend(holder, names.launch);
+    }
+    if (states.reasons.length) {
+      el("h3", {}, holder, "Its reasons");
+      var reasons = el("ol", { id: "lp-run-reasons", "class": "reasons" }, holder);
+      states.reasons.forEach(function (r, j) {
+        var li = el("li", { "class": "run-reason", "data-code": r.code }, reasons);
+        el("b", {}, li, r.message);
+        el("div", { "class": "reason-context" }, li, "[" + names.reasonContexts[j] + "]");
+      });
+    }
+    if (states.cpuCompetitors.length) {
+      el("h3", {}, holder, "What ran on its CPU while it was runnable");
+      var competitors = table(holder, "lp-competitors", ["task", "time"], [1]);
+      states.cpuCompetitors.forEach(function (c, j) { row(competitors, [names.competitors[j] + tag(c), fmt(c.ns)]); });
+    }
+    if (states.wakers.length) {
+      el("h3", {}, holder, "What ended its waits");
+      var wakers = table(holder, "lp-wakers", ["woken by", "from", "waits", "time waited"], [2, 3]);
+      states.wakers.forEach(function (w, j) { row(wakers, [names.wakers[j] + tag(w), stateNames[w.state].label, String(w.count), fmt(w.ns)]); });
+    }
+    if (states.fileReads.length) {
+      el("h3", {}, holder, "Files it waited to read from disk");
+      var files = table(holder, "lp-file-reads", ["file", "waited", "major faults", "pages read"], [1, 2, 3]);
+      states.fileReads.forEach(function (f) { row(files, [f.path, fmt(f.waitNs), String(f.majorFaults), String(f.pagesRead)]); });
+    }
+    if (states.lockHolders.length) {
+      el("h3", {}, holder, "Who released the locks it waited on");
+      var holders = table(holder, "lp-lock-holders", ["thread", "waits", "time waited"], [1, 2]);
+      states.lockHolders.forEach(function (h, j) { row(holders, [names.lockHolders[j] + tag(h), String(h.count), fmt(h.ns)]); });
+    }
+    el("h3", {}, holder, "The process's other threads");
+    if (!states.threads.length) {
+      el("p", { "class": "note" }, holder, "None during the launch.");
+    } else {
+      var threads = table(holder, "lp-threads", ["thread", "alive", "states", ""], [1]);
+      states.threads.forEach(function (t, j) {
+        var tr = row(threads, [t.name + " " + t.tid, fmt(t.startNs) + " → " + fmt(t.endNs)]);
+        var bar = names.threads[j];
+        var cell = el("td", {}, tr);
+        // A bar in a table cell, not a chart of its own.
+        if (bar) drawStateBar(svgEl("svg", { "class": "thread-states", width: 240, height: 12, viewBox: "0 0 240 12" }, cell),
+          bar, 0, 1, 240, 10, t.name + " " + t.tid);
+        el("td", { "class": "muted" }, tr, bar ? bar.words : "");
+      });
+    }
+    if (states.notes.length) {
+      var notes = el("ul", { "class": "note" }, holder);
+      states.notes.forEach(function (n) { el("li", {}, notes, n); });
+    }
+    return drawn;
+  }
+  // Thread states (issue 34): the main thread's time over the launch by state, the slow-launch
+  // reasons ranked with their thresholds and advice (as the text has them), and one run in
+  // detail: what ran instead of it, what ended its waits, the files and locks it waited for,
+  // the process's other threads.
+  (function () {
+    var launch = view.launchStates, reasons = summary.threadStates ? summary.threadStates.reasons : [];
+    if (!launch && !view.noThreadStates) return;
+    var node = section(main, "Thread states and slow-launch reasons",
+      "The main thread from the spawn to the first frame (or the readiness point, or the exit) by scheduler state, from " +
+      "the kernel's scheduler events" + (prewarmSummary ? "; a prewarmed launch's hold is left out" : "") +
+      ". Colours are Perfetto's thread-state colours (hover a state for its name there).");
+    node.setAttribute("id", "lp-thread-states");
+    if (!launch) {
+      el("p", { "class": "warning", id: "lp-no-thread-states" }, node, view.noThreadStates);
+      return;
+    }
+    el("p", { "class": "bar-title" }, node, launch.title);
+    if (launch.bar) {
+      drawStateBar(newChart(node, "launch-states", 900, 24), launch.bar, 0, 1, 900, 22, launch.title);
+      stateLegend(node, launch.bar);
+    }
+    if (launch.lostRuns) el("p", { "class": "warning" }, node, launch.lostRuns);
+    el("h3", {}, node, "Why: the slow-launch reasons, ranked");
+    if (!reasons.length) {
+      el("p", { id: "lp-no-reason" }, node, launch.noReason);
+    } else {
+      var list = el("ol", { id: "lp-reasons", "class": "reasons" }, node);
+      reasons.forEach(function (r, i) {
+        var li = el("li", { "class": "reason reason-" + r.code, "data-code": r.code }, list);
+        el("b", { "class": "reason-message" }, li, r.message);
+        el("div", { "class": "reason-context" }, li, "[" + launch.reasonContexts[i] + "; median " + fmt(r.medianNs) +
+          (summary.threadStates.runs > 1 ? " over those runs" : "") + "]");
+        el("div", { "class": "reason-advice" }, li, "→ " + r.advice);
+      });
+    }
+    el("h3", {}, node, "One run in detail");
+    var pick = el("label", {}, node, "Show ");
+    var select = el("select", { id: "lp-states-select" }, pick);
+    var first = -1;
+    runs.forEach(function (run, i) {
+      if (first < 0 && run.threadStates) first = i;
+      el("option", { value: String(i) }, select, "run " + run.index + (run.threadStates ? "" : " (no thread states)"));
+    });
+    var holder = el("div", { id: "lp-run-states" }, node);
+    if (first < 0) return;
+    select.value = String(first);
+    var drawn = drawRunStates(holder, first);
+    select.addEventListener("change", function () {
+      charts -= drawn;  // the same section, redrawn
+      drawn = drawRunStates(holder, Number(select.value));
     });
   })();
 

@@ -22,12 +22,8 @@ extension TextWaterfallRenderer {
     /// The line under a phase: its largest states in words, then the phase's bar (same columns)
     /// cut by state. nil for an instant or a phase without states.
     func stateLine(_ phase: PhaseSummary, prefixWidth: Int, scale: UInt64) -> String? {
-        guard let states = phase.threadState, phase.durationNs.median > 0, scale > 0 else { return nil }
-        let total = states.totalNs
-        guard total > 0 else { return nil }
-        let parts = states.largestFirst
-        let words = parts.prefix(3).map { "\($0.state.label) \(Self.percent($0.ns, of: total))" }.joined(separator: ", ")
-        var label = "  ↳ " + words
+        guard let states = phase.threadState.flatMap(ThreadStateBar.init), phase.durationNs.median > 0, scale > 0 else { return nil }
+        var label = "  ↳ " + states.words
         if label.count > prefixWidth - 1 { label = String(label.prefix(prefixWidth - 2)) + "…" }
         label += String(repeating: " ", count: max(prefixWidth - label.count, 1))
         // The phase's bar geometry, cut in proportion to each state's share.
@@ -36,11 +32,11 @@ extension TextWaterfallRenderer {
         let length = min(max(1, Int((Double(phase.durationNs.median) / Double(scale) * Double(width)).rounded())), width - from)
         var bar = String(repeating: " ", count: from)
         var used = 0, accumulated: UInt64 = 0
-        for state in ThreadState.allCases where states[state] > 0 {
-            accumulated += states[state]
-            let end = Int((Double(accumulated) / Double(total) * Double(length)).rounded())
+        for part in states.parts {
+            accumulated += part.ns
+            let end = Int((Double(accumulated) / Double(states.totalNs) * Double(length)).rounded())
             guard end > used else { continue }
-            let mark = Self.mark(state)
+            let mark = Self.mark(part.state)
             bar += paint(String(repeating: mark.character, count: end - used), code: mark.colour)
             used = end
         }
@@ -55,34 +51,52 @@ extension TextWaterfallRenderer {
     /// Why the launch took as long as it did: the main thread's median states over the launch
     /// and each reason raised, with how many runs raised it, its threshold and its advice.
     func threadStateLines(_ report: LaunchReport) -> [String] {
-        let lost = report.runs.filter { run in run.warnings.contains { $0.code == .threadStatesLost } }
-        guard let states = report.summary.threadStates else {
-            let why = report.runs.lazy.flatMap(\.warnings).first { $0.code == .threadStatesUnavailable || $0.code == .threadStatesLost }
-            return why.map { [$0.message] } ?? []
-        }
-        let launch = states.launch
+        guard let states = report.summary.threadStates else { return Self.noThreadStates(report).map { [$0] } ?? [] }
         var lines = [
             "",
-            "main thread, spawn → first frame (median of \(states.runs) run\(states.runs == 1 ? "" : "s")): "
-                + launch.largestFirst.map { "\($0.state.label) \(DurationText.text($0.ns))" }.joined(separator: ", "),
+            Self.launchStatesTitle(states) + ": "
+                + states.launch.largestFirst.map { "\($0.state.label) \(DurationText.text($0.ns))" }.joined(separator: ", "),
         ]
-        if !lost.isEmpty {
-            // Those runs have no states at all: the medians and the reasons' run counts leave them out.
-            lines.append("no thread states in run\(lost.count == 1 ? "" : "s") \(lost.map { String($0.index) }.joined(separator: ", ")):"
-                + " the kernel dropped scheduler records (launchprof's buffer was full)")
-        }
+        if let lost = Self.runsWithoutThreadStates(report) { lines.append(lost) }
         if states.reasons.isEmpty {
-            lines.append("no slow-launch reason passed its threshold")
+            lines.append(Self.noReason)
             return lines
         }
         lines.append("why:")
         for (number, reason) in states.reasons.enumerated() {
-            let runs = states.runs > 1 ? "\(reason.runs) of \(states.runs) runs, " : ""
-            let phase = reason.phase.map { ", mostly in \($0)" } ?? ""
             lines.append(paint("  \(number + 1). \(reason.message)", code: "1"))
-            lines.append("     [\(runs)raised at \(reason.threshold)\(phase)]")
+            lines.append("     [\(Self.reasonContext(reason, of: states))]")
             lines.append("     → \(reason.advice)")
         }
         return lines
+    }
+
+    // The words of the thread states' summary, shared with the HTML page's view.
+
+    /// "main thread, spawn → first frame (median of 3 runs)".
+    static func launchStatesTitle(_ states: ThreadStatesSummary) -> String {
+        "main thread, spawn → first frame (median of \(states.runs) run\(states.runs == 1 ? "" : "s"))"
+    }
+
+    /// Why a report has no thread states at all (the first run's warning saying so), nil when no
+    /// run says (states turned off, or a report from before them).
+    static func noThreadStates(_ report: LaunchReport) -> String? {
+        report.runs.lazy.flatMap(\.warnings).first { $0.code == .threadStatesUnavailable || $0.code == .threadStatesLost }?.message
+    }
+
+    /// The runs that lost their states, which the medians and the reasons' run counts leave out.
+    static func runsWithoutThreadStates(_ report: LaunchReport) -> String? {
+        let lost = report.runs.filter { run in run.warnings.contains { $0.code == .threadStatesLost } }
+        guard !lost.isEmpty else { return nil }
+        return "no thread states in run\(lost.count == 1 ? "" : "s") \(lost.map { String($0.index) }.joined(separator: ", ")):"
+            + " the kernel dropped scheduler records (launchprof's buffer was full)"
+    }
+
+    static let noReason = "no slow-launch reason passed its threshold"
+
+    /// "2 of 3 runs, raised at ≥ 10% of the launch and ≥ 1.00 ms, mostly in didFinishLaunching".
+    static func reasonContext(_ reason: ThreadStatesSummary.Reason, of states: ThreadStatesSummary) -> String {
+        let runs = states.runs > 1 ? "\(reason.runs) of \(states.runs) runs, " : ""
+        return runs + "raised at \(reason.threshold)" + (reason.phase.map { ", mostly in \($0)" } ?? "")
     }
 }

@@ -163,8 +163,18 @@ struct ReportExportCommandTests {
         let page = try HeadlessChromium.load(html, screenshot: try HeadlessChromium.artifactPath("demo-report.png"))
         #expect(page.consoleLines.isEmpty, "console: \(page.consoleLines)")
         #expect(page.bodyAttribute("data-render") == "ok")
-        // waterfall, every run, histogram, strip, pre-main (no sampler, no prewarm).
-        #expect(page.bodyAttribute("data-charts") == "5")
+        // waterfall, every run, histogram, strip, pre-main (no sampler, no prewarm); with thread
+        // states (launchprof as root), the launch's state bar and the first run's.
+        let states = report.summary.threadStates
+        #expect(page.bodyAttribute("data-charts") == (states == nil ? "5" : "7"))
+        if states != nil {
+            // A state bar under each phase that has states, the launch's, run 0's and its threads'.
+            let phaseBars = report.summary.phases.filter { $0.durationNs.median > 0 && ($0.threadState?.totalNs ?? 0) > 0 }.count
+            let first = try #require(report.runs.first { $0.threadStates != nil }?.threadStates)
+            let threadBars = first.threads.filter { $0.states.totalNs > 0 }.count
+            #expect(page.count(class: "state-bar") == phaseBars + 2 + threadBars)
+            #expect(page.count(class: "reason") == report.summary.threadStates?.reasons.count)
+        }
         let spans = report.summary.phases.filter { $0.durationNs.median > 0 }
         #expect(page.count(class: "phase") == spans.count, "a waterfall bar per phase")
         #expect(page.count(class: "instant") >= report.summary.phases.count - spans.count)
