@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "CFrameX11.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <xcb/damage.h>
 #include <xcb/res.h>
 #include <xcb/xcb.h>
+#include <xcb/xcbext.h>
 
 // A rectangle the server painted into a window before launchprof's fence (window coordinates,
 // the border at -border): possibly the background it paints itself when the window is shown.
@@ -21,6 +24,11 @@ typedef struct {
 } painted_rect;
 
 enum { MAX_ROOTS = 8, SAMPLE_ROWS = 16, SAMPLES_PER_WINDOW = 16 };
+
+typedef struct {
+    xcb_generic_event_t *event;
+    uint64_t at;  // when launchprof had it (CLOCK_MONOTONIC)
+} held_event;
 
 typedef struct {
     xcb_window_t id;
@@ -34,6 +42,7 @@ typedef struct {
     int verified;  // pid checked against the launched process (else checked at the map)
     uint16_t border;
     int mapped;
+    uint64_t mapped_at;  // windowMapped's time: no content is earlier
     // Mapped before its damage object existed: that object's first report (the whole window,
     // which DamageCreate reports on a viewable window) repeats what the root's object showed.
     int mapped_before_watch;
@@ -60,6 +69,11 @@ typedef struct {
     // background again where a subwindow was unmapped).
     painted_rect candidates[SAMPLES_PER_WINDOW];
     uint64_t candidate_at[SAMPLES_PER_WINDOW];
+    // Read with the pixels just around it (inside the window): drawing one colour over a
+    // background of another is content, painting the background again is not.
+    uint8_t candidate_ring[SAMPLES_PER_WINDOW];
+    // A later report drew into it before it was read: its pixels no longer tell.
+    uint8_t candidate_touched[SAMPLES_PER_WINDOW];
     int candidate_count;
     int samples_left;  // reports that may still be read back
 } tracked_window;
@@ -85,8 +99,9 @@ struct lp_x11_observer {
     size_t count, capacity;
     watched_root roots[MAX_ROOTS];
     int root_count;
-    // Events taken off the connection while reading back pixels, handled before any newer one.
-    xcb_generic_event_t **held;
+    // Events taken off the connection before a round trip (stamped with the time before it) or
+    // while reading back pixels, handled before any newer one.
+    held_event *held;
     size_t held_count, held_capacity, held_next;
 };
 
@@ -94,6 +109,66 @@ static uint64_t monotonic_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int before(unsigned int sequence, unsigned int other) { return (int32_t)(sequence - other) < 0; }
+
+// Takes every event the connection has already read, stamped `at`, to be handled in order
+// before newer ones: called before a round trip, which reads on and would leave them to be
+// stamped after it. Returns 0 when there was no room for all of them (the rest stay queued).
+static int hold_queued(lp_x11_observer *self, uint64_t at) {
+    for (;;) {
+        if (self->held_count == self->held_capacity) {
+            size_t capacity = self->held_capacity ? self->held_capacity * 2 : 64;
+            held_event *grown = realloc(self->held, capacity * sizeof *grown);
+            if (!grown) return 0;
+            self->held = grown;
+            self->held_capacity = capacity;
+        }
+        xcb_generic_event_t *event = xcb_poll_for_queued_event(self->connection);
+        if (!event) return 1;
+        self->held[self->held_count++] = (held_event){event, at};
+    }
+}
+
+// Whether a MapNotify of `window` waits among the held events.
+static int held_map(lp_x11_observer *self, xcb_window_t window) {
+    for (size_t i = self->held_next; i < self->held_count; i++) {
+        xcb_generic_event_t *event = self->held[i].event;
+        if ((event->response_type & 0x7f) == XCB_MAP_NOTIFY && ((xcb_map_notify_event_t *)event)->window == window) return 1;
+    }
+    return 0;
+}
+
+// The next event and when launchprof had it: the held ones first, then the connection's (`now`).
+static xcb_generic_event_t *next_event(lp_x11_observer *self, uint64_t now, uint64_t *at) {
+    if (self->held_next < self->held_count) {
+        *at = self->held[self->held_next].at;
+        return self->held[self->held_next++].event;
+    }
+    self->held_count = self->held_next = 0;
+    *at = now;
+    return xcb_poll_for_event(self->connection);
+}
+
+// Waits for the reply to request `sequence` like xcb's own reply functions, but holds the events
+// that arrive meanwhile stamped as they arrive, so that no round trip delays an event's time.
+// NULL: an error, or the connection broke.
+static void *await_reply(lp_x11_observer *self, unsigned int sequence) {
+    xcb_flush(self->connection);
+    struct pollfd readable = {.fd = xcb_get_file_descriptor(self->connection), .events = POLLIN};
+    for (;;) {
+        void *reply = NULL;
+        xcb_generic_error_t *error = NULL;
+        int answered = xcb_poll_for_reply(self->connection, sequence, &reply, &error);
+        hold_queued(self, monotonic_ns());
+        if (answered) {
+            free(error);
+            return reply;
+        }
+        if (xcb_connection_has_error(self->connection)) return NULL;
+        if (poll(&readable, 1, -1) < 0 && errno != EINTR) return NULL;
+    }
 }
 
 int lp_x11_open(const char *display, lp_x11_observer **observer, int *has_xres) {
@@ -229,8 +304,8 @@ static int32_t owning_launch(lp_x11_observer *self, int32_t pid) {
 static int32_t client_pid(lp_x11_observer *self, xcb_window_t window) {
     if (!self->has_xres) return 0;
     xcb_res_client_id_spec_t spec = {.client = window, .mask = XCB_RES_CLIENT_ID_MASK_LOCAL_CLIENT_PID};
-    xcb_res_query_client_ids_reply_t *reply = xcb_res_query_client_ids_reply(
-        self->connection, xcb_res_query_client_ids(self->connection, 1, &spec), NULL);
+    xcb_res_query_client_ids_reply_t *reply =
+        await_reply(self, xcb_res_query_client_ids(self->connection, 1, &spec).sequence);
     if (!reply) return 0;
     int32_t pid = 0;
     for (xcb_res_client_id_value_iterator_t it = xcb_res_query_client_ids_ids_iterator(reply); it.rem;
@@ -245,9 +320,8 @@ static int32_t client_pid(lp_x11_observer *self, xcb_window_t window) {
 
 static int32_t net_wm_pid(lp_x11_observer *self, xcb_window_t window) {
     if (self->net_wm_pid == XCB_ATOM_NONE) return 0;
-    xcb_get_property_reply_t *reply = xcb_get_property_reply(
-        self->connection,
-        xcb_get_property(self->connection, 0, window, self->net_wm_pid, XCB_ATOM_CARDINAL, 0, 1), NULL);
+    xcb_get_property_reply_t *reply = await_reply(
+        self, xcb_get_property(self->connection, 0, window, self->net_wm_pid, XCB_ATOM_CARDINAL, 0, 1).sequence);
     int32_t pid = 0;
     if (reply && xcb_get_property_value_length(reply) == 4) pid = *(int32_t *)xcb_get_property_value(reply);
     free(reply);
@@ -288,8 +362,6 @@ static void track(lp_x11_observer *self, xcb_window_t id, xcb_window_t root, uin
         xcb_damage_create(self->connection, window->damage, id, XCB_DAMAGE_REPORT_LEVEL_RAW_RECTANGLES).sequence;
 }
 
-static int before(unsigned int sequence, unsigned int other) { return (int32_t)(sequence - other) < 0; }
-
 static int emit(lp_x11_event *events, int *count, int max, int kind, tracked_window *window, uint64_t at) {
     if (*count >= max) return 0;
     events[(*count)++] =
@@ -301,6 +373,7 @@ static int emit(lp_x11_event *events, int *count, int max, int kind, tracked_win
 // launch's first frame, the screens' damage objects) freed: nothing more is needed of it.
 static void framed(lp_x11_observer *self, tracked_window *window, uint64_t at, lp_x11_event *events, int *count,
                    int max) {
+    if (at < window->mapped_at) at = window->mapped_at;  // seen in one read with the map
     window->framed = 1;
     window->candidate_count = 0;
     emit(events, count, max, LP_X11_FIRST_FRAME, window, at);
@@ -332,13 +405,17 @@ static int overlaps(painted_rect a, painted_rect b) {
 // - exactly a border box of the window or a subwindow: the server painting a border (or
 //   DamageCreate's report of a window already shown); exactly something painted before: a
 //   background painted again (a program's drawing is never clipped to exactly that);
-// - else its pixels decide (`sample`): over something painted before, content unless one colour
-//   (a subwindow unmapped shows its parent's background); a background the server painted at the
-//   map, content when large and not one colour (a background pixmap), never when small.
+// - else its pixels decide (`sample`): over something painted before, content unless it and the
+//   pixels around it are one colour (a subwindow unmapped shows its parent's background); a
+//   background the server painted at the map, content when large and not one colour (a
+//   background pixmap), never when small.
 // Returns 1 when the report is the window's first content; 0 when it is not or not yet known.
 static int is_content(tracked_window *window, painted_rect area, unsigned int sequence, uint16_t width,
                       uint16_t height, uint64_t at) {
     if (!before(sequence, window->fence)) return 1;
+    for (int c = 0; c < window->candidate_count; c++) {
+        if (overlaps(area, window->candidates[c])) window->candidate_touched[c] = 1;
+    }
     int border = window->border;
     if (border > 0 && area.x == -border && area.y == -border && area.width == width + 2 * border &&
         area.height == height + 2 * border) {
@@ -368,6 +445,8 @@ static int is_content(tracked_window *window, painted_rect area, unsigned int se
         if (window->samples_left <= window->candidate_count) return 0;
     }
     window->candidates[window->candidate_count] = area;
+    window->candidate_ring[window->candidate_count] = (uint8_t)over;
+    window->candidate_touched[window->candidate_count] = 0;
     window->candidate_at[window->candidate_count++] = at;
     return 0;
 }
@@ -433,12 +512,19 @@ static int touches(lp_x11_observer *self, tracked_window *window, painted_rect a
 // root window there): content when they are not all one colour. Drawing reported into the same
 // place before the server read them leaves the answer open (that drawing is then judged itself).
 // Returns 1 when the candidate is the window's first content.
-static int sample(lp_x11_observer *self, tracked_window *window, painted_rect area) {
+static int sample(lp_x11_observer *self, tracked_window *window, painted_rect area, int ring) {
     window->samples_left--;
     watched_root *root = root_of(self, window->root);
     if (!root || root->bytes_per_pixel == 0 || !window->has_bounds) return 0;
-    int x0 = window->origin_x + area.x, y0 = window->origin_y + area.y;
-    int x1 = x0 + area.width, y1 = y0 + area.height;
+    int left = area.x, top = area.y, right = area.x + area.width, bottom = area.y + area.height;
+    if (ring) {
+        left = left > 0 ? left - 1 : 0;
+        top = top > 0 ? top - 1 : 0;
+        right = right < window->width ? right + 1 : window->width;
+        bottom = bottom < window->height ? bottom + 1 : window->height;
+    }
+    int x0 = window->origin_x + left, y0 = window->origin_y + top;
+    int x1 = window->origin_x + right, y1 = window->origin_y + bottom;
     if (x0 < 0) x0 = 0;
     if (y0 < 0) y0 = 0;
     if (x1 > root->width) x1 = root->width;
@@ -455,7 +541,7 @@ static int sample(lp_x11_observer *self, tracked_window *window, painted_rect ar
     uint8_t first[8];
     size_t size = root->bytes_per_pixel > sizeof first ? sizeof first : root->bytes_per_pixel;
     for (int i = 0; i < rows; i++) {
-        xcb_get_image_reply_t *reply = xcb_get_image_reply(self->connection, cookies[i], NULL);
+        xcb_get_image_reply_t *reply = await_reply(self, cookies[i].sequence);
         if (!reply) {
             answered = 0;
             continue;
@@ -473,31 +559,13 @@ static int sample(lp_x11_observer *self, tracked_window *window, painted_rect ar
     if (!answered || !detail) return 0;
     // Events that arrived while waiting were drawn before the pixels were read: if one drew into
     // this window, the pixels may show it rather than the background.
-    for (xcb_generic_event_t *event; (event = xcb_poll_for_queued_event(self->connection));) {
-        if (self->held_count == self->held_capacity) {
-            size_t capacity = self->held_capacity ? self->held_capacity * 2 : 64;
-            xcb_generic_event_t **grown = realloc(self->held, capacity * sizeof *grown);
-            if (!grown) {
-                free(event);
-                return 0;
-            }
-            self->held = grown;
-            self->held_capacity = capacity;
-        }
-        self->held[self->held_count++] = event;
-    }
+    if (!hold_queued(self, monotonic_ns())) return 0;
     unsigned int read_at = cookies[rows - 1].sequence;
     for (size_t i = self->held_next; i < self->held_count; i++) {
-        if (before(self->held[i]->full_sequence, read_at) && touches(self, window, area, self->held[i])) return 0;
+        xcb_generic_event_t *event = self->held[i].event;
+        if (before(event->full_sequence, read_at) && touches(self, window, area, event)) return 0;
     }
     return 1;
-}
-
-// The next event: those held while reading pixels first, then the connection's.
-static xcb_generic_event_t *next_event(lp_x11_observer *self) {
-    if (self->held_next < self->held_count) return self->held[self->held_next++];
-    self->held_count = self->held_next = 0;
-    return xcb_poll_for_event(self->connection);
 }
 
 // Where a shown window is on its screen (a round trip): the root's damage is cut to it and its
@@ -506,8 +574,8 @@ static void locate(lp_x11_observer *self, tracked_window *window) {
     xcb_get_geometry_cookie_t geometry_cookie = xcb_get_geometry(self->connection, window->id);
     xcb_translate_coordinates_cookie_t origin_cookie =
         xcb_translate_coordinates(self->connection, window->id, window->root, 0, 0);
-    xcb_get_geometry_reply_t *geometry = xcb_get_geometry_reply(self->connection, geometry_cookie, NULL);
-    xcb_translate_coordinates_reply_t *origin = xcb_translate_coordinates_reply(self->connection, origin_cookie, NULL);
+    xcb_get_geometry_reply_t *geometry = await_reply(self, geometry_cookie.sequence);
+    xcb_translate_coordinates_reply_t *origin = await_reply(self, origin_cookie.sequence);
     if (geometry && origin) {
         window->has_bounds = 1;
         window->width = geometry->width;
@@ -542,7 +610,7 @@ static void find_borders(lp_x11_observer *self, tracked_window *window) {
         size_t next_count = 0;
         xcb_get_geometry_cookie_t *geometries = NULL;
         for (size_t i = 0; i < level_count; i++) {
-            xcb_query_tree_reply_t *tree = xcb_query_tree_reply(self->connection, trees[i], NULL);
+            xcb_query_tree_reply_t *tree = await_reply(self, trees[i].sequence);
             int children = tree ? xcb_query_tree_children_length(tree) : 0;
             if (children <= 0) {
                 free(tree);
@@ -562,7 +630,7 @@ static void find_borders(lp_x11_observer *self, tracked_window *window) {
         free(trees);
         size_t kept = 0;
         for (size_t i = 0; i < next_count; i++) {
-            xcb_get_geometry_reply_t *geometry = xcb_get_geometry_reply(self->connection, geometries[i], NULL);
+            xcb_get_geometry_reply_t *geometry = await_reply(self, geometries[i].sequence);
             if (!geometry) continue;
             int border = geometry->border_width;
             int16_t x = (int16_t)(next[i].x + geometry->x), y = (int16_t)(next[i].y + geometry->y);
@@ -601,6 +669,7 @@ static void mapped(lp_x11_observer *self, tracked_window *window, unsigned int m
                    int *count, int max, uint64_t *now) {
     if (!window->verified) {
         if (window->pid == 0) {
+            hold_queued(self, *now);
             window->pid = net_wm_pid(self, window->id);
             *now = monotonic_ns();  // after a round trip: events read since are no earlier
         }
@@ -611,8 +680,10 @@ static void mapped(lp_x11_observer *self, tracked_window *window, unsigned int m
         }
     }
     window->mapped = 1;
+    window->mapped_at = *now;
     window->mapped_before_watch = map_sequence == 0 || before(map_sequence, window->watched);
     emit(events, count, max, LP_X11_WINDOW_MAPPED, window, *now);
+    hold_queued(self, *now);
     locate(self, window);
     find_borders(self, window);
     *now = monotonic_ns();
@@ -641,22 +712,23 @@ int lp_x11_dispatch(lp_x11_observer *self, lp_x11_event *events, int max) {
     uint64_t now = monotonic_ns();
     for (;;) {
         xcb_generic_event_t *event;
-        while ((event = next_event(self))) {
+        uint64_t at;
+        while ((event = next_event(self, now, &at))) {
             uint8_t type = event->response_type & 0x7f;
             if (type == XCB_CREATE_NOTIFY) {
                 xcb_create_notify_event_t *create = (xcb_create_notify_event_t *)event;
                 // Watched before asking who owns it (a round trip): meanwhile a window manager may
                 // reparent the window into its frame and map it, and that map reaches only the
                 // window itself. Its state, asked after the watch, says whether it came first.
+                hold_queued(self, at);
                 track(self, create->window, create->parent, create->border_width, 0);
                 xcb_get_window_attributes_cookie_t state =
                     xcb_get_window_attributes(self->connection, create->window);
                 int32_t pid = client_pid(self, create->window);
-                xcb_get_window_attributes_reply_t *attributes =
-                    xcb_get_window_attributes_reply(self->connection, state, NULL);
+                xcb_get_window_attributes_reply_t *attributes = await_reply(self, state.sequence);
                 int already_mapped = attributes && attributes->map_state != XCB_MAP_STATE_UNMAPPED;
                 free(attributes);
-                now = monotonic_ns();  // after the round trips: events read since are no earlier
+                now = at = monotonic_ns();  // after the round trips: events read since are no earlier
                 tracked_window *window = find(self, create->window);
                 int known = self->filter != NULL || root > 0;
                 int32_t owner = pid != 0 && known ? owning_launch(self, pid) : 0;
@@ -670,13 +742,15 @@ int lp_x11_dispatch(lp_x11_observer *self, lp_x11_event *events, int max) {
                     window->pid = pid;
                     window->launch = owner;
                     window->verified = owner != 0;
-                    if (already_mapped) mapped(self, window, 0, events, &count, max, &now);
+                    // Its map is handled where it is in the stream when the root reported it;
+                    // else (mapped inside a window manager's frame) now.
+                    if (already_mapped && !held_map(self, create->window)) mapped(self, window, 0, events, &count, max, &at);
                 }
             } else if (type == XCB_MAP_NOTIFY) {
                 xcb_map_notify_event_t *map = (xcb_map_notify_event_t *)event;
                 tracked_window *window = find(self, map->window);
                 if (window && !window->mapped) {
-                    mapped(self, window, event->full_sequence, events, &count, max, &now);
+                    mapped(self, window, event->full_sequence, events, &count, max, &at);
                 } else if (!window && root_of(self, map->event)) {
                     other_mapped(self);
                 }
@@ -684,9 +758,9 @@ int lp_x11_dispatch(lp_x11_observer *self, lp_x11_event *events, int max) {
                 xcb_damage_notify_event_t *damage = (xcb_damage_notify_event_t *)event;
                 tracked_window *window = find(self, damage->drawable);
                 if (window) {
-                    window_damaged(self, window, damage, event->full_sequence, now, events, &count, max);
+                    window_damaged(self, window, damage, event->full_sequence, at, events, &count, max);
                 } else if (root_of(self, damage->drawable)) {
-                    root_damaged(self, damage, event->full_sequence, now, events, &count, max);
+                    root_damaged(self, damage, event->full_sequence, at, events, &count, max);
                 }
             } else if (type == XCB_DESTROY_NOTIFY) {
                 tracked_window *window = find(self, ((xcb_destroy_notify_event_t *)event)->window);
@@ -696,6 +770,7 @@ int lp_x11_dispatch(lp_x11_observer *self, lp_x11_event *events, int max) {
                 }
             }
             free(event);
+            if (at > now) now = at;  // a round trip above: the events it read are no earlier
         }
         // Large backgrounds painted at a map are read back once nothing else is waiting: a
         // background pixmap is the window's content from the moment it was painted.
@@ -703,8 +778,9 @@ int lp_x11_dispatch(lp_x11_observer *self, lp_x11_event *events, int max) {
         for (size_t i = 0; i < self->count; i++) {
             tracked_window *window = &self->windows[i];
             for (int c = 0; c < window->candidate_count && !window->framed; c++) {
+                if (window->candidate_touched[c]) continue;  // the later report is judged itself
                 sampled = 1;
-                if (sample(self, window, window->candidates[c])) {
+                if (sample(self, window, window->candidates[c], window->candidate_ring[c])) {
                     framed(self, window, window->candidate_at[c], events, &count, max);
                 }
             }
@@ -723,7 +799,7 @@ void lp_x11_close(lp_x11_observer *self) {
         free(self->windows[i].painted);
         free(self->windows[i].borders);
     }
-    for (size_t i = self->held_next; i < self->held_count; i++) free(self->held[i]);
+    for (size_t i = self->held_next; i < self->held_count; i++) free(self->held[i].event);
     free(self->held);
     free(self->windows);
     free(self);
