@@ -59,8 +59,8 @@ typedef struct {
     // painting a border as its whole box, which the background inside then overlaps.
     painted_rect *borders;
     size_t border_count;
-    // What the server painted before the fence; a report overlapping one of them is drawing
-    // over a painted background, so the program's.
+    // What the server painted before the fence: a report overlapping one of them draws over a
+    // background (the program, unless its pixels are the background's colour).
     painted_rect *painted;
     size_t painted_count, painted_capacity;
     // Reports before the fence whose pixels decide (read back once nothing else is waiting): a
@@ -99,8 +99,8 @@ struct lp_x11_observer {
     size_t count, capacity;
     watched_root roots[MAX_ROOTS];
     int root_count;
-    // Events taken off the connection before a round trip (stamped with the time before it) or
-    // while reading back pixels, handled before any newer one.
+    // Events taken off the connection while launchprof waited for a reply, stamped as they
+    // arrived, handled before any newer one.
     held_event *held;
     size_t held_count, held_capacity, held_next;
 };
@@ -114,8 +114,8 @@ static uint64_t monotonic_ns(void) {
 static int before(unsigned int sequence, unsigned int other) { return (int32_t)(sequence - other) < 0; }
 
 // Takes every event the connection has already read, stamped `at`, to be handled in order
-// before newer ones: called before a round trip, which reads on and would leave them to be
-// stamped after it. Returns 0 when there was no room for all of them (the rest stay queued).
+// before newer ones: called before and during a round trip, which reads on and would leave them
+// to be stamped after it. Returns 0 when there was no room for all of them (the rest stay queued).
 static int hold_queued(lp_x11_observer *self, uint64_t at) {
     for (;;) {
         if (self->held_count == self->held_capacity) {

@@ -113,17 +113,7 @@ struct X11FrameTests {
             configuration.readiness = .frame
             configuration.timeoutNs = 20_000_000_000
         }
-        #expect(outcome.runs.count == 3)
-        for run in outcome.runs {
-            let main = Self.instant(run, LaunchPhase.main)
-            let mapped = Self.instant(run, LaunchPhase.windowMapped)
-            let frame = Self.instant(run, LaunchPhase.firstFrame)
-            #expect(main != nil && mapped != nil && frame != nil, "\(program) run \(run.index): \(run.phases.map(\.name))")
-            if let main, let mapped, let frame {
-                #expect(main < mapped && mapped <= frame, "\(program) run \(run.index): main \(main), windowMapped \(mapped), firstFrame \(frame)")
-            }
-            #expect(!run.timedOut)
-        }
+        Self.expectEveryRunFramed(outcome, runs: 3, program)
     }
 
     /// A first frame the program showed without a drawing request after the map, and one drawn
@@ -187,16 +177,7 @@ struct X11FrameTests {
                 configuration.readiness = .frame
                 configuration.timeoutNs = 20_000_000_000
             }
-            #expect(outcome.runs.count == 5)
-            for run in outcome.runs {
-                let mapped = Self.instant(run, LaunchPhase.windowMapped)
-                let frame = Self.instant(run, LaunchPhase.firstFrame)
-                #expect(!run.timedOut && mapped != nil && frame != nil,
-                        "\(program) run \(run.index) (window manager: \(windowManager)): \(run.phases.map(\.name)), \(String(describing: run.outcome))")
-                if let mapped, let frame {
-                    #expect(mapped <= frame, "\(program) run \(run.index): windowMapped \(mapped), firstFrame \(frame)")
-                }
-            }
+            Self.expectEveryRunFramed(outcome, runs: 5, "\(program) (window manager: \(windowManager))")
         }
     }
 
@@ -230,6 +211,21 @@ struct X11FrameTests {
             #expect(late?.message.contains("a first frame on the display") == true, "run \(run.index): \(run.warnings.map(\.message))")
         }
         #expect(outcome.summary.timeToFirstFrameNs == nil)
+    }
+
+    /// Every one of the `runs` runs reached main, then windowMapped, then firstFrame, in time.
+    static func expectEveryRunFramed(_ outcome: RunHarness.Outcome, runs: Int, _ label: String) {
+        #expect(outcome.runs.count == runs, "\(label): \(outcome.runs.count) runs")
+        for run in outcome.runs {
+            let main = instant(run, LaunchPhase.main)
+            let mapped = instant(run, LaunchPhase.windowMapped)
+            let frame = instant(run, LaunchPhase.firstFrame)
+            #expect(!run.timedOut && main != nil && mapped != nil && frame != nil,
+                    "\(label) run \(run.index): \(run.phases.map(\.name)), \(String(describing: run.outcome))")
+            if let main, let mapped, let frame {
+                #expect(main < mapped && mapped <= frame, "\(label) run \(run.index): main \(main), windowMapped \(mapped), firstFrame \(frame)")
+            }
+        }
     }
 
     static func installed(_ program: String) -> Bool {
