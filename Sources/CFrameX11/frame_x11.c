@@ -23,7 +23,9 @@ typedef struct {
     uint16_t width, height;
 } painted_rect;
 
-enum { MAX_ROOTS = 8, SAMPLE_ROWS = 16, SAMPLES_PER_WINDOW = 16 };
+// A rectangle read back whole up to SAMPLE_WHOLE pixels; larger, along two rows and two columns
+// (at a third and two thirds): each read delays the program's next requests a little.
+enum { MAX_ROOTS = 8, SAMPLE_WHOLE = 4096, SAMPLES_PER_WINDOW = 16 };
 
 typedef struct {
     xcb_generic_event_t *event;
@@ -508,8 +510,8 @@ static int touches(lp_x11_observer *self, tracked_window *window, painted_rect a
     return overlaps(drawn, area);
 }
 
-// Reads back a candidate's pixels from the screen (up to SAMPLE_ROWS rows, evenly spaced, of the
-// root window there): content when they are not all one colour. Drawing reported into the same
+// Reads back a candidate's pixels from the screen (from the root window there; see SAMPLE_WHOLE):
+// content when they are not all one colour. Drawing reported into the same
 // place before the server read them leaves the answer open (that drawing is then judged itself).
 // Returns 1 when the candidate is the window's first content.
 static int sample(lp_x11_observer *self, tracked_window *window, painted_rect area, int ring) {
@@ -530,29 +532,40 @@ static int sample(lp_x11_observer *self, tracked_window *window, painted_rect ar
     if (x1 > root->width) x1 = root->width;
     if (y1 > root->height) y1 = root->height;
     if (x0 >= x1 || y0 >= y1) return 0;
-    int rows = y1 - y0 < SAMPLE_ROWS ? y1 - y0 : SAMPLE_ROWS;
-    xcb_get_image_cookie_t cookies[SAMPLE_ROWS];
-    for (int i = 0; i < rows; i++) {
-        int y = rows == 1 ? y0 : y0 + (int)((int64_t)(y1 - y0 - 1) * i / (rows - 1));
-        cookies[i] = xcb_get_image(self->connection, XCB_IMAGE_FORMAT_Z_PIXMAP, root->id, (int16_t)x0, (int16_t)y,
-                                   (uint16_t)(x1 - x0), 1, UINT32_MAX);
+    int width = x1 - x0, height = y1 - y0;
+    xcb_rectangle_t strips[4] = {{(int16_t)x0, (int16_t)y0, (uint16_t)width, (uint16_t)height}};
+    int count = 1;
+    if (width * height > SAMPLE_WHOLE) {
+        count = 0;
+        for (int third = 1; third <= 2; third++) {
+            strips[count++] = (xcb_rectangle_t){(int16_t)x0, (int16_t)(y0 + height * third / 3), (uint16_t)width, 1};
+            strips[count++] = (xcb_rectangle_t){(int16_t)(x0 + width * third / 3), (int16_t)y0, 1, (uint16_t)height};
+        }
+    }
+    xcb_get_image_cookie_t cookies[4];
+    for (int i = 0; i < count; i++) {
+        cookies[i] = xcb_get_image(self->connection, XCB_IMAGE_FORMAT_Z_PIXMAP, root->id, strips[i].x, strips[i].y,
+                                   strips[i].width, strips[i].height, UINT32_MAX);
     }
     int detail = 0, answered = 1;
     uint8_t first[8];
     size_t size = root->bytes_per_pixel > sizeof first ? sizeof first : root->bytes_per_pixel;
-    for (int i = 0; i < rows; i++) {
+    for (int i = 0; i < count; i++) {
         xcb_get_image_reply_t *reply = await_reply(self, cookies[i].sequence);
         if (!reply) {
             answered = 0;
             continue;
         }
         const uint8_t *pixels = xcb_get_image_data(reply);
-        size_t length = (size_t)xcb_get_image_data_length(reply), width = (size_t)(x1 - x0);
-        if (length < width * size) {
+        size_t length = (size_t)xcb_get_image_data_length(reply), columns = strips[i].width, lines = strips[i].height;
+        size_t stride = length / lines;  // each line is padded to 32 bits
+        if (stride < columns * size) {
             answered = 0;
         } else {
             if (i == 0) memcpy(first, pixels, size);
-            for (size_t x = 0; x < width && !detail; x++) detail = memcmp(pixels + x * size, first, size) != 0;
+            for (size_t y = 0; y < lines && !detail; y++) {
+                for (size_t x = 0; x < columns && !detail; x++) detail = memcmp(pixels + y * stride + x * size, first, size) != 0;
+            }
         }
         free(reply);
     }
@@ -560,7 +573,7 @@ static int sample(lp_x11_observer *self, tracked_window *window, painted_rect ar
     // Events that arrived while waiting were drawn before the pixels were read: if one drew into
     // this window, the pixels may show it rather than the background.
     if (!hold_queued(self, monotonic_ns())) return 0;
-    unsigned int read_at = cookies[rows - 1].sequence;
+    unsigned int read_at = cookies[count - 1].sequence;
     for (size_t i = self->held_next; i < self->held_count; i++) {
         xcb_generic_event_t *event = self->held[i].event;
         if (before(event->full_sequence, read_at) && touches(self, window, area, event)) return 0;
@@ -661,6 +674,18 @@ static unsigned int send_fence(lp_x11_observer *self) {
     return fence;
 }
 
+// The earliest time among the held events that report painting inside `window` (its own
+// damage object's, or a screen's where it is), or `latest`.
+static uint64_t first_painted(lp_x11_observer *self, tracked_window *window, uint64_t latest) {
+    int border = window->border;
+    painted_rect whole = {(int16_t)-border, (int16_t)-border, (uint16_t)(window->width + 2 * border),
+                          (uint16_t)(window->height + 2 * border)};
+    for (size_t i = self->held_next; i < self->held_count; i++) {
+        if (self->held[i].at < latest && touches(self, window, whole, self->held[i].event)) latest = self->held[i].at;
+    }
+    return latest;
+}
+
 // A tracked window was mapped (seen now; `map_sequence` the map's, or 0 when it was found
 // already shown): its owner checked when it was not known at its creation, then windowMapped,
 // its place on the screen, and a fence after which the server's own painting of the map is
@@ -680,12 +705,16 @@ static void mapped(lp_x11_observer *self, tracked_window *window, unsigned int m
         }
     }
     window->mapped = 1;
-    window->mapped_at = *now;
     window->mapped_before_watch = map_sequence == 0 || before(map_sequence, window->watched);
-    emit(events, count, max, LP_X11_WINDOW_MAPPED, window, *now);
+    uint64_t shown_at = *now;
     hold_queued(self, *now);
     locate(self, window);
     find_borders(self, window);
+    // Found shown (inside a window manager's frame) without its MapNotify: it was shown by its
+    // first painting among the events that arrived meanwhile, if that came earlier.
+    if (map_sequence == 0) shown_at = first_painted(self, window, shown_at);
+    window->mapped_at = shown_at;
+    emit(events, count, max, LP_X11_WINDOW_MAPPED, window, shown_at);
     *now = monotonic_ns();
     window->fence = send_fence(self);
 }
