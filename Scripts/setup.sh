@@ -43,7 +43,9 @@
 #   xvfb              the tests' X server (Xvfb on a free display number, -displayfd)
 #   weston            the tests' Wayland compositor (headless backend)
 #   x11-apps, xterm, mesa-utils  real X11 programs the first-frame tests launch (xeyes,
-#                     xterm, glxgears on Mesa's software GL)
+#                     xcalc, xmessage, xterm, glxgears on Mesa's software GL)
+#   feh               an image viewer whose picture is its window's background pixmap (no
+#                     drawing after the map): the first-frame tests launch it
 #   gtk-3-examples, gtk-4-examples, foot  real GTK 3/4 and native Wayland programs for the
 #                     first-frame tests (gtk3-demo, gtk4-demo, foot)
 #   x11-utils         xdpyinfo, to check a server's extensions by hand
@@ -67,7 +69,7 @@ build=("${run[@]}" libelf-dev libunwind-dev libxcb1-dev libxcb-damage0-dev libxc
   systemtap-sdt-dev)
 tests=(gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
   libwayland-dev wayland-protocols xvfb weston x11-apps xterm
-  mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox prometheus)
+  mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox feh prometheus)
 packaging=(dpkg-dev debootstrap man-db zsh fish)
 
 task=${1:-test}

@@ -13,7 +13,8 @@ typedef struct lp_x11_observer lp_x11_observer;
 enum lp_x11_event_kind {
     /// A top-level window of the program was mapped (shown, before it has content).
     LP_X11_WINDOW_MAPPED = 1,
-    /// The program drew into a mapped top-level window: its first content reached the server.
+    /// A mapped top-level window of the program first has content on the server: the program
+    /// drew into it, or the server painted its background pixmap when it was shown.
     LP_X11_FIRST_FRAME = 2,
 };
 
@@ -47,7 +48,9 @@ int lp_x11_open(const char *_Nullable display, lp_x11_observer *_Nullable *_Nonn
 /// The connection's descriptor, readable when events arrive.
 int lp_x11_fd(lp_x11_observer *observer);
 
-/// A new launch begins: forget the windows of the last one; the pid is not known yet (0).
+/// A new launch begins: forget the windows of the last one; the pid is not known yet (0). Until
+/// the launch's first frame the screens' damage is watched too (drawing into a window before the
+/// observer has reacted to its creation).
 void lp_x11_begin_launch(lp_x11_observer *observer);
 
 /// The launched process: windows of it or of any descendant are observed.
