@@ -42,13 +42,16 @@ extension LaunchRun {
             json.key("phases")
             json.array(phases) { json, phase in
                 json.object { json in
+                    if let caller = phase.caller { json.field("caller", caller) }
                     json.field("durationNs", phase.durationNs)
                     if let image = phase.image { json.field("image", image) }
                     json.field("name", phase.name)
                     if let object = phase.object { json.field("object", object) }
                     if let observerNs = phase.observerNs { json.field("observerNs", observerNs) }
+                    if let source = phase.source { json.field("source", source) }
                     json.field("startNs", phase.startNs)
                     if let task = phase.task { json.field("task", task) }
+                    if let thread = phase.thread { json.field("thread", Int(thread)) }
                     if let threadState = phase.threadState { json.encoded("threadState", threadState) }
                 }
             }

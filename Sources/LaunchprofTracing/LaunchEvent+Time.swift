@@ -10,6 +10,7 @@ extension LaunchEvent {
             .programInitStarted(let t), .mainReached(let t), .ready(_, let t), .exited(_, let t):
             t
         case .hook(let hook): hook.atNs
+        case .probed(let span): span.startNs
         case .display(let event): event.atNs
         case .unobservable: nil
         }

@@ -29,6 +29,10 @@ enum ReportSamples {
             case .display(var display):
                 display.atNs = s(display.atNs)
                 return .display(display)
+            case .probed(var span):
+                span.startNs = s(span.startNs)
+                span.endNs = span.endNs.map(s)
+                return .probed(span)
             case .unobservable: return event
             case .exited(let status, let at): return .exited(status, atNs: s(at))
             }

@@ -102,6 +102,10 @@ extension LaunchEvent {
             event.atNs += offset
             return .display(event)
         case .ready(let reason, let t): return .ready(reason: reason, atNs: t + offset)
+        case .probed(var span):
+            span.startNs += offset
+            span.endNs = span.endNs.map { $0 + offset }
+            return .probed(span)
         case .unobservable: return self
         case .exited(let status, let t): return .exited(status, atNs: t + offset)
         }
