@@ -30,9 +30,10 @@ public struct RuntimeProbePlan: Sendable {
         self.unobservable = unobservable
     }
 
-    /// The probes of `program`'s closure. `loader`: the program's dynamic loader in the closure.
+    /// The probes of `program`'s closure. `loader`: the program's dynamic loader in the closure;
+    /// `relocateObject`: its `_dl_relocate_object` when the caller has looked it up already.
     public static func plan(
-        program: ELFImage, closure: Closure, loader: ELFImage?,
+        program: ELFImage, closure: Closure, loader: ELFImage?, relocateObject: UInt64? = nil,
         debugDirectories: [String] = ImagePlanner.defaultDebugDirectories
     ) -> RuntimeProbePlan {
         var planner = Builder()
@@ -40,7 +41,7 @@ public struct RuntimeProbePlan: Sendable {
             planner.plan.unobservable.append(("dlopen", "statically linked: no dynamic loader runs"))
             return planner.plan
         }
-        if let loader { planner.addLoader(loader, debugDirectories: debugDirectories) }
+        if let loader { planner.addLoader(loader, relocateObject: relocateObject, debugDirectories: debugDirectories) }
         var gui: String?
         for object in closure.objects {
             switch Self.library(object) {
@@ -63,7 +64,11 @@ public struct RuntimeProbePlan: Sendable {
             case "libSDL2-2.0.so": planner.addSDL(object)
             default:
                 if name.hasPrefix("libtk8.") { planner.addTk(object) }
-                if name.hasPrefix("libpython3.") || object.path == program.path { planner.addPython(object) }
+                // The interpreter itself (python3.11 links libpython statically) or its library.
+                let file = object.path.split(separator: "/").last ?? ""
+                if name.hasPrefix("libpython3.") || object.path == program.path && file.hasPrefix("python3") {
+                    planner.addPython(object)
+                }
             }
         }
         return planner.plan
@@ -113,12 +118,12 @@ public struct RuntimeProbePlan: Sendable {
 
         /// The loader's steps inside a load. Its internal functions come from libc6-dbg's
         /// detached symbols, as the pre-main plan's do.
-        mutating func addLoader(_ loader: ELFImage, debugDirectories: [String]) {
-            func symbol(_ name: String) -> UInt64? {
-                loader.symbolAddress(name) ?? ImagePlanner.debugSymbol(name, of: loader, in: debugDirectories)
-            }
-            guard let relocate = symbol("_dl_relocate_object"), let initAll = symbol("_dl_init"),
-                let callInit = symbol("call_init")
+        mutating func addLoader(_ loader: ELFImage, relocateObject: UInt64?, debugDirectories: [String]) {
+            var names = ["_dl_init", "call_init"]
+            if relocateObject == nil { names.append("_dl_relocate_object") }
+            let symbols = ImagePlanner.debugSymbols(names, of: loader, in: debugDirectories)
+            guard let relocate = relocateObject ?? symbols["_dl_relocate_object"], let initAll = symbols["_dl_init"],
+                let callInit = symbols["call_init"]
             else {
                 let reason =
                     "the loader's symbol table is not installed, so a dlopen's steps cannot be observed "
