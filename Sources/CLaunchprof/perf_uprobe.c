@@ -26,9 +26,13 @@
 
 // Opens a probe's event (a uprobe of the PMU or a tracefs uprobe event): every hit a sample with
 // its time in CLOCK_MONOTONIC, written into `output_fd`'s ring when given; its fd and id out.
-static int open_probe_event(struct perf_event_attr *attr, pid_t pid, int cpu, int output_fd, int *fd, uint64_t *id) {
+// `raw`: each sample also carries the event's payload (PERF_SAMPLE_RAW: a tracefs event's fetched
+// arguments), after the time.
+static int open_probe_event(struct perf_event_attr *attr, pid_t pid, int cpu, int output_fd, int raw, int *fd,
+                            uint64_t *id) {
     attr->sample_period = 1;
     attr->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    if (raw) attr->sample_type |= PERF_SAMPLE_RAW;
     attr->use_clockid = 1;
     attr->clockid = CLOCK_MONOTONIC;
     int result = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -56,7 +60,7 @@ int lp_uprobe_open(pid_t pid, int cpu, uint32_t pmu_type, const char *path, uint
     attr.config = 0;  // entry probe (bit 0 would make it a return probe)
     attr.config1 = (uint64_t)(uintptr_t)path;
     attr.config2 = offset;
-    return open_probe_event(&attr, pid, cpu, output_fd, fd, id);
+    return open_probe_event(&attr, pid, cpu, output_fd, 0, fd, id);
 }
 
 int lp_perf_ring_map(int fd, int data_pages, void **base, size_t *length) {
@@ -71,31 +75,47 @@ int lp_perf_ring_map(int fd, int data_pages, void **base, size_t *length) {
 
 void lp_perf_ring_unmap(void *base, size_t length) { munmap(base, length); }
 
-int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int capacity,
-                      int *count, uint64_t *lost) {
+// `lp_perf_ring_read`, and with `raw` each sample's PERF_SAMPLE_RAW payload: up to `raw_stride`
+// bytes of it at raw + i * raw_stride, how many in raw_lengths[i] (0: the sample has none).
+static int ring_read(void *base, size_t length, lp_perf_sample *samples, int capacity, int *count, uint64_t *lost,
+                     uint8_t *raw, size_t raw_stride, uint32_t *raw_lengths) {
     struct perf_event_mmap_page *header = base;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const uint8_t *data = (const uint8_t *)base + page;
-    uint64_t size = length - page;
+    uint64_t buffer_size = length - page;
     uint64_t head = __atomic_load_n(&header->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = header->data_tail;
     int stored = 0;
     while (tail + sizeof(struct perf_event_header) <= head) {
         struct perf_event_header record;
         uint8_t bytes[64];
-        for (size_t i = 0; i < sizeof record; i++) ((uint8_t *)&record)[i] = data[(tail + i) % size];
+        for (size_t i = 0; i < sizeof record; i++) ((uint8_t *)&record)[i] = data[(tail + i) % buffer_size];
         if (record.size < sizeof record || tail + record.size > head) break;
         if (record.type == PERF_RECORD_SAMPLE && record.size >= sizeof record + 32 && stored < capacity) {
-            for (size_t i = 0; i < 32; i++) bytes[i] = data[(tail + sizeof record + i) % size];
+            for (size_t i = 0; i < 32; i++) bytes[i] = data[(tail + sizeof record + i) % buffer_size];
             lp_perf_sample *sample = &samples[stored++];
             memcpy(&sample->id, bytes, 8);
             memcpy(&sample->ip, bytes + 8, 8);
             memcpy(&sample->pid, bytes + 16, 4);
             memcpy(&sample->tid, bytes + 20, 4);
             memcpy(&sample->time_ns, bytes + 24, 8);
+            if (raw) {
+                // After the time: u32 size, then the payload (the record is padded to 8 bytes).
+                uint32_t payload = 0;
+                if (record.size >= sizeof record + 36) {
+                    for (size_t i = 0; i < 4; i++) ((uint8_t *)&payload)[i] = data[(tail + sizeof record + 32 + i) % buffer_size];
+                }
+                // A payload longer than `raw_stride` is cut there (a value past the cut reads as
+                // missing); one the record cannot hold is no payload.
+                if (sizeof record + 36 + (size_t)payload > record.size) payload = 0;
+                if (payload > raw_stride) payload = (uint32_t)raw_stride;
+                uint8_t *into = raw + (size_t)(stored - 1) * raw_stride;
+                for (uint32_t i = 0; i < payload; i++) into[i] = data[(tail + sizeof record + 36 + i) % buffer_size];
+                raw_lengths[stored - 1] = payload;
+            }
         } else if (record.type == PERF_RECORD_LOST && record.size >= sizeof record + 16) {
             uint64_t dropped;
-            for (size_t i = 0; i < 8; i++) ((uint8_t *)&dropped)[i] = data[(tail + sizeof record + 8 + i) % size];
+            for (size_t i = 0; i < 8; i++) ((uint8_t *)&dropped)[i] = data[(tail + sizeof record + 8 + i) % buffer_size];
             *lost += dropped;
         } else if (record.type == PERF_RECORD_SAMPLE) {
             *lost += 1;  // no room in `samples`
@@ -105,6 +125,11 @@ int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int ca
     __atomic_store_n(&header->data_tail, tail, __ATOMIC_RELEASE);
     *count = stored;
     return 0;
+}
+
+int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int capacity,
+                      int *count, uint64_t *lost) {
+    return ring_read(base, length, samples, capacity, count, lost, NULL, 0, NULL);
 }
 
 void lp_perf_release_in_background(const int *fds, int count) {
@@ -156,13 +181,17 @@ __attribute__((naked, noinline, used)) uint64_t lp_uprobe_calibration_stepped(ui
     __asm__ volatile("lea 1(%rdi), %rax\n\tret");
 }
 
-int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd, int *fd, uint64_t *id) {
+static int tracepoint_open(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd, int raw, int *fd, uint64_t *id) {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_TRACEPOINT;
     attr.config = tracepoint_id;
-    return open_probe_event(&attr, pid, cpu, output_fd, fd, id);
+    return open_probe_event(&attr, pid, cpu, output_fd, raw, fd, id);
+}
+
+int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd, int *fd, uint64_t *id) {
+    return tracepoint_open(pid, cpu, tracepoint_id, output_fd, 0, fd, id);
 }
 
 // MARK: The probe holder
@@ -193,14 +222,27 @@ static uint64_t holder_recent_next;
 static uint64_t holder_lost;
 static lp_perf_sample holder_read_buffer[HOLDER_READ];
 static lp_perf_sample holder_reply_buffer[HOLDER_READ];
+// Hits of the events held with their payload ("R": the runtime probes' fetched file and module
+// names), kept apart: the latest of every process, oldest overwritten first, a drained one's pid
+// set to 0. A payload is cut at HOLDER_RAW_BYTES (a value past the cut reads as missing).
+typedef struct {
+    lp_perf_sample sample;
+    uint32_t length;
+    uint8_t bytes[LP_HOLDER_RAW_BYTES];
+} holder_raw_hit;
+enum { HOLDER_RAW_RECENT = 16384 };
+static holder_raw_hit holder_raw_recent[HOLDER_RAW_RECENT];
+static uint64_t holder_raw_next;
+static uint8_t holder_read_raw[HOLDER_READ * LP_HOLDER_RAW_BYTES];
+static uint32_t holder_read_raw_lengths[HOLDER_READ];
 
 static void holder_read_rings(void) {
     for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
         if (!holder_rings[cpu].base) continue;
         int count = 0;
         do {
-            lp_perf_ring_read(holder_rings[cpu].base, holder_rings[cpu].length, holder_read_buffer, HOLDER_READ,
-                              &count, &holder_lost);
+            ring_read(holder_rings[cpu].base, holder_rings[cpu].length, holder_read_buffer, HOLDER_READ, &count,
+                      &holder_lost, holder_read_raw, LP_HOLDER_RAW_BYTES, holder_read_raw_lengths);
             for (int i = 0; i < count; i++) {
                 lp_perf_sample sample = holder_read_buffer[i];
                 uint64_t tracepoint = 0;
@@ -209,20 +251,27 @@ static void holder_read_rings(void) {
                 }
                 if (tracepoint == 0) continue;
                 sample.id = tracepoint;
-                holder_recent[holder_recent_next++ % HOLDER_RECENT] = sample;
+                if (holder_read_raw_lengths[i] == 0) {
+                    holder_recent[holder_recent_next++ % HOLDER_RECENT] = sample;
+                    continue;
+                }
+                holder_raw_hit *hit = &holder_raw_recent[holder_raw_next++ % HOLDER_RAW_RECENT];
+                hit->sample = sample;
+                hit->length = holder_read_raw_lengths[i];
+                memcpy(hit->bytes, holder_read_raw + (size_t)i * LP_HOLDER_RAW_BYTES, hit->length);
             }
         } while (count == HOLDER_READ);
     }
 }
 
-// One sampling event per CPU on `tracepoint`, into the CPU's ring.
-static int holder_open_sampling(uint64_t tracepoint, int *first_fd) {
+// One sampling event per CPU on `tracepoint`, into the CPU's ring; `raw`: with its payload.
+static int holder_open_sampling(uint64_t tracepoint, int raw, int *first_fd) {
     *first_fd = -1;
     for (int cpu = 0; cpu < holder_cpu_count; cpu++) {
         int fd = -1;
         uint64_t id = 0;
         int output = holder_rings[cpu].base ? holder_rings[cpu].fd : -1;
-        int error = lp_tracepoint_probe_open(-1, cpu, tracepoint, output, &fd, &id);
+        int error = tracepoint_open(-1, cpu, tracepoint, output, raw, &fd, &id);
         if (error == ENODEV || (error == EINVAL && cpu > 0 && output < 0)) continue;  // offline CPU
         if (error != 0) return error;
         if (!holder_rings[cpu].base) {
@@ -300,6 +349,37 @@ static void holder_drain(int client, int32_t pid, uint64_t since) {
     holder_append(client, header, sizeof header);
     holder_append(client, holder_reply_buffer, count * sizeof(lp_perf_sample));
 }
+// "X <pid> <since>": `holder_drain` for the hits with a payload: uint32 count, uint64 0, then per
+// hit an lp_perf_sample, a uint32 length and that many bytes of payload. (Their losses are in
+// the "D" reply's count: both kinds share the rings.)
+static void holder_drain_raw(int client, int32_t pid, uint64_t since) {
+    holder_read_rings();
+    uint64_t start = holder_raw_next > HOLDER_RAW_RECENT ? holder_raw_next - HOLDER_RAW_RECENT : 0;
+    uint64_t oldest = since > 5000000000ULL ? since - 5000000000ULL : 0;
+    uint64_t first = holder_raw_next;
+    while (first > start && holder_raw_recent[(first - 1) % HOLDER_RAW_RECENT].sample.time_ns >= oldest) first--;
+    uint32_t count = 0;
+    for (uint64_t i = first; i < holder_raw_next && count < HOLDER_READ; i++) {
+        lp_perf_sample *sample = &holder_raw_recent[i % HOLDER_RAW_RECENT].sample;
+        if ((int32_t)sample->pid == pid && pid != 0 && sample->time_ns >= since) count++;
+    }
+    char header[12];
+    uint64_t none = 0;
+    memcpy(header, &count, 4);
+    memcpy(header + 4, &none, 8);
+    holder_append(client, header, sizeof header);
+    uint32_t sent = 0;
+    for (uint64_t i = first; i < holder_raw_next && sent < count; i++) {
+        holder_raw_hit *hit = &holder_raw_recent[i % HOLDER_RAW_RECENT];
+        if ((int32_t)hit->sample.pid != pid || pid == 0 || hit->sample.time_ns < since) continue;
+        holder_append(client, &hit->sample, sizeof hit->sample);
+        holder_append(client, &hit->length, 4);
+        holder_append(client, hit->bytes, hit->length);
+        hit->sample.pid = 0;
+        sent++;
+    }
+}
+
 static char holder_uprobe_events[512];
 // The socket's name in its directory (descriptor 4 in the holder): removed before the holder exits.
 static char holder_socket_name[256];
@@ -319,12 +399,13 @@ static void holder_format_number(char *out, int value) {
 }
 
 // "H <tracepoint id> <event name>" holds an event system-wide (its probe is then in every process
-// mapping the file); "P <id> <name>" holds it for the holder's own process only (the probe of a
-// function launchprof calls in itself, which must not trap elsewhere). "C" reads the stored
-// hit calibration, "K <text>" stores it.
+// mapping the file); "R <id> <name>" likewise, its hits with their payload (fetched arguments);
+// "P <id> <name>" holds it for the holder's own process only (the probe of a function launchprof
+// calls in itself, which must not trap elsewhere). "C" reads the stored hit calibration,
+// "K <text>" stores it.
 static void holder_handle(int client, char *line) {
     char reply[96];
-    if ((line[0] == 'H' || line[0] == 'P') && line[1] == ' ') {
+    if ((line[0] == 'H' || line[0] == 'R' || line[0] == 'P') && line[1] == ' ') {
         char *cursor = line + 2;
         uint64_t tracepoint = 0;
         while (*cursor >= '0' && *cursor <= '9') tracepoint = tracepoint * 10 + (uint64_t)(*cursor++ - '0');
@@ -337,8 +418,8 @@ static void holder_handle(int client, char *line) {
             return;
         }
         int fd = -1;
-        if (line[0] == 'H') {
-            int error = holder_open_sampling(tracepoint, &fd);
+        if (line[0] == 'H' || line[0] == 'R') {
+            int error = holder_open_sampling(tracepoint, line[0] == 'R', &fd);
             if (error != 0) {
                 holder_format_number(reply, error);
                 holder_reply(client, reply);
@@ -361,14 +442,15 @@ static void holder_handle(int client, char *line) {
         strcpy(holder_events[holder_event_count].name, cursor);
         holder_event_count++;
         holder_reply(client, "0\n");
-    } else if (line[0] == 'D' && line[1] == ' ') {
+    } else if ((line[0] == 'D' || line[0] == 'X') && line[1] == ' ') {
         int32_t pid = 0;
         uint64_t since = 0;
         char *cursor = line + 2;
         for (; *cursor >= '0' && *cursor <= '9'; cursor++) pid = pid * 10 + (*cursor - '0');
         while (*cursor == ' ') cursor++;
         for (; *cursor >= '0' && *cursor <= '9'; cursor++) since = since * 10 + (uint64_t)(*cursor - '0');
-        holder_drain(client, pid, since);
+        if (line[0] == 'D') holder_drain(client, pid, since);
+        else holder_drain_raw(client, pid, since);
     } else if (line[0] == 'C' && line[1] == 0) {
         holder_reply(client, holder_calibration[0] ? holder_calibration : "-");
         holder_reply(client, "\n");
@@ -552,14 +634,14 @@ int lp_uprobe_holder_request(int fd, const char *line, char *reply, int capacity
     return 0;
 }
 
-int lp_uprobe_holder_drain_send(int fd, const int32_t *pids, const uint64_t *since_ns, int count) {
+int lp_uprobe_holder_drain_send(int fd, char kind, const int32_t *pids, const uint64_t *since_ns, int count) {
     char *lines = malloc((size_t)(count > 0 ? count : 1) * 48);
     if (!lines) return ENOMEM;
     int at = 0;
     for (int i = 0; i < count; i++) {
         char digits[24];
         int length = 0;
-        lines[at++] = 'D';
+        lines[at++] = kind;
         lines[at++] = ' ';
         uint64_t value = (uint32_t)pids[i];
         do { digits[length++] = (char)('0' + value % 10); value /= 10; } while (value > 0);
@@ -587,7 +669,7 @@ int lp_uprobe_holder_drain_send(int fd, const int32_t *pids, const uint64_t *sin
 
 int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sample *samples, int capacity, int *count,
                            uint64_t *lost) {
-    int error = lp_uprobe_holder_drain_send(fd, &pid, &since_ns, 1);
+    int error = lp_uprobe_holder_drain_send(fd, 'D', &pid, &since_ns, 1);
     return error != 0 ? error : lp_uprobe_holder_drain_receive(fd, samples, capacity, count, lost);
 }
 
@@ -617,5 +699,49 @@ int lp_uprobe_holder_drain_receive(int fd, lp_perf_sample *samples, int capacity
     }
     *count = (int)(kept / sizeof(lp_perf_sample));
     *lost += total - (uint32_t)*count;
+    return 0;
+}
+
+// Reads exactly `length` bytes (into `into`, or discarded when it is NULL).
+static int receive_exactly(int fd, void *into, size_t length) {
+    char discard[512];
+    for (size_t have = 0; have < length;) {
+        size_t room = length - have;
+        if (!into && room > sizeof discard) room = sizeof discard;
+        ssize_t got = recv(fd, into ? (char *)into + have : discard, room, 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return got < 0 ? errno : EPIPE;
+        have += (size_t)got;
+    }
+    return 0;
+}
+
+int lp_uprobe_holder_drain_raw_receive(int fd, lp_perf_sample *samples, uint8_t *payloads, uint32_t *lengths,
+                                       int capacity, int *count, uint64_t *lost) {
+    char header[12];
+    int error = receive_exactly(fd, header, sizeof header);
+    if (error != 0) return error;
+    uint32_t total;
+    memcpy(&total, header, 4);
+    *count = 0;
+    *lost = 0;
+    for (uint32_t i = 0; i < total; i++) {
+        lp_perf_sample sample;
+        uint32_t length;
+        if ((error = receive_exactly(fd, &sample, sizeof sample)) != 0) return error;
+        if ((error = receive_exactly(fd, &length, 4)) != 0) return error;
+        // The holder never sends more than it keeps: a longer payload is a broken stream.
+        if (length > LP_HOLDER_RAW_BYTES) return EPROTO;
+        int keep = *count < capacity;
+        error = receive_exactly(fd, keep ? payloads + (size_t)*count * LP_HOLDER_RAW_BYTES : NULL, length);
+        if (error != 0) return error;
+        if (!keep) {
+            *lost += 1;
+            continue;
+        }
+        samples[*count] = sample;
+        lengths[*count] = length;
+        *count += 1;
+    }
     return 0;
 }

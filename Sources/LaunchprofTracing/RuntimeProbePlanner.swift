@@ -1,4 +1,5 @@
 import LaunchprofELF
+import LaunchprofReport
 
 /// The runtime probes of one program: where its loads after `main` (every `dlopen`), its
 /// toolkit's launch phases and its interpreter's imports are observed, read from the ELF files
@@ -37,10 +38,8 @@ public struct RuntimeProbePlan: Sendable {
         debugDirectories: [String] = ImagePlanner.defaultDebugDirectories
     ) -> RuntimeProbePlan {
         var planner = Builder()
-        guard program.kind.usesLoader else {
-            planner.plan.unobservable.append(("dlopen", "statically linked: no dynamic loader runs"))
-            return planner.plan
-        }
+        // A static program has no loader to probe (its rare static dlopen is not observed).
+        guard program.kind.usesLoader else { return planner.plan }
         if let loader { planner.addLoader(loader, relocateObject: relocateObject, debugDirectories: debugDirectories) }
         var gui: String?
         for object in closure.objects {
@@ -72,6 +71,33 @@ public struct RuntimeProbePlan: Sendable {
             }
         }
         return planner.plan
+    }
+
+    /// The phases refused probes would have given, with why, once each.
+    public static func unobservable(_ refused: [RuntimeProbe], holderRuns: Bool) -> [(phase: String, reason: String)] {
+        var result: [(phase: String, reason: String)] = []
+        for probe in refused {
+            let phase: String
+            switch probe.role {
+            case .dlopenCall, .dlopenReturn: phase = LaunchPhase.dlopen
+            case .loaderRelocate: phase = LaunchPhase.dlopenRelocate
+            case .loaderInit, .loaderObjectInit: phase = LaunchPhase.dlopenInit
+            case .pythonMain, .pythonRun: phase = LaunchPhase.pythonStartup
+            case .pythonImportStart, .pythonImportDone: phase = LaunchPhase.pythonImport
+            case .applicationRegister, .applicationRegisterReturn, .gtkInit, .gtkInitReturn, .qtConstructor,
+                .qtConstructorReturn, .sdlInit, .sdlInitReturn, .tkInit, .tkInitReturn:
+                phase = LaunchPhase.willFinishLaunching
+            case .applicationActivate, .applicationActivateReturn, .gtkMain, .qtExec, .sdlCreateWindowReturn, .tkMainLoop:
+                phase = LaunchPhase.didFinishLaunching
+            }
+            guard !result.contains(where: { $0.phase == phase }) else { continue }
+            let reason =
+                holderRuns
+                ? "the kernel refused the \(probe.source) probe at \(probe.path)+0x\(String(probe.offset, radix: 16))"
+                : "needs the uprobe holder (tracefs uprobe events): the uprobe PMU's own probes fetch no names"
+            result.append((phase, reason))
+        }
+        return result
     }
 
     /// An object's file name up to `.so` (`libQt5Core.so.5.15.8` → `libQt5Core.so`).

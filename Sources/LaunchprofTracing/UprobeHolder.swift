@@ -34,6 +34,8 @@ public final class UprobeHolder: Sendable {
     private let eventsDirectory: String
     /// Events this process has had held: name → tracepoint id.
     private let held = Mutex<[String: UInt64]>([:])
+    /// Runtime probes' events this process has had held: name → tracepoint id and payload layout.
+    private let heldRuntime = Mutex<[String: (UInt64, TraceEventLayout)]>([:])
     /// One request and its reply at a time on the connection (sessions run on several threads).
     private let exchange = Mutex(())
     /// Where a drain's reply lands, used under `exchange`: allocated once and not initialized,
@@ -69,11 +71,12 @@ public final class UprobeHolder: Sendable {
     /// One holder per user and protocol version, listening on a socket in a directory only that
     /// user can write (`PrivateDirectory`). `LAUNCHPROF_UPROBE_HOLDER` names another socket: a
     /// name in that directory, or a path (tests use their own). Version 4: the socket is a file in
-    /// a private directory, no longer an abstract name anyone could bind first.
+    /// a private directory, no longer an abstract name anyone could bind first. Version 6: events
+    /// held with their payload ("R") and drained with it ("X").
     private static var socketLocation: (directory: String, name: String, standard: Bool) {
         let standard = PrivateDirectory.standardPath
         guard let named = getenv("LAUNCHPROF_UPROBE_HOLDER").map({ String(cString: $0) }), !named.isEmpty else {
-            return (standard, "uprobe-holder-4.sock", true)
+            return (standard, "uprobe-holder-6.sock", true)
         }
         guard let slash = named.lastIndex(of: "/") else { return (standard, named, true) }
         let directory = String(named[..<slash])
@@ -195,6 +198,65 @@ public final class UprobeHolder: Sendable {
         return nil
     }
 
+    /// Has the holder keep the runtime probe `probe` registered system-wide, its hits sampled with
+    /// their fetched values: its tracepoint id and the layout of its payload. The definition is
+    /// built from the probe's typed fields (`p:`/`r:`, the SDT semaphore as reference counter,
+    /// `a0=`, `a1=` … in fetch order); no client text reaches the kernel's parser.
+    public func hold(_ probe: RuntimeProbe) -> (tracepoint: UInt64, layout: TraceEventLayout)? {
+        guard !probe.path.contains(where: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "(" || $0 == ")" }) else { return nil }
+        var status = stat()
+        guard stat(probe.path, &status) == 0 else { return nil }
+        var location = "\(probe.path):0x\(String(probe.offset, radix: 16))"
+        if let counter = probe.referenceCounter { location += "(0x\(String(counter, radix: 16)))" }
+        let arguments = probe.fetch.enumerated().map { " a\($0.offset)=\($0.element.tracefsText)" }.joined()
+        // The name tells apart what the definition does: entry or return, counter, arguments.
+        let variant = (probe.isReturn ? "r" : "p") + location + arguments
+        let name = Self.eventName(
+            path: variant, inode: UInt64(status.st_ino), device: UInt64(status.st_dev), offset: probe.offset,
+            systemWide: true, prefix: probe.isReturn ? "lpr" : "lpe")
+        if let held = heldRuntime.withLock({ $0[name] }) { return held }
+        for _ in 0..<2 {
+            guard let id = ensureEvent(name: name, definition: "\(probe.isReturn ? "r" : "p"):launchprof/\(name) \(location)\(arguments)\n"),
+                let format = SmallFile.read("\(eventsDirectory)/\(name)/format"), let layout = TraceEventLayout(format: format)
+            else { return nil }
+            guard let reply = request("R \(id) \(name)\n") else { return nil }
+            if reply == "0" {
+                heldRuntime.withLock { $0[name] = (id, layout) }
+                return (id, layout)
+            }
+        }
+        return nil
+    }
+
+    /// Every hit with a payload (`hold(_:)`'s events) of each process since its time, as
+    /// `drain` gives the others: (tracepoint id, thread, CLOCK_MONOTONIC ns, payload). nil where
+    /// the exchange failed.
+    func drainPayloads(_ requests: [(pid: Int32, sinceNs: UInt64)]) -> [[(tracepoint: UInt64, thread: Int32, timeNs: UInt64, payload: [UInt8])]]? {
+        exchange.withLock { _ in
+            guard !requests.isEmpty else { return [] }
+            guard lp_uprobe_holder_drain_send(connection, CChar(UInt8(ascii: "X")), requests.map(\.pid), requests.map(\.sinceNs), Int32(requests.count)) == 0
+            else { return nil }
+            let capacity = 4096
+            let bytes = Int(LP_HOLDER_RAW_BYTES)
+            var samples = [lp_perf_sample](repeating: lp_perf_sample(), count: capacity)
+            var payloads = [UInt8](repeating: 0, count: capacity * bytes)
+            var lengths = [UInt32](repeating: 0, count: capacity)
+            var replies: [[(tracepoint: UInt64, thread: Int32, timeNs: UInt64, payload: [UInt8])]] = []
+            for _ in requests {
+                var count: Int32 = 0
+                var lost: UInt64 = 0
+                guard lp_uprobe_holder_drain_raw_receive(connection, &samples, &payloads, &lengths, Int32(capacity), &count, &lost) == 0
+                else { return nil }
+                replies.append((0..<Int(count)).map { index in
+                    let start = index * bytes
+                    let payload = Array(payloads[start..<(start + Int(min(lengths[index], UInt32(bytes))))])
+                    return (samples[index].id, Int32(bitPattern: samples[index].tid), samples[index].time_ns, payload)
+                })
+            }
+            return replies
+        }
+    }
+
     /// Every hit of each process since its time (CLOCK_MONOTONIC) on the events the holder holds
     /// system-wide, oldest first, as (tracepoint id, CLOCK_MONOTONIC ns); and how many hits its
     /// buffers had no room for. All the requests go out before the first reply is read: one
@@ -203,7 +265,7 @@ public final class UprobeHolder: Sendable {
     func drain(_ requests: [(pid: Int32, sinceNs: UInt64)]) -> [(hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)]? {
         exchange.withLock { _ in
             guard !requests.isEmpty else { return [] }
-            guard lp_uprobe_holder_drain_send(connection, requests.map(\.pid), requests.map(\.sinceNs), Int32(requests.count)) == 0
+            guard lp_uprobe_holder_drain_send(connection, CChar(UInt8(ascii: "D")), requests.map(\.pid), requests.map(\.sinceNs), Int32(requests.count)) == 0
             else { return nil }
             var replies: [(hits: [(tracepoint: UInt64, timeNs: UInt64)], lost: UInt64)] = []
             for _ in requests {
@@ -240,20 +302,25 @@ public final class UprobeHolder: Sendable {
     /// A tracefs event name (letters, digits, `_`, under 64 characters): a hash of the file's
     /// path, device and inode, and the offset; the pid-bound kind has its own event, so its probe
     /// is never installed system-wide.
-    static func eventName(path: String, inode: UInt64, device: UInt64, offset: UInt64, systemWide: Bool) -> String {
+    static func eventName(
+        path: String, inode: UInt64, device: UInt64, offset: UInt64, systemWide: Bool, prefix: String = "lp"
+    ) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         func mix(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         for byte in path.utf8 { mix(byte) }
         for value in [inode, device] {
             for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
         }
-        return "lp\(systemWide ? "" : "self")_\(String(hash, radix: 16))_\(String(offset, radix: 16))"
+        return "\(prefix)\(systemWide ? "" : "self")_\(String(hash, radix: 16))_\(String(offset, radix: 16))"
     }
 
     private func ensureEvent(name: String, path: String, offset: UInt64) -> UInt64? {
+        ensureEvent(name: name, definition: "p:launchprof/\(name) \(path):0x\(String(offset, radix: 16))\n")
+    }
+
+    private func ensureEvent(name: String, definition: String) -> UInt64? {
         let idPath = "\(eventsDirectory)/\(name)/id"
         if let id = SmallFile.read(idPath).flatMap({ UInt64($0.filter(\.isNumber)) }) { return id }
-        let definition = "p:launchprof/\(name) \(path):0x\(String(offset, radix: 16))\n"
         let fd = open(uprobeEvents, O_WRONLY | O_APPEND | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         _ = definition.withCString { write(fd, $0, strlen($0)) }  // EEXIST: another launchprof made it

@@ -32,6 +32,23 @@ public final class UprobeObserver: Sendable {
         public var timeNs: UInt64
     }
 
+    /// What one drain gives for one process.
+    public struct Drained: Sendable {
+        /// Its boundary probes' hits, oldest first.
+        public var samples: [Sample] = []
+        /// Its runtime probes' hits with their fetched values, oldest first.
+        public var runtime: [RuntimeProbeHit] = []
+        /// Hits the buffers had no room for.
+        public var lost: UInt64 = 0
+    }
+
+    /// A runtime probe the holder samples with its payload.
+    private struct HeldRuntimeProbe {
+        var key: RuntimeProbe.Key
+        var layout: TraceEventLayout
+        var fetch: [FetchedArgument]
+    }
+
     private struct Ring {
         var fd: Int32
         var base: UnsafeMutableRawPointer
@@ -48,6 +65,11 @@ public final class UprobeObserver: Sendable {
         /// Probes the holder samples: tracepoint id → probe.
         var keyByTracepoint: [UInt64: UprobeTarget.Key] = [:]
         var armed: Set<UprobeTarget.Key> = []
+        /// Runtime probes the holder samples: tracepoint id → probe.
+        var runtimeByTracepoint: [UInt64: HeldRuntimeProbe] = [:]
+        /// Runtime probes held, or tried and refused (those are not tried again).
+        var armedRuntime: Set<RuntimeProbe.Key> = []
+        var refusedRuntime: Set<RuntimeProbe.Key> = []
         var closed = false
         /// Hits read for a watched launch while another one drained: the rings are the process's,
         /// shared by every session, so one session's read must not lose another's hits.
@@ -133,6 +155,38 @@ public final class UprobeObserver: Sendable {
         }
     }
 
+    /// Whether every runtime probe has been held (or refused) already.
+    public func isArmed(runtime probes: [RuntimeProbe]) -> Bool {
+        state.withLock { state in
+            probes.allSatisfy { state.armedRuntime.contains($0.key) || state.refusedRuntime.contains($0.key) }
+        }
+    }
+
+    /// Has the holder keep `probes` registered system-wide and sample their fetched values:
+    /// those it could not hold (no holder — the PMU's own uprobes fetch nothing —, or a
+    /// definition the kernel refused), for the caller to report what they would have shown.
+    public func arm(runtime probes: [RuntimeProbe]) -> [RuntimeProbe] {
+        state.withLock { state in
+            guard !state.closed else { return probes }
+            let holder = UprobeHolder.shared()
+            var refused: [RuntimeProbe] = []
+            for probe in probes where !state.armedRuntime.contains(probe.key) {
+                if state.refusedRuntime.contains(probe.key) {
+                    refused.append(probe)
+                    continue
+                }
+                guard let held = holder?.hold(probe) else {
+                    state.refusedRuntime.insert(probe.key)
+                    refused.append(probe)
+                    continue
+                }
+                state.runtimeByTracepoint[held.tracepoint] = HeldRuntimeProbe(key: probe.key, layout: held.layout, fetch: probe.fetch)
+                state.armedRuntime.insert(probe.key)
+            }
+            return refused
+        }
+    }
+
     /// Keeps the hits of `pid` made from `since` (CLOCK_MONOTONIC ns) until it is drained,
     /// whichever session reads the rings first. Call it as soon as the process exists (its
     /// spawn), with a `since` before it runs any probed code.
@@ -146,12 +200,12 @@ public final class UprobeObserver: Sendable {
     /// Every hit of `pid` recorded since the last call, oldest first (hits of processes no
     /// session watches are dropped), and how many hits the buffers had no room for. Stops
     /// watching `pid`.
-    public func drain(pid: Int32) -> (samples: [Sample], lost: UInt64) {
-        drain(pids: [pid])[pid] ?? ([], 0)
+    public func drain(pid: Int32) -> Drained {
+        drain(pids: [pid])[pid] ?? Drained()
     }
 
     /// `drain(pid:)` for several processes at once: one exchange with the holder for them all.
-    public func drain(pids: [Int32]) -> [Int32: (samples: [Sample], lost: UInt64)] {
+    public func drain(pids: [Int32]) -> [Int32: Drained] {
         state.withLock { state in
             var lost: UInt64 = 0
             // Only the PMU's own probes have rings here (with a holder there are none).
@@ -165,10 +219,10 @@ public final class UprobeObserver: Sendable {
                     state.pending[owner, default: []].append(Sample(key: key, pid: owner, timeNs: sample.time_ns))
                 }
             }
-            var drained: [Int32: (samples: [Sample], lost: UInt64)] = [:]
+            var drained: [Int32: Drained] = [:]
             var requests: [(pid: Int32, sinceNs: UInt64)] = []
             for pid in pids {
-                drained[pid] = (state.pending.removeValue(forKey: pid) ?? [], 0)
+                drained[pid] = Drained(samples: state.pending.removeValue(forKey: pid) ?? [])
                 requests.append((pid, state.watchedSince.removeValue(forKey: pid) ?? 0))
             }
             // The rings' lost count covers every process: it goes to the first launch.
@@ -183,7 +237,20 @@ public final class UprobeObserver: Sendable {
                     }
                 }
             }
-            for pid in pids { drained[pid]?.samples.sort { $0.timeNs < $1.timeNs } }
+            if !state.runtimeByTracepoint.isEmpty, let replies = UprobeHolder.shared()?.drainPayloads(requests) {
+                for (request, reply) in zip(requests, replies) {
+                    for hit in reply {
+                        guard let probe = state.runtimeByTracepoint[hit.tracepoint] else { continue }
+                        drained[request.pid]?.runtime.append(RuntimeProbeHit(
+                            key: probe.key, thread: hit.thread, timeNs: hit.timeNs,
+                            values: probe.layout.values(hit.payload, fetch: probe.fetch)))
+                    }
+                }
+            }
+            for pid in pids {
+                drained[pid]?.samples.sort { $0.timeNs < $1.timeNs }
+                drained[pid]?.runtime.sort { $0.timeNs < $1.timeNs }
+            }
             return drained
         }
     }

@@ -333,9 +333,19 @@ int lp_uprobe_holder_drain(int fd, int32_t pid, uint64_t since_ns, lp_perf_sampl
 /// The two halves of `lp_uprobe_holder_drain`: the requests for `count` processes go out in one
 /// send, then one `lp_uprobe_holder_drain_receive` per process reads its reply, in order. The
 /// holder answers a batch with one send: one wake-up each side for many launches.
-int lp_uprobe_holder_drain_send(int fd, const int32_t *_Nonnull pids, const uint64_t *_Nonnull since_ns, int count);
+/// `kind` 'D' asks for the hits of the events held without payload, 'X' for those held with it
+/// (read by `lp_uprobe_holder_drain_raw_receive`).
+int lp_uprobe_holder_drain_send(int fd, char kind, const int32_t *_Nonnull pids, const uint64_t *_Nonnull since_ns,
+                                int count);
 int lp_uprobe_holder_drain_receive(int fd, lp_perf_sample *_Nonnull samples, int capacity, int *_Nonnull count,
                                    uint64_t *_Nonnull lost);
+/// Bytes of a hit's payload the holder keeps (a longer one is cut there).
+#define LP_HOLDER_RAW_BYTES 320
+/// The reply to one 'X' request: up to `capacity` hits with their payloads (hit i's at
+/// payloads + i * LP_HOLDER_RAW_BYTES, `lengths[i]` bytes long); hits beyond it in `*lost`.
+int lp_uprobe_holder_drain_raw_receive(int fd, lp_perf_sample *_Nonnull samples, uint8_t *_Nonnull payloads,
+                                       uint32_t *_Nonnull lengths, int capacity, int *_Nonnull count,
+                                       uint64_t *_Nonnull lost);
 /// Sends one request line (ending in a newline) and reads the one-line reply into `reply`
 /// (NUL-terminated, newline stripped). Returns 0 or an errno.
 int lp_uprobe_holder_request(int fd, const char *_Nonnull line, char *_Nonnull reply, int capacity);
