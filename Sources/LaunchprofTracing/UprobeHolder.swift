@@ -43,6 +43,18 @@ public final class UprobeHolder: Sendable {
     /// cost ~50 page faults).
     nonisolated(unsafe) private let replyBuffer = UnsafeMutablePointer<lp_perf_sample>.allocate(capacity: UprobeHolder.replyCapacity)
     private static let replyCapacity = 8192
+    /// Where a payload drain's reply lands, used under `exchange`: allocated once, untouched until
+    /// a reply fills it (4,096 hits of up to LP_HOLDER_RAW_BYTES each).
+    private struct PayloadBuffers: @unchecked Sendable {
+        var samples: UnsafeMutablePointer<lp_perf_sample>
+        var payloads: UnsafeMutablePointer<UInt8>
+        var lengths: UnsafeMutablePointer<UInt32>
+    }
+    private static let payloadCapacity = 4096
+    private let payloadBuffers = PayloadBuffers(
+        samples: .allocate(capacity: UprobeHolder.payloadCapacity),
+        payloads: .allocate(capacity: UprobeHolder.payloadCapacity * Int(LP_HOLDER_RAW_BYTES)),
+        lengths: .allocate(capacity: UprobeHolder.payloadCapacity))
 
     private init(connection: Int32, tracefs: String) {
         self.connection = connection
@@ -53,6 +65,9 @@ public final class UprobeHolder: Sendable {
     deinit {
         close(connection)
         replyBuffer.deallocate()
+        payloadBuffers.samples.deallocate()
+        payloadBuffers.payloads.deallocate()
+        payloadBuffers.lengths.deallocate()
     }
 
     private static let sharedHolder = Mutex<UprobeHolder??>(nil)
@@ -236,21 +251,20 @@ public final class UprobeHolder: Sendable {
             guard !requests.isEmpty else { return [] }
             guard lp_uprobe_holder_drain_send(connection, CChar(UInt8(ascii: "X")), requests.map(\.pid), requests.map(\.sinceNs), Int32(requests.count)) == 0
             else { return nil }
-            let capacity = 4096
             let bytes = Int(LP_HOLDER_RAW_BYTES)
-            var samples = [lp_perf_sample](repeating: lp_perf_sample(), count: capacity)
-            var payloads = [UInt8](repeating: 0, count: capacity * bytes)
-            var lengths = [UInt32](repeating: 0, count: capacity)
+            let buffers = payloadBuffers
             var replies: [[(tracepoint: UInt64, thread: Int32, timeNs: UInt64, payload: [UInt8])]] = []
             for _ in requests {
                 var count: Int32 = 0
                 var lost: UInt64 = 0
-                guard lp_uprobe_holder_drain_raw_receive(connection, &samples, &payloads, &lengths, Int32(capacity), &count, &lost) == 0
+                guard lp_uprobe_holder_drain_raw_receive(
+                    connection, buffers.samples, buffers.payloads, buffers.lengths, Int32(Self.payloadCapacity), &count, &lost) == 0
                 else { return nil }
                 replies.append((0..<Int(count)).map { index in
-                    let start = index * bytes
-                    let payload = Array(payloads[start..<(start + Int(min(lengths[index], UInt32(bytes))))])
-                    return (samples[index].id, Int32(bitPattern: samples[index].tid), samples[index].time_ns, payload)
+                    let sample = buffers.samples[index]
+                    let payload = Array(UnsafeBufferPointer(
+                        start: buffers.payloads + index * bytes, count: Int(min(buffers.lengths[index], UInt32(bytes)))))
+                    return (sample.id, Int32(bitPattern: sample.tid), sample.time_ns, payload)
                 })
             }
             return replies

@@ -56,4 +56,71 @@ struct RuntimePhaseTests {
     }
 
     static func difference(_ a: UInt64, _ b: UInt64) -> UInt64 { a > b ? a - b : b - a }
+
+    /// max(2 ms, 10%) of the truth: the bound the issue sets for a toolkit's phases.
+    static func toolkitTolerance(_ truthNs: UInt64) -> UInt64 { max(2_000_000, truthNs / 10) }
+
+    /// A toolkit fixture's 10 runs on Xvfb: in each, `willFinishLaunching` and
+    /// `didFinishLaunching` from the toolkit (`source`) within max(2 ms, 10%) of the fixture's own
+    /// clock for them (`willTruth`, `didTruth`: kinds of its truth lines), then `firstFrame`.
+    static func expectToolkitPhases(
+        _ program: String, source: String, willTruth: String, didTruth: String, environment: [String: String] = [:],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let server = try XvfbServer()
+        defer { server.stop() }
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let runs = 10
+        // No session bus, no accessibility bus: a launch under test talks to nothing but Xvfb.
+        let outcome = try RunHarness.run(
+            program, runs: runs,
+            environment: [
+                "DISPLAY": server.display, "LP_FIXTURE_TRUTH": truthPath, "NO_AT_BRIDGE": "1",
+                "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent/launchprof-test-bus",
+            ].merging(environment) { $1 }
+        ) { $0.readiness = .frame }
+        try #require(outcome.runs.count == runs, sourceLocation: sourceLocation)
+        let truth = try FixtureTruth(contentsOf: truthPath)
+        let wills = truth.all(willTruth), dids = truth.all(didTruth)
+        try #require(wills.count == runs && dids.count == runs, "\(truth.entries)", sourceLocation: sourceLocation)
+        var matched = 0
+        for (index, run) in outcome.runs.enumerated() {
+            guard let will = run.phase(LaunchPhase.willFinishLaunching), let did = run.phase(LaunchPhase.didFinishLaunching),
+                let frame = run.phase(LaunchPhase.firstFrame)
+            else {
+                Issue.record("run \(index): \(run.phases.map(\.name)), absent \(run.absent)", sourceLocation: sourceLocation)
+                continue
+            }
+            let willError = difference(will.durationNs, wills[index].durationNs)
+            let didError = difference(did.durationNs, dids[index].durationNs)
+            let within =
+                will.source == source && did.source == source
+                && willError <= toolkitTolerance(wills[index].durationNs)
+                && didError <= toolkitTolerance(dids[index].durationNs)
+                && will.endNs <= did.startNs && did.endNs <= frame.startNs
+            if within { matched += 1 }
+            #expect(
+                within,
+                "run \(index): willFinishLaunching \(will.durationNs) ns (\(will.source ?? "-")) vs \(wills[index].durationNs), didFinishLaunching \(did.durationNs) ns vs \(dids[index].durationNs), ends \(will.endNs) \(did.startNs)–\(did.endNs), firstFrame \(frame.startNs)",
+                sourceLocation: sourceLocation)
+        }
+        #expect(matched == runs, sourceLocation: sourceLocation)
+    }
+
+    /// A GtkApplication that never calls launchprof (startup spins 20 ms; activate 30 ms, then
+    /// shows a window): willFinishLaunching is `g_application_register` (the startup emission),
+    /// didFinishLaunching `g_application_activate` (its handler, which shows the window), each
+    /// against the fixture's clock around them.
+    @Test func gtk3ApplicationPhasesMatchTheAppsClock() throws {
+        try Self.expectToolkitPhases(try ToolkitFixtures.gtk3(), source: "gtk3", willTruth: "register", didTruth: "activate-handler")
+    }
+
+    /// A QApplication that never calls launchprof (the constructor, then 30 ms of set-up and a
+    /// window before `exec`): willFinishLaunching is the constructor, didFinishLaunching from its
+    /// return to `exec`.
+    @Test func qt5ApplicationPhasesMatchTheAppsClock() throws {
+        try Self.expectToolkitPhases(
+            try ToolkitFixtures.qt5(), source: "qt5", willTruth: "construct", didTruth: "setup", environment: ["QT_QPA_PLATFORM": "xcb"])
+    }
 }
