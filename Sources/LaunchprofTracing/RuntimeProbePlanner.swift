@@ -73,6 +73,23 @@ public struct RuntimeProbePlan: Sendable {
         return planner.plan
     }
 
+    /// The phases these probes can give this program: `dlopen` for any dynamically linked one,
+    /// the app phases where a toolkit was found, Python's start and imports.
+    public var phases: [String] {
+        guard !probes.isEmpty else { return [] }
+        var phases = [LaunchPhase.dlopen]
+        if sources.contains(where: { $0 != "python" }) {
+            phases += [LaunchPhase.willFinishLaunching, LaunchPhase.didFinishLaunching]
+        }
+        if sources.contains("python") { phases += [LaunchPhase.pythonStartup, LaunchPhase.pythonImport] }
+        return phases
+    }
+
+    /// Why the ptrace observer shows none of them.
+    public static let ptraceReason =
+        "the ptrace observer does not trace after main (a breakpoint would stop the app at every load and toolkit call): "
+        + "--observer uprobe shows it"
+
     /// The phases refused probes would have given, with why, once each.
     public static func unobservable(_ refused: [RuntimeProbe], holderRuns: Bool) -> [(phase: String, reason: String)] {
         var result: [(phase: String, reason: String)] = []

@@ -177,7 +177,7 @@ struct UprobeObserverTests {
         func phases(_ observer: ObserverChoice) throws -> [String] {
             let outcome = try RunHarness.run(path, arguments, runs: 2) { $0.observer = observer }
             let run = try #require(outcome.runs.last)
-            #expect(run.absent.isEmpty, "\(observer): \(run.absent)")
+            #expect(run.absent.filter { !Self.afterMainUnderPtrace($0, observer) }.isEmpty, "\(observer): \(run.absent)")
             #expect(!run.failed, "\(observer): \(String(describing: run.exitStatus))")
             return run.phases.filter { $0.startNs < (run.metrics.timeToMainNs ?? 0) || $0.name == "main" }
                 .map { "\($0.name) \($0.object ?? "") \($0.image.map(String.init) ?? "")" }
@@ -197,7 +197,7 @@ struct UprobeObserverTests {
         let run = try #require(chain.runs.last)
         #expect(run.phases.filter { $0.name == "main" }.map { $0.image ?? 0 } == [0, 1, 2])
         #expect(run.phases.filter { $0.name == "loader.relocate" }.count == 3)
-        #expect(run.absent.isEmpty, "\(run.absent)")
+        #expect(run.absent.filter { !Self.afterMainUnderPtrace($0, observer) }.isEmpty, "\(run.absent)")
         // A crash in a constructor: its stack, through ptrace and libunwind either way.
         let marker = RunHarness.marker()
         let crashed = try #require(try RunHarness.run(
@@ -253,6 +253,11 @@ struct UprobeObserverTests {
     }
 
     // MARK: Helpers
+
+    /// The phases after `main` the ptrace observer cannot see (issue 35), absent with that reason.
+    static func afterMainUnderPtrace(_ absent: AbsentPhase, _ observer: ObserverChoice) -> Bool {
+        observer == .ptrace && absent.reason == RuntimeProbePlan.ptraceReason
+    }
 
     static func median<Value: Comparable>(_ values: [Value]) -> Value? {
         values.isEmpty ? nil : values.sorted()[values.count / 2]
