@@ -123,4 +123,48 @@ struct RuntimePhaseTests {
         try Self.expectToolkitPhases(
             try ToolkitFixtures.qt5(), source: "qt5", willTruth: "construct", didTruth: "setup", environment: ["QT_QPA_PLATFORM": "xcb"])
     }
+
+    /// `python3 -X importtime -c 'import json, email.mime.text, http.client'`: the import phases
+    /// of the three top-level imports (an import inside no other) agree with the interpreter's
+    /// own cumulative times of the same process within 25%, and `python.startup` ends before them.
+    @Test func pythonImportsAgreeWithImporttime() throws {
+        let python = "/usr/bin/python3"
+        let modules = ["json", "email.mime.text", "http.client"]
+        for attempt in 0..<3 {
+            let log = FixtureTruth.temporaryPath()
+            defer { try? FileManager.default.removeItem(atPath: log) }
+            let outcome = try RunHarness.run(python, ["-X", "importtime", "-c", "import json, email.mime.text, http.client"]) {
+                $0.output = .file(log)
+            }
+            let run = try #require(outcome.runs.first)
+            #expect(run.absent.filter { $0.phase == LaunchPhase.pythonImport || $0.phase == LaunchPhase.pythonStartup }.isEmpty, "\(run.absent)")
+            let cumulative = try Self.importtimeCumulative(String(contentsOfFile: log, encoding: .utf8))
+            let imports = run.phases.filter { $0.name == LaunchPhase.pythonImport }
+            let topLevel = imports.filter { phase in
+                !imports.contains { $0 != phase && $0.startNs <= phase.startNs && phase.endNs <= $0.endNs && $0.durationNs > phase.durationNs }
+            }
+            let startup = try #require(run.phase(LaunchPhase.pythonStartup), "attempt \(attempt): \(run.phases.map(\.name))")
+            for module in modules {
+                let measured = try #require(topLevel.first { $0.object == module }, "attempt \(attempt): no top-level import \(module)")
+                let truth = try #require(cumulative[module], "importtime printed no \(module)")
+                #expect(measured.source == "python")
+                #expect(measured.startNs >= startup.endNs)
+                let error = Self.difference(measured.durationNs, truth)
+                #expect(error <= truth / 4, "attempt \(attempt): import \(module) \(measured.durationNs) ns, -X importtime \(truth) ns")
+            }
+        }
+    }
+
+    /// `-X importtime`'s top-level lines (no indentation): module → cumulative ns.
+    static func importtimeCumulative(_ text: String) -> [String: UInt64] {
+        var result: [String: UInt64] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("import time:") {
+            let fields = line.dropFirst("import time:".count).split(separator: "|", omittingEmptySubsequences: false)
+            guard fields.count == 3, let microseconds = UInt64(fields[1].trimmingCharacters(in: .whitespaces)),
+                !fields[2].dropFirst().hasPrefix(" ")
+            else { continue }
+            result[fields[2].trimmingCharacters(in: .whitespaces)] = microseconds * 1000
+        }
+        return result
+    }
 }
