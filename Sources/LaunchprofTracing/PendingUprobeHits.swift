@@ -48,7 +48,11 @@ public struct PendingUprobeHits: Sendable {
             for hit in hits {
                 costs.append(ObserverCost(atNs: hit.timeNs, costNs: calibration.hitNs(emulated: emulated[hit.key] ?? false)))
             }
-            placed += RuntimeRecorder(plan: plan, pid: pid).spans(hits).map { .probed($0) }
+            let spans = RuntimeRecorder(plan: plan, pid: pid).spans(hits)
+            placed += spans.map { .probed($0) }
+            if let (phase, reason) = RuntimeRecorder.missingDidFinishLaunching(spans) {
+                placed.append(.unobservable(phase: phase, reason: reason))
+            }
         }
         return LaunchObservation(
             events: EventMerge.merge(events, placed), costs: costs.sorted { $0.atNs < $1.atNs }, lostSamples: drained.lost)

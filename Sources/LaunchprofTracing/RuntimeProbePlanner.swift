@@ -70,19 +70,23 @@ public struct RuntimeProbePlan: Sendable {
                 }
             }
         }
+        planner.plan.notePhases()
         return planner.plan
     }
 
     /// The phases these probes can give this program: `dlopen` for any dynamically linked one,
-    /// the app phases where a toolkit was found, Python's start and imports.
-    public var phases: [String] {
-        guard !probes.isEmpty else { return [] }
-        var phases = [LaunchPhase.dlopen]
+    /// the app phases where a toolkit was found, Python's start and imports. Kept with the plan,
+    /// so a launch that reports them unobserved (the ptrace observer) allocates nothing for it.
+    public private(set) var phases: [String] = []
+
+    mutating func notePhases() {
+        phases = []
+        guard !probes.isEmpty else { return }
+        phases = [LaunchPhase.dlopen]
         if sources.contains(where: { $0 != "python" }) {
             phases += [LaunchPhase.willFinishLaunching, LaunchPhase.didFinishLaunching]
         }
         if sources.contains("python") { phases += [LaunchPhase.pythonStartup, LaunchPhase.pythonImport] }
-        return phases
     }
 
     /// Why the ptrace observer shows none of them.

@@ -46,6 +46,26 @@ public struct RuntimeRecorder: Sendable {
         return state.spans.enumerated().sorted { ($0.element.startNs, $0.offset) < ($1.element.startNs, $1.offset) }.map(\.element)
     }
 
+    /// Why a toolkit's `didFinishLaunching` is missing from `spans` although its
+    /// `willFinishLaunching` is there: the app never made the call that ends it.
+    public static func missingDidFinishLaunching(_ spans: [ProbedSpan]) -> (phase: String, reason: String)? {
+        guard let will = spans.first(where: { $0.name == LaunchPhase.willFinishLaunching }),
+            !spans.contains(where: { $0.name == LaunchPhase.didFinishLaunching })
+        else { return nil }
+        let call: String
+        switch will.source {
+        case "qt5", "qt6": call = "entered no QCoreApplication::exec"
+        case "sdl2": call = "created no window with SDL_CreateWindow"
+        case "tk": call = "entered no Tk_MainLoop"
+        case "gtk4" where !spans.contains(where: { $0.name == LaunchPhase.gtkInit && $0.startNs == will.startNs }),
+            "gtk3" where !spans.contains(where: { $0.name == LaunchPhase.gtkInit && $0.startNs == will.startNs }), "gio":
+            call = "called neither g_application_activate nor g_application_open (its windows came from another handler, e.g. command-line)"
+        case "gtk4": call = "runs its own loop (GTK 4 has no gtk_main)"
+        default: call = "entered no gtk_main"
+        }
+        return (LaunchPhase.didFinishLaunching, "the app \(call), which would have ended it")
+    }
+
     private struct Load {
         var file: String?
         var start: UInt64
