@@ -174,4 +174,32 @@ struct RuntimePhaseTests {
         }
         return result
     }
+
+    /// `inspect --dlopen`'s counts: the dlopen fixture loading a library that needs a second one
+    /// of its own: one load, both objects new, each counted exactly as `inspect` counts it in a
+    /// closure (relocations, initializers), and the pre-main closure's totals as `inspect` gives
+    /// them for the program.
+    @Test func inspectDlopenCountsRunTimeLoadsLikeTheClosure() throws {
+        let program = try ToolkitFixtures.dlopenProgram()
+        try RunFixtures.library("lpdlneed", directory: "toolkits")
+        let loaded = try FixtureBuilder.build(
+            ["run-lib.c"], output: "toolkits/liblpdltop.so",
+            flags: ["-fPIC", "-shared", "-DLP_LIB_NAME=lpdltop", "-L", FixtureBuilder.outputRoot.appendingPathComponent("toolkits").path,
+                    "-Wl,--no-as-needed", "-llpdlneed", "-Wl,-rpath,$ORIGIN"])
+        var environment = ProcessInfo.processInfo.environment
+        environment["LP_DLOPEN"] = loaded
+        environment["LP_DLOPEN_DELAY_US"] = "1000"
+        let result = try #require(try RuntimeLoadInspector.inspect(program: program, arguments: [], environment: environment))
+        #expect(result.unobserved.isEmpty, "\(result.unobserved)")
+        let load = try #require(result.loads.first { $0.requested == loaded }, "\(result.loads.map(\.requested))")
+        let names = load.objects.map { $0.path.split(separator: "/").last.map(String.init) ?? "" }
+        #expect(Set(names) == ["liblpdltop.so", "liblpdlneed.so"], "\(names) unread \(load.unread)")
+        let expected = try InspectSession(configuration: .init(program: loaded, environment: environment)).run()
+        for object in load.objects {
+            let same = try #require(expected.objects.first { $0.path == object.path })
+            #expect(object.relocations == same.relocations && object.initializers == same.initializers)
+        }
+        let closure = try InspectSession(configuration: .init(program: program, environment: environment)).run()
+        #expect(result.closure.objects == closure.totals.objects && result.closure.relocations == closure.totals.relocations)
+    }
 }
