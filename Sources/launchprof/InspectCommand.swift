@@ -17,7 +17,7 @@ struct InspectCommand: ParsableCommand {
             Examples:
               launchprof inspect /usr/bin/gdb
               launchprof inspect --json ./myapp > inspect.json
-              launchprof inspect --dlopen gtk3-demo      (launches it once: what it loaded at run time)
+              launchprof inspect --dlopen glxgears
 
             \(ExitCause.summary([.success, .missingLibraries, .usage, .badInput, .noInput, .unavailable, .software, .noPermission]))
             """)
