@@ -76,6 +76,9 @@ for mode in frames:
                 phases += sum(1 for p in run["phases"] if p.get("source") not in (None, "hook"))
 for mode, values in frames.items():
     print(f"gtk3-demo {mode}: time to first frame median {statistics.median(values) / 1e6:.2f} ms over {len(values)} launches")
+if phases == 0:
+    # Without the holder the probes are not placed at all: the two kinds would be the same.
+    sys.exit("toolkit-overhead: no verdict: the profiled sessions showed no runtime phase (was the probe holder used?)")
 ratio = statistics.median(frames["probes"]) / statistics.median(frames["bare"])
 print(f"profiled / bare = {ratio:.3f} (runtime phases per profiled launch: {phases / max(len(frames['probes']), 1):.0f})")
 PY

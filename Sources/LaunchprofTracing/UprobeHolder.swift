@@ -195,6 +195,11 @@ public final class UprobeHolder: @unchecked Sendable {
     private var clients: [Int32: Client] = [:]
     private var calibration: UprobeHolderProtocol.Calibration?
     private var idleSinceNs: UInt64
+    /// Whether a client has connected yet: until one has, the holder waits at least
+    /// `firstClientNs` for its starter, whatever the linger (a linger of 0 ended it before the
+    /// launchprof that started it could connect).
+    private var served = false
+    static let firstClientNs: UInt64 = 10_000_000_000
     private let stopping = Atomic<Bool>(false)
     private var releasers: [DedicatedThread<Void>] = []
 
@@ -562,7 +567,7 @@ public final class UprobeHolder: @unchecked Sendable {
         while true {
             let now = Self.nowNs()
             releaseExpired(now: now)
-            if clients.isEmpty, now >= idleSinceNs + lingerNs { break }
+            if clients.isEmpty, now >= idleEndNs { break }
             var polled = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
             for (fd, client) in clients {
                 polled.append(pollfd(fd: fd, events: Int16(POLLIN) | (client.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
@@ -592,9 +597,12 @@ public final class UprobeHolder: @unchecked Sendable {
     /// When something is due: the holder's own end and each unused probe's release.
     private func deadlines() -> [UInt64] {
         var due = events.values.compactMap { $0.lingers ? nil : $0.unusedSinceNs.map { $0 + lingerNs } }
-        if clients.isEmpty { due.append(idleSinceNs + lingerNs) }
+        if clients.isEmpty { due.append(idleEndNs) }
         return due
     }
+
+    /// When the holder ends if no client comes.
+    private var idleEndNs: UInt64 { idleSinceNs + (served ? lingerNs : max(lingerNs, Self.firstClientNs)) }
 
     static func pollTimeoutMs(now: UInt64, deadlines: [UInt64]) -> Int32 {
         guard let next = deadlines.min() else { return 1000 }
@@ -612,6 +620,7 @@ public final class UprobeHolder: @unchecked Sendable {
                 continue
             }
             clients[fd] = Client()
+            served = true
         }
     }
 

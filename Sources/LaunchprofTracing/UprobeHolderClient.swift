@@ -102,7 +102,8 @@ public final class UprobeHolderClient: Sendable {
     }
 
     /// Every hit of each process since its time on the system-wide probes, oldest first (the
-    /// runtime probes' apart, with their payloads), and how many may be missing. One exchange for any number of processes. nil where it failed.
+    /// runtime probes' apart, with their payloads), and how many may be missing. One exchange
+    /// for any number of processes. nil where it failed.
     public func drain(_ queries: [UprobeHolderProtocol.ProcessHits.Query]) -> [UprobeHolderProtocol.ProcessHits]? {
         guard !queries.isEmpty else { return [] }
         var all: [UprobeHolderProtocol.ProcessHits] = []
