@@ -40,12 +40,15 @@ if [ -z "$(ls -A "$here/corpus")" ]; then
             | head -c 60000 | seed 8 "frames-$name" || true
     done
 fi
-# Seeds for the holder's messages (selector 9): a greeting, a hold, a drain, a hits reply.
+# Seeds for the holder's messages of protocol 8 (selector 9): a greeting, a hold, a runtime
+# hold (an SDT probe with its semaphore and a fetched string), a drain, its replies.
 holder_seed() { [ -e "$here/corpus/seed-holder-$1" ] || printf "$2" > "$here/corpus/seed-holder-$1"; }
-holder_seed hello '\011\005\000\000\000\001\007\000\000\000'
+holder_seed hello-8 '\011\005\000\000\000\001\010\000\000\000'
 holder_seed hold '\011\031\000\000\000\002\340\177\002\000\000\000\000\000\001\001/lib/libc.so.6'
-holder_seed drain '\011\021\000\000\000\004\001\000\000\000\052\000\000\000\001\000\000\000\000\000\000\000'
-holder_seed hits '\011\041\000\000\000\204\052\000\000\000\003\000\000\000\000\000\000\000\001\000\000\000\007\000\000\000\000\000\000\000\011\000\000\000\000\000\000\000'
+holder_seed hold-runtime-8 '\0113\000\000\000\007\020}"\000\000\000\000\000\000\000\001.JU\000\000\000\000\000\001\005\002\002\010\000\000\000\000\000\000\000/usr/bin/python3.11'
+holder_seed drain '\011\021\000\000\000\004\001\000\000\000*\000\000\000\001\000\000\000\000\000\000\000'
+holder_seed held-runtime-8 '\011\017\000\000\000\206*\011\000\000\000\000\000\000\001\020\000\004\000\001'
+holder_seed hits-8 '\011?\000\000\000\204*\000\000\000\003\000\000\000\000\000\000\000\001\000\000\000\001\000\000\000\007\000\000\000\000\000\000\000\011\000\000\000\000\000\000\000\010\000\000\000\000\000\000\000+\000\000\000\012\000\000\000\000\000\000\000\004\000\020\000\004\000'
 # The Swift runtime's backtracer reads memory ASan does not expect: let libFuzzer report a trap.
 SWIFT_BACKTRACE=enable=no exec "$build/fuzz-parsers" -max_total_time="$seconds" -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$here/artifacts/" "$here/corpus"

@@ -27,9 +27,13 @@
 
 // Opens a probe's event (a uprobe of the PMU or a tracefs uprobe event): every hit a sample with
 // its time in CLOCK_MONOTONIC, written into `output_fd`'s ring when given; its fd and id out.
-static int open_probe_event(struct perf_event_attr *attr, pid_t pid, int cpu, int output_fd, int *fd, uint64_t *id) {
+// `raw`: each sample also carries the event's payload (PERF_SAMPLE_RAW: a tracefs event's
+// fetched arguments), after the time.
+static int open_probe_event(struct perf_event_attr *attr, pid_t pid, int cpu, int output_fd, int raw, int *fd,
+                            uint64_t *id) {
     attr->sample_period = 1;
     attr->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    if (raw) attr->sample_type |= PERF_SAMPLE_RAW;
     attr->use_clockid = 1;
     attr->clockid = CLOCK_MONOTONIC;
     // A ring's reader (the holder) is woken when a quarter of its 64 pages is written: a process
@@ -61,7 +65,7 @@ int lp_uprobe_open(pid_t pid, int cpu, uint32_t pmu_type, const char *path, uint
     attr.config = 0;  // entry probe (bit 0 would make it a return probe)
     attr.config1 = (uint64_t)(uintptr_t)path;
     attr.config2 = offset;
-    return open_probe_event(&attr, pid, cpu, output_fd, fd, id);
+    return open_probe_event(&attr, pid, cpu, output_fd, 0, fd, id);
 }
 
 int lp_perf_ring_map(int fd, int data_pages, void **base, size_t *length) {
@@ -78,6 +82,11 @@ void lp_perf_ring_unmap(void *base, size_t length) { munmap(base, length); }
 
 int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int capacity,
                       int *count, uint64_t *lost) {
+    return lp_perf_ring_read_raw(base, length, samples, capacity, count, lost, NULL, 0, NULL);
+}
+
+int lp_perf_ring_read_raw(void *base, size_t length, lp_perf_sample *samples, int capacity, int *count,
+                          uint64_t *lost, uint8_t *raw, size_t raw_stride, uint32_t *raw_lengths) {
     struct perf_event_mmap_page *header = base;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const uint8_t *data = (const uint8_t *)base + page;
@@ -98,6 +107,20 @@ int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int ca
             memcpy(&sample->pid, bytes + 16, 4);
             memcpy(&sample->tid, bytes + 20, 4);
             memcpy(&sample->time_ns, bytes + 24, 8);
+            if (raw) {
+                // After the time: a u32 size, then the payload (the record padded to 8 bytes). A
+                // sample of an event without PERF_SAMPLE_RAW ends at the time: no payload.
+                uint32_t payload = 0;
+                if (record.size >= sizeof record + 36) {
+                    for (size_t i = 0; i < 4; i++) ((uint8_t *)&payload)[i] = data[(tail + sizeof record + 32 + i) % size];
+                }
+                // One the record cannot hold is no payload; a longer one than `raw_stride` is cut.
+                if (sizeof record + 36 + (size_t)payload > record.size) payload = 0;
+                if (payload > raw_stride) payload = (uint32_t)raw_stride;
+                uint8_t *into = raw + (size_t)(stored - 1) * raw_stride;
+                for (uint32_t i = 0; i < payload; i++) into[i] = data[(tail + sizeof record + 36 + i) % size];
+                raw_lengths[stored - 1] = payload;
+            }
         } else if (record.type == PERF_RECORD_LOST && record.size >= sizeof record + 16) {
             uint64_t dropped;
             for (size_t i = 0; i < 8; i++) ((uint8_t *)&dropped)[i] = data[(tail + sizeof record + 8 + i) % size];
@@ -179,12 +202,17 @@ __attribute__((naked, noinline, used)) uint64_t lp_uprobe_calibration_stepped(ui
 }
 
 int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd, int *fd, uint64_t *id) {
+    return lp_tracepoint_probe_open_raw(pid, cpu, tracepoint_id, output_fd, 0, fd, id);
+}
+
+int lp_tracepoint_probe_open_raw(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd, int raw, int *fd,
+                                 uint64_t *id) {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_TRACEPOINT;
     attr.config = tracepoint_id;
-    return open_probe_event(&attr, pid, cpu, output_fd, fd, id);
+    return open_probe_event(&attr, pid, cpu, output_fd, raw, fd, id);
 }
 
 int lp_tracepoint_hold_open(uint64_t tracepoint_id, int *fd) {

@@ -548,7 +548,9 @@ public struct LaunchSampleAnalyzer: Sendable {
 
     func folded(_ pieces: [Piece]) -> [String: Int] {
         var result: [String: Int] = [:]
-        for piece in pieces where piece.ticks > 0 {
+        // A piece with no stack (a thread switched out before its first sample) has nothing to
+        // fold, and the trees have no frame to count it on: the views count the same samples.
+        for piece in pieces where piece.ticks > 0 && !piece.span.frames.isEmpty {
             var parts = [piece.span.thread == mainThread ? piece.phase : "thread \(piece.span.thread)"]
             parts += piece.span.frames.reversed().map { FoldedStacks.clean($0.name) }
             result[parts.joined(separator: ";"), default: 0] += piece.ticks

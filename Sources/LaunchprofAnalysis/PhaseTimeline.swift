@@ -21,7 +21,11 @@ import LaunchprofReport
 /// - `main`: instant. `timeToMainNs` is the `main` of the last image that reached `main` (the
 ///   program the user ends up running, e.g. rustup's proxy exec'ing rustc).
 /// - App phases: `begin`/`end` hook pairs matched by name (nested pairs of one name match
-///   innermost first); `extendedLaunch`: `extend` → `finish-extend`, with `task`.
+///   innermost first), `source: hook`; `extendedLaunch`: `extend` → `finish-extend`, with `task`.
+/// - Runtime phases (`probed` spans, rules in `RuntimeRecorder`): `dlopen` and its steps, a
+///   toolkit's `willFinishLaunching`/`didFinishLaunching` (unless the app's hooks report that
+///   phase), `gtk_init`, `python.startup`, `import`, each with its `source` and, off the main
+///   thread, its `thread`.
 /// - `windowMapped`: instant at the first top-level window of the program the display server
 ///   showed. `firstFrame`: the instant `ReadinessPolicy.firstFrame` chooses (the app's
 ///   `first-frame` hook, else the event the readiness names, else a clean exit where allowed).
@@ -68,6 +72,7 @@ public struct PhaseTimeline: Sendable, Equatable {
         builder.warnAboutLateEvents()
         builder.buildImagePhases()
         builder.buildHookPhases()
+        builder.buildProbedPhases()
         builder.buildExit()
         builder.applyUnobservable()
         self = builder.finish()
@@ -103,6 +108,7 @@ private struct TimelineBuilder {
     let readiness: ReadinessPolicy
     var segments: [ImageSegment] = []
     var hooks: [HookEvent] = []
+    var probed: [ProbedSpan] = []
     var ready: (reason: String, atNs: UInt64)?
     var windowMapped: DisplayEvent?
     var displayFrame: DisplayEvent?
@@ -151,6 +157,8 @@ private struct TimelineBuilder {
                 segments[segments.count - 1].unobservable.append((phase, reason))
             case .hook(let hook):
                 hooks.append(hook)
+            case .probed(let span):
+                probed.append(span)
             case .ready(let reason, let atNs):
                 if ready == nil { ready = (reason, atNs) }
             case .display(let event):
@@ -210,7 +218,7 @@ private struct TimelineBuilder {
 
     mutating func addSpan(
         _ name: String, from start: UInt64, to end: UInt64, object: String? = nil,
-        task: String? = nil, image: Int?
+        task: String? = nil, image: Int?, source: String? = nil, thread: Int32? = nil, caller: String? = nil
     ) {
         guard end >= start else {
             warn(.timeOutOfOrder, "Phase '\(name)' ends \(start - end) ns before it starts.")
@@ -218,10 +226,12 @@ private struct TimelineBuilder {
             return
         }
         let startNs = relative(start)
-        phases.append(
-            LaunchPhase(
-                name: name, startNs: startNs, durationNs: end - start, object: object, task: task,
-                image: image))
+        var phase = LaunchPhase(
+            name: name, startNs: startNs, durationNs: end - start, object: object, task: task, image: image)
+        phase.source = source
+        phase.thread = thread
+        phase.caller = caller
+        phases.append(phase)
     }
 
     mutating func addInstant(_ name: String, at atNs: UInt64, image: Int?) {
@@ -422,7 +432,7 @@ private struct TimelineBuilder {
                 openPhases[hook.name, default: []].append(hook.atNs)
             case .end:
                 if let start = openPhases[hook.name]?.popLast() {
-                    addSpan(hook.name, from: start, to: hook.atNs, image: image(at: start))
+                    addSpan(hook.name, from: start, to: hook.atNs, image: image(at: start), source: "hook")
                 } else {
                     warn(.endWithoutBegin, "Phase '\(hook.name)' ended without a begin.")
                 }
@@ -497,6 +507,27 @@ private struct TimelineBuilder {
     }
 
     // MARK: Exit
+
+    /// The runtime probes' spans (`ProbedSpan`): run-time loads, toolkit phases, Python's start
+    /// and imports. A toolkit's `willFinishLaunching` or `didFinishLaunching` gives way to the
+    /// app's own hook phase of that name; a span the process ended inside is absent.
+    mutating func buildProbedPhases() {
+        let hooked = Set(phases.filter { $0.source == "hook" }.map(\.name))
+        for span in probed {
+            let isAppPhase = span.name == LaunchPhase.willFinishLaunching || span.name == LaunchPhase.didFinishLaunching
+            if isAppPhase, hooked.contains(span.name) { continue }
+            guard let end = span.endNs else {
+                let what = span.object.map { "\(span.name) \($0)" } ?? span.name
+                markAbsent(
+                    span.name, "\(what) began at \(offset(span.startNs)) ns and the process ended before it did",
+                    image: image(at: span.startNs))
+                continue
+            }
+            addSpan(
+                span.name, from: span.startNs, to: end, object: span.object, image: image(at: span.startNs),
+                source: span.source, thread: span.thread, caller: span.caller)
+        }
+    }
 
     mutating func buildExit() {
         guard let exit else {

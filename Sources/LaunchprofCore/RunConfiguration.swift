@@ -42,6 +42,9 @@ public struct RunConfiguration: Sendable {
     public var resumeCycles = 0
     /// Which observer times the boundaries before `main`.
     public var observer: ObserverChoice = .auto
+    /// Observe the phases after `main` (run-time loads, toolkit phases, Python's imports) with the
+    /// runtime probes, held system-wide while the session runs (`RuntimeProbePlan`).
+    public var runtimeProbes = true
     /// Where sysfs is mounted (the uprobe PMU is looked up there; tests point it elsewhere).
     public var sysfsRoot = "/sys"
     /// `--sample`: sample each launch's main thread (or every thread) from spawn to readiness.

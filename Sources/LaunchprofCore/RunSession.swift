@@ -61,9 +61,8 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
         imagePath = image.path
         buildID = image.buildID
         closurePaths = closure.objects.map(\.path)
-        plans = PlanCache(environment: environment)
-        let plan = ImagePlanner.plan(program: image, closure: closure)
-        plans.insert(plan, for: image.path)
+        plans = PlanCache(environment: environment, runtimeProbes: configuration.runtimeProbes)
+        let plan = plans.insert(ImagePlanner.plan(program: image, closure: closure), for: image.path)
         observer = try ResolvedObserver.resolve(configuration.observer, sysfsRoot: configuration.sysfsRoot)
         do throws(UprobeError) {
             // Once per session, before any run: arming a uprobe waits for a grace period.
@@ -370,10 +369,22 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
 final class PlanCache: Sendable {
     private let plans = Mutex<[String: ImagePlan]>([:])
     private let environment: [String: String]
+    /// `RunConfiguration.runtimeProbes`: without them a plan has no runtime probes.
+    private let runtimeProbes: Bool
 
-    init(environment: [String: String]) { self.environment = environment }
+    init(environment: [String: String], runtimeProbes: Bool = true) {
+        self.environment = environment
+        self.runtimeProbes = runtimeProbes
+    }
 
-    func insert(_ plan: ImagePlan, for path: String) { plans.withLock { $0[path] = plan } }
+    /// Keeps `plan` for `path`, as the session will use it.
+    @discardableResult
+    func insert(_ plan: ImagePlan, for path: String) -> ImagePlan {
+        var plan = plan
+        if !runtimeProbes { plan.runtime = RuntimeProbePlan() }
+        plans.withLock { [plan] in $0[path] = plan }
+        return plan
+    }
 
     func plan(for path: String) -> ImagePlan? { plans.withLock { $0[path] } }
 

@@ -20,27 +20,35 @@ public enum PhaseStyle {
         }
     }
 
-    /// `loader.init libfoo.so.1`, `extendedLaunch sync`, `[1] main`: the name, the object's file
-    /// name, the task, the image of an exec chain, and `#2` for a phase's second occurrence.
-    public static func label(name: String, object: String?, task: String?, image: Int?, occurrence: Int? = nil) -> String {
+    /// `loader.init libfoo.so.1`, `extendedLaunch sync`, `[1] main`, `willFinishLaunching (gtk3)`:
+    /// the name, the object's file name, the task, the toolkit a phase came from (the app's
+    /// hooks, the loader and Python go unsaid), the image of an exec chain, and `#2` for a
+    /// phase's second occurrence.
+    public static func label(
+        name: String, object: String?, task: String?, image: Int?, occurrence: Int? = nil, source: String? = nil
+    ) -> String {
         var label = name
         if let object { label += " " + (object.split(separator: "/").last.map(String.init) ?? object) }
         if let task { label += " " + task }
+        if let source, !["hook", "loader", "python"].contains(source) { label += " (\(source))" }
         if let occurrence { label += " #\(occurrence + 1)" }
         if let image { label = "[\(image)] " + label }
         return label
     }
 
     public static func label(_ phase: LaunchPhase) -> String {
-        label(name: phase.name, object: phase.object, task: phase.task, image: phase.image)
+        label(name: phase.name, object: phase.object, task: phase.task, image: phase.image, source: phase.source)
     }
 
     public static func label(_ phase: PhaseSummary) -> String {
-        label(name: phase.name, object: phase.object, task: phase.task, image: phase.image, occurrence: phase.occurrence)
+        label(
+            name: phase.name, object: phase.object, task: phase.task, image: phase.image, occurrence: phase.occurrence,
+            source: phase.source)
     }
 
     public static func category(_ name: String) -> Category {
-        if name.hasPrefix("loader.") || name == LaunchPhase.exec { return .loader }
+        // A run-time load is the loader's work too.
+        if name.hasPrefix("loader.") || name.hasPrefix("dlopen") || name == LaunchPhase.exec { return .loader }
         if name.hasPrefix("program.") { return .program }
         if name == TraceEventRenderer.holdSlice { return .prewarm }
         if name == LaunchPhase.extendedLaunch { return .extendedLaunch }

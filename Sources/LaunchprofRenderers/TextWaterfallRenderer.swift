@@ -64,8 +64,12 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
                 // they are not contiguous.
                 let total = group.reduce(UInt64(0)) { $0 + summary.phases[$1].durationNs.median }
                 let image = phase.image.map { "[\($0)] " } ?? ""
+                let what =
+                    phase.name == LaunchPhase.loaderInit ? "loader.init (\(group.count) more objects)"
+                    : phase.name == LaunchPhase.pythonImport ? "import (\(group.count) more)"
+                    : "dlopen… (\(group.count) more)"
                 lines.append(
-                    pad("\(image)loader.init (\(group.count) more objects)", Self.labelWidth) + " "
+                    pad("\(image)\(what)", Self.labelWidth) + " "
                         + leftPad(DurationText.text(total), 9) + " " + share(total, of: firstFrame))
                 continue
             }
@@ -119,6 +123,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
                     + "  per run: launchprof's own cost, inside the times above")
         }
         if let faults = pageFaultLine(report) { lines.append(faults) }
+        lines += slowestImportLines(report)
         lines += sampledWorkLines(report)
         lines += threadStateLines(report)
         if summary.phases.contains(where: { $0.threadState != nil }) { lines.append(Self.stateLegend) }
@@ -160,16 +165,18 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         }
     }
 
-    /// Which `loader.init` rows fold into one per image: all but the slowest
-    /// `limit - 1`. `groups` maps the first folded row of an image to its members.
+    /// Which rows fold into one: of each family — an image's `loader.init` rows, the run-time
+    /// loads (`dlopen` and its steps), the imports — all but the slowest `limit - 1`. `groups`
+    /// maps the first folded row of a family to its members.
     private func foldedObjects(_ phases: [PhaseSummary], limit: Int) -> (hidden: Set<Int>, groups: [Int: [Int]]) {
-        var byImage: [Int: [Int]] = [:]
-        for (index, phase) in phases.enumerated() where phase.name == LaunchPhase.loaderInit {
-            byImage[phase.image ?? 0, default: []].append(index)
+        var families: [String: [Int]] = [:]
+        for (index, phase) in phases.enumerated() {
+            guard let family = Self.family(phase) else { continue }
+            families[family, default: []].append(index)
         }
         var hidden = Set<Int>()
         var groups: [Int: [Int]] = [:]
-        for rows in byImage.values where rows.count > limit {
+        for rows in families.values where rows.count > limit {
             let slowest = rows.sorted {
                 (phases[$0].durationNs.median, $1) > (phases[$1].durationNs.median, $0)
             }
@@ -178,6 +185,38 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
             if let first = folded.first { groups[first] = folded }
         }
         return (hidden, groups)
+    }
+
+    /// The family a row folds with, nil for a row that never folds.
+    private static func family(_ phase: PhaseSummary) -> String? {
+        switch phase.name {
+        case LaunchPhase.loaderInit: "\(phase.image ?? 0) " + LaunchPhase.loaderInit
+        case LaunchPhase.dlopen, LaunchPhase.dlopenMap, LaunchPhase.dlopenRelocate, LaunchPhase.dlopenInit:
+            "\(phase.image ?? 0) dlopen"
+        case LaunchPhase.pythonImport: "\(phase.image ?? 0) import"
+        default: nil
+        }
+    }
+
+    /// The slowest top-level imports (not inside another import on the same thread) with their
+    /// median cumulative time over the runs that made them: what `-X importtime` would blame.
+    private func slowestImportLines(_ report: LaunchReport, count: Int = 5) -> [String] {
+        var durations: [String: [UInt64]] = [:]
+        for run in report.runs {
+            let imports = run.phases.filter { $0.name == LaunchPhase.pythonImport }
+            for phase in imports {
+                let nested = imports.contains {
+                    $0 != phase && $0.thread == phase.thread && $0.startNs <= phase.startNs && $0.endNs >= phase.endNs
+                        && $0.durationNs > phase.durationNs
+                }
+                if !nested, let module = phase.object { durations[module, default: []].append(phase.durationNs) }
+            }
+        }
+        guard !durations.isEmpty else { return [] }
+        let medians = durations.map { (module: $0.key, median: $0.value.sorted()[$0.value.count / 2]) }
+            .sorted { ($0.median, $1.module) > ($1.median, $0.module) }
+        return ["slowest imports (top-level, cumulative, median):"]
+            + medians.prefix(count).map { "  " + pad($0.module, Self.labelWidth - 2) + " " + leftPad(DurationText.text($0.median), 9) }
     }
 
     /// Page faults per launch, and how many launches read pages from disk (not warm).
@@ -228,6 +267,8 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
         case LaunchPhase.loaderInit, LaunchPhase.programInit: "33"
         case LaunchPhase.main, LaunchPhase.firstFrame, LaunchPhase.windowMapped: "35"
         case LaunchPhase.extendedLaunch: "36"
+        case LaunchPhase.dlopen, LaunchPhase.dlopenMap, LaunchPhase.dlopenRelocate: "34"
+        case LaunchPhase.dlopenInit: "33"
         case LaunchPhase.exit: nil
         default: "32"
         }

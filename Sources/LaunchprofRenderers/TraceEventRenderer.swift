@@ -31,6 +31,9 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
     static let flagsTrack = 200
     static let samplesTrack = 300
     static let firstTaskTrack = 100
+    /// Threads other than the main one (run-time phases there), each its own track.
+    static let firstThreadTrack = 400
+    static let threadLaneStride = 1000
 
     public func document(_ report: LaunchReport) -> TraceDocument {
         var events: [TraceEvent] = []
@@ -189,13 +192,17 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
     }
 
     /// The phases of one process: each extended-launch task on a track of its own (named at its
-    /// first phase), the launch's phases laid out on the launch track.
+    /// first phase), the phases of another thread than the main one (a dlopen there) on that
+    /// thread's track, the launch's phases laid out on the launch track.
     private func phaseEvents(_ phases: [LaunchPhase], pid: Int) -> [TraceEvent] {
         var events: [TraceEvent] = []
         var launchPhases: [LaunchPhase] = []
         var taskTracks: [String: Int] = [:]
+        var threadPhases: [Int32: [LaunchPhase]] = [:]
         for phase in phases {
-            if phase.name == LaunchPhase.extendedLaunch {
+            if let thread = phase.thread {
+                threadPhases[thread, default: []].append(phase)
+            } else if phase.name == LaunchPhase.extendedLaunch {
                 let task = phase.task ?? "task"
                 let tid = taskTracks[task] ?? (Self.firstTaskTrack + taskTracks.count)
                 if taskTracks[task] == nil {
@@ -205,6 +212,14 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
                 events.append(slice(phase, pid: pid, tid: tid))
             } else {
                 launchPhases.append(phase)
+            }
+        }
+        for (index, (thread, phases)) in threadPhases.sorted(by: { $0.key < $1.key }).enumerated() {
+            let tid = Self.firstThreadTrack + index
+            events += trackName("thread \(thread)", pid: pid, tid: tid)
+            // A thread's phases nest (a dlopen's steps inside it); any that do not, go on.
+            for (phase, lane) in zip(phases, Self.lanes(phases.map { ($0.startNs, $0.endNs) })) {
+                events.append(slice(phase, pid: pid, tid: tid + lane * Self.threadLaneStride))
             }
         }
         return events + laidOut(launchPhases, pid: pid)
@@ -337,6 +352,9 @@ public struct TraceEventRenderer: LaunchReportRenderer, Sendable {
         if let object = phase.object { args["object"] = .text(object) }
         if let task = phase.task { args["task"] = .text(task) }
         if let image = phase.image { args["image"] = .integer(Int64(image)) }
+        if let source = phase.source { args["source"] = .text(source) }
+        if let caller = phase.caller { args["caller"] = .text(caller) }
+        if let thread = phase.thread { args["thread"] = .integer(Int64(thread)) }
         return args
     }
 

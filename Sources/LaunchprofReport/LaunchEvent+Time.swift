@@ -9,6 +9,7 @@ extension LaunchEvent {
             .exited(_, let t):
             t
         case .hook(let hook): hook.atNs
+        case .probed(let span): span.startNs
         case .display(let event): event.atNs
         case .unobservable: nil
         }
@@ -26,6 +27,10 @@ extension LaunchEvent {
         case .programInitStarted(let t): .programInitStarted(atNs: transform(t))
         case .mainReached(let t): .mainReached(atNs: transform(t))
         case .hook(let hook): .hook(HookEvent(kind: hook.kind, name: hook.name, atNs: transform(hook.atNs)))
+        case .probed(let span):
+            .probed(ProbedSpan(
+                name: span.name, startNs: transform(span.startNs), endNs: span.endNs.map(transform),
+                object: span.object, caller: span.caller, source: span.source, thread: span.thread))
         case .display(let event):
             .display(DisplayEvent(kind: event.kind, atNs: transform(event.atNs), pid: event.pid, window: event.window, display: event.display))
         case .ready(let reason, let t): .ready(reason: reason, atNs: transform(t))

@@ -28,6 +28,8 @@ public enum LaunchEvent: Sendable, Equatable, Codable {
     case hook(HookEvent)
     /// A display server saw a window of the program shown, or its first frame.
     case display(DisplayEvent)
+    /// A span the runtime probes saw: a dlopen and its steps, a toolkit phase, a Python import.
+    case probed(ProbedSpan)
     /// Readiness without hooks: a matching output line or the first listening socket.
     case ready(reason: String, atNs: UInt64)
     /// A boundary that cannot be observed for this program, and why (e.g. a static program has

@@ -2,12 +2,16 @@
 ///
 /// Times are nanoseconds from the run's `spawned` event. Phase names are a public contract:
 /// `exec`, `loader.map`, `loader.relocate`, `loader.init`, `program.init`, `main`, app phases
-/// (any name the app passes to `launchprof_begin`), `windowMapped`, `firstFrame`, `extendedLaunch`, `exit`.
+/// (any name the app passes to `launchprof_begin`, or a toolkit's: `willFinishLaunching`,
+/// `didFinishLaunching`, `gtk_init`), run-time loads (`dlopen`, `dlopen.map`, `dlopen.relocate`,
+/// `dlopen.init`), `python.startup`, `import`, `windowMapped`, `firstFrame`, `extendedLaunch`, `exit`.
 public struct LaunchPhase: Sendable, Equatable, Hashable, Codable {
     public var name: String
     public var startNs: UInt64
     public var durationNs: UInt64
-    /// The shared object whose initializers this `loader.init` entry times.
+    /// The shared object whose initializers this `loader.init` or `dlopen.init` entry times, the
+    /// file a `dlopen` asked for (and its `dlopen.map`, `dlopen.relocate`), the module an
+    /// `import` loaded.
     public var object: String?
     /// The extended-launch task id of an `extendedLaunch` entry.
     public var task: String?
@@ -19,6 +23,14 @@ public struct LaunchPhase: Sendable, Equatable, Hashable, Codable {
     /// The main thread's time in this phase by scheduler state (adds up to `durationNs`); nil
     /// for an instant, or where the scheduler's events could not be read.
     public var threadState: ThreadStateBreakdown?
+    /// Who reported an app phase: `hook` (the app's own call), or the toolkit or interpreter
+    /// launchprof observed it in (`gtk3`, `gtk4`, `gio`, `qt5`, `qt6`, `sdl2`, `tk`, `python`); a
+    /// run-time load's steps say `loader`. Nil for the phases before `main`.
+    public var source: String?
+    /// The thread (its id) a run-time phase ran on, when not the process's main thread.
+    public var thread: Int32?
+    /// The library whose code called this `dlopen`, where known.
+    public var caller: String?
 
     public init(
         name: String, startNs: UInt64, durationNs: UInt64, object: String? = nil,
@@ -60,4 +72,13 @@ public struct LaunchPhase: Sendable, Equatable, Hashable, Codable {
     public static let firstFrame = "firstFrame"
     public static let extendedLaunch = "extendedLaunch"
     public static let exit = "exit"
+    public static let dlopen = "dlopen"
+    public static let dlopenMap = "dlopen.map"
+    public static let dlopenRelocate = "dlopen.relocate"
+    public static let dlopenInit = "dlopen.init"
+    public static let willFinishLaunching = "willFinishLaunching"
+    public static let didFinishLaunching = "didFinishLaunching"
+    public static let gtkInit = "gtk_init"
+    public static let pythonStartup = "python.startup"
+    public static let pythonImport = "import"
 }

@@ -15,6 +15,7 @@ public struct LaunchSummaryBuilder: Sendable {
         var duration = StreamingStatistics()
         var observer = StreamingStatistics()
         var states = StateStatistics()
+        var source: String?
     }
 
     private var runs = 0
@@ -77,6 +78,7 @@ public struct LaunchSummaryBuilder: Sendable {
             phases[slot].duration.record(phase.durationNs)
             if let cost = phase.observerNs { phases[slot].observer.record(cost) }
             if let states = phase.threadState { phases[slot].states.record(states) }
+            if phases[slot].source == nil { phases[slot].source = phase.source }
         }
     }
 
@@ -110,6 +112,7 @@ public struct LaunchSummaryBuilder: Sendable {
                     durationNs: duration)
                 phase.observerNs = accumulator.observer.summary
                 phase.threadState = accumulator.states.medians
+                phase.source = accumulator.source
                 return phase
             }
             // Time order by median start (a phase first seen in a later run still lands where it

@@ -14,6 +14,8 @@ public struct PhaseSummary: Sendable, Equatable, Codable {
     /// The main thread's time in the phase by scheduler state: each state's median over the runs
     /// that recorded states (medians of parts need not add up to the median duration).
     public var threadState: ThreadStateBreakdown?
+    /// Who reported the phase (`LaunchPhase.source`), as its first run did.
+    public var source: String?
 
     public init(
         name: String, object: String? = nil, task: String? = nil, image: Int? = nil,

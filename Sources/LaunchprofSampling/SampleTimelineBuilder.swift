@@ -226,6 +226,11 @@ public final class SampleTimelineBuilder {
         let started = lp_now_ns()
         var count = Int32(unwind(sample))
         unwindNs += lp_now_ns() - started
+        // An address no user code can have (x86-64's user half ends below 2^56 even with 5-level
+        // paging) ends the stack: an unwind that went astray — through a uretprobe's trampoline,
+        // which holds the real return address in the kernel (runtime probes on GTK's calls) —
+        // would otherwise name garbage, which a report's reader rightly refuses.
+        if let astray = (0..<Int(count)).first(where: { addresses[$0] >= 1 << 56 }) { count = Int32(astray) }
         if count == 0 {
             count = 1
             addresses[0] = sample.registers[Int(LP_SAMPLE_REGISTER_IP)]

@@ -40,6 +40,7 @@ struct BreakpointObserver: LaunchObserver {
         }
         self.plan = plan
         guard let plan else { return }
+        for phase in plan.runtime.phases { events.append(.unobservable(phase: phase, reason: RuntimeProbePlan.ptraceReason)) }
         defer { events += takeRecorded() }
         // The exec stop's program counter is the first instruction of the new image: the
         // loader's entry point, or the program's for a static one. That gives the load address

@@ -67,6 +67,8 @@ public struct ImagePlan: Sendable {
     public var uprobes: [UprobeTarget] = []
     /// Boundaries the uprobe observer cannot see that ptrace can (read at run time), and why.
     public var uprobeUnobservable: [(phase: String, reason: String)] = []
+    /// The probes after `main` (loads, toolkit phases, imports), for the uprobe observer.
+    public var runtime = RuntimeProbePlan()
 
     public init(
         programPath: String, isPositionIndependent: Bool, entry: UInt64, loader: Loader?,

@@ -78,6 +78,9 @@ public enum ImagePlanner {
         (plan.uprobes, plan.uprobeUnobservable) = UprobePlanner.targets(
             program: program, closure: closure, plan: plan,
             loaderImage: closure.objects.first { isLoader($0, of: program) })
+        plan.runtime = RuntimeProbePlan.plan(
+            program: program, closure: closure, loader: closure.objects.first { isLoader($0, of: program) },
+            relocateObject: loader?.relocateObject, debugDirectories: debugDirectories)
         return plan
     }
 
@@ -101,14 +104,21 @@ public enum ImagePlanner {
 
     /// Looks `name` up in the object's detached debug file (`.build-id/xx/yyyy.debug`).
     static func debugSymbol(_ name: String, of object: ELFImage, in debugDirectories: [String]) -> UInt64? {
-        guard let buildID = object.buildID, buildID.count > 2 else { return nil }
+        debugSymbols([name], of: object, in: debugDirectories)[name]
+    }
+
+    /// Looks `names` up in the object's detached debug file, read once: those found.
+    static func debugSymbols(_ names: [String], of object: ELFImage, in debugDirectories: [String]) -> [String: UInt64] {
+        guard let buildID = object.buildID, buildID.count > 2 else { return [:] }
         let prefix = buildID.prefix(2)
         let rest = buildID.dropFirst(2)
         for directory in debugDirectories {
             let path = "\(directory)/.build-id/\(prefix)/\(rest).debug"
             guard access(path, R_OK) == 0, let debug = try? ELFImage.read(path: path) else { continue }
-            if let address = debug.symbolAddress(name) { return address }
+            var found: [String: UInt64] = [:]
+            for name in names { found[name] = debug.symbolAddress(name) }
+            if !found.isEmpty { return found }
         }
-        return nil
+        return [:]
     }
 }

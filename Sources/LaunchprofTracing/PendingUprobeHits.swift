@@ -20,11 +20,11 @@ public struct PendingUprobeHits: Sendable {
         let drained = observer.drain(pids: pending.map(\.pid))
         for index in results.indices {
             guard let hits = results[index].pendingUprobeHits else { continue }
-            hits.complete(&results[index], drained: drained[hits.pid] ?? ([], 0))
+            hits.complete(&results[index], drained: drained[hits.pid] ?? UprobeObserver.Drained())
         }
     }
 
-    func complete(_ result: inout TraceResult, drained: (samples: [UprobeObserver.Sample], lost: UInt64)) {
+    func complete(_ result: inout TraceResult, drained: UprobeObserver.Drained) {
         let observation = observation(of: result.events, drained: drained)
         result.events = observation.events
         result.observerCosts = (result.observerCosts + observation.costs).sorted { $0.atNs < $1.atNs }
@@ -32,13 +32,33 @@ public struct PendingUprobeHits: Sendable {
         result.pendingUprobeHits = nil
     }
 
-    /// The tracer's `events` with the boundaries the hits mark merged in, and each hit's cost.
-    func observation(
-        of events: [LaunchEvent], drained: (samples: [UprobeObserver.Sample], lost: UInt64)
-    ) -> LaunchObservation {
+    /// The tracer's `events` with the boundaries the hits mark merged in, the spans the runtime
+    /// probes mark (each image's hits by its own plan), and each hit's cost.
+    func observation(of events: [LaunchEvent], drained: UprobeObserver.Drained) -> LaunchObservation {
         let images = zip(imageStarts, plans).map { UprobeLaunchEvents.Image(startNs: $0, plan: $1) }
         let observed = UprobeLaunchEvents(samples: drained.samples, images: images, calibration: calibration)
-        return LaunchObservation(
-            events: EventMerge.merge(events, observed.events), costs: observed.costs, lostSamples: drained.lost)
+        var placed = observed.events
+        var costs = observed.costs
+        for (number, image) in images.enumerated() {
+            guard let plan = image.plan?.runtime, !plan.probes.isEmpty else { continue }
+            let end = number + 1 < images.count ? images[number + 1].startNs : UInt64.max
+            let hits = drained.runtime.filter { $0.timeNs >= image.startNs && $0.timeNs < end }
+            guard !hits.isEmpty else { continue }
+            let emulated = Dictionary(plan.probes.map { ($0.key, $0.emulated) }, uniquingKeysWith: { first, _ in first })
+            for hit in hits {
+                costs.append(ObserverCost(atNs: hit.timeNs, costNs: calibration.hitNs(emulated: emulated[hit.key] ?? false)))
+            }
+            let spans = RuntimeRecorder(plan: plan, pid: pid).spans(hits)
+            placed += spans.map { .probed($0) }
+            if let (phase, reason) = RuntimeRecorder.missingDidFinishLaunching(spans) {
+                placed.append(.unobservable(phase: phase, reason: reason))
+            }
+        }
+        // A note without a time (a phase no call ended) goes after the spawn, never before it: a
+        // merge counts it as time 0, and a run whose first event is not its spawn has no
+        // timeline to place its samples and costs on (gtk3-demo's call stack tree was empty).
+        var merged = EventMerge.merge(events, placed.filter { $0.timeNs != nil })
+        merged.insert(contentsOf: placed.filter { $0.timeNs == nil }, at: min(1, merged.count))
+        return LaunchObservation(events: merged, costs: costs.sorted { $0.atNs < $1.atNs }, lostSamples: drained.lost)
     }
 }

@@ -48,6 +48,18 @@ public enum ProbePlacement {
         return nil
     }
 
+    /// The offset of the conditional jump of a function that starts with a guard — a compare
+    /// of memory with a register (`cmp %reg, disp8(%reg)`), a short conditional jump, a `ret` —
+    /// where the argument registers are still as the caller set them and the kernel emulates the
+    /// instruction; nil for any other start.
+    public static func guardJump(_ code: [UInt8]) -> UInt64? {
+        // REX.W 39/3B with a [reg + disp8] operand: 4 bytes.
+        guard code.count >= 7, code[0] == 0x48, code[1] == 0x39 || code[1] == 0x3b, code[2] >> 6 == 1,
+            code[2] & 7 != 4, (0x70...0x7f).contains(code[4]), code[6] == 0xc3
+        else { return nil }
+        return 4
+    }
+
     /// push r64, nop, nopl, call rel32, jmp rel8/rel32, jcc rel8/rel32 (what the x86 uprobe code
     /// emulates instead of stepping).
     static func isEmulated(_ code: [UInt8], _ at: Int) -> Bool {

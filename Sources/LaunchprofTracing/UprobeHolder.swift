@@ -27,7 +27,10 @@ import Glibc
 ///   ring per CPU (a dummy event's, so releasing a probe never pulls a ring away);
 /// - the hits of the processes clients watch (`watch`, at their spawn), apart from everyone
 ///   else's, until drained; others' hits only briefly (`recent`), for a watch that arrives after
-///   its process's first hits.
+///   its process's first hits;
+/// - runtime probes (`holdRuntime`: a dlopen's steps, a toolkit's calls, Python's imports) the
+///   same way, their hits sampled with the values they fetch (PERF_SAMPLE_RAW, cut at
+///   `maxRuntimePayloadBytes`) and kept apart per watched process.
 /// It removes the events of holders that died (left in tracefs: unused ones are deleted at its
 /// start), runs in `/` with a command line of its own, and talks only to its own user
 /// (SO_PEERCRED) over a socket in that user's private directory (`PrivateDirectory`).
@@ -81,6 +84,8 @@ public final class UprobeHolder: @unchecked Sendable {
     private struct Event {
         var name: String
         var tracepoint: UInt64
+        /// A runtime probe's: sampled with its payload, and where its values lie in it.
+        var payloadFields: [UprobeHolderProtocol.PayloadField]?
         var lingers: Bool
         var descriptors: [Int32]
         var sampleIDs: [UInt64]
@@ -102,8 +107,11 @@ public final class UprobeHolder: @unchecked Sendable {
         var sinceNs: UInt64
         var client: Int32
         var hits: [UprobeHolderProtocol.ProcessHits.Hit] = []
+        /// Its runtime probes' hits: never filtered as repeats (`call_init` fires for
+        /// consecutive objects within microseconds, and each one is a span of its own).
+        var runtime: [UprobeHolderProtocol.ProcessHits.RuntimeHit] = []
         var lost: UInt64 = 0
-        /// The process's latest hit, kept or not (see `isRepeat`).
+        /// The process's latest boundary hit, kept or not (see `isRepeat`).
         var lastHit: UprobeHolderProtocol.ProcessHits.Hit?
 
         /// Whether `hit` repeats the process's previous one: the same probe within `repeatNs`,
@@ -120,10 +128,17 @@ public final class UprobeHolder: @unchecked Sendable {
         }
     }
 
-    /// A recent hit of a process nobody watched (yet).
+    /// A recent hit of a process nobody watched (yet); a runtime probe's with its payload.
     private struct RecentHit {
         var pid: Int32
         var hit: UprobeHolderProtocol.ProcessHits.Hit
+        var runtime: UprobeHolderProtocol.ProcessHits.RuntimeHit?
+    }
+
+    /// What a claim of recent hits gives a process.
+    private struct Claimed {
+        var hits: [UprobeHolderProtocol.ProcessHits.Hit] = []
+        var runtime: [UprobeHolderProtocol.ProcessHits.RuntimeHit] = []
     }
 
     /// What the ring reader and the request thread share.
@@ -142,6 +157,9 @@ public final class UprobeHolder: @unchecked Sendable {
         /// Hits the kernel dropped while nobody was watched: no session's.
         var lostUnwatched: UInt64 = 0
         var buffer: [lp_perf_sample] = []
+        /// Each read sample's payload (`maxRuntimePayloadBytes` apart) and its length.
+        var payloads: [UInt8] = []
+        var payloadLengths: [UInt32] = []
     }
 
     private struct Ring {
@@ -151,6 +169,8 @@ public final class UprobeHolder: @unchecked Sendable {
         var length: Int
     }
 
+    /// Samples read from a ring at a time.
+    static let readBatch = 4096
     /// Hits of unwatched processes kept for a late watch: a watch is sent at the spawn, before
     /// the child runs, so only the first milliseconds of a launch are ever claimed from here.
     static let recentCapacity = 1 << 15
@@ -175,6 +195,11 @@ public final class UprobeHolder: @unchecked Sendable {
     private var clients: [Int32: Client] = [:]
     private var calibration: UprobeHolderProtocol.Calibration?
     private var idleSinceNs: UInt64
+    /// Whether a client has connected yet: until one has, the holder waits at least
+    /// `firstClientNs` for its starter, whatever the linger (a linger of 0 ended it before the
+    /// launchprof that started it could connect).
+    private var served = false
+    static let firstClientNs: UInt64 = 10_000_000_000
     private let stopping = Atomic<Bool>(false)
     private var releasers: [DedicatedThread<Void>] = []
     /// Releases under way. Releasing a uprobe waits grace periods while every fork on the
@@ -202,7 +227,9 @@ public final class UprobeHolder: @unchecked Sendable {
         rings = Self.openRings()
         hits.withLock { state in
             state.recent.reserveCapacity(Self.recentCapacity)
-            state.buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: 8192)
+            state.buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: Self.readBatch)
+            state.payloads = [UInt8](repeating: 0, count: Self.readBatch * UprobeHolderProtocol.maxRuntimePayloadBytes)
+            state.payloadLengths = [UInt32](repeating: 0, count: Self.readBatch)
         }
         removeStaleEvents()
     }
@@ -256,16 +283,36 @@ public final class UprobeHolder: @unchecked Sendable {
             var count: Int32 = 0
             repeat {
                 var lost: UInt64 = 0
-                _ = lp_perf_ring_read(ring.base, ring.length, &state.buffer, Int32(state.buffer.count), &count, &lost)
+                let stride = UprobeHolderProtocol.maxRuntimePayloadBytes
+                _ = state.payloads.withUnsafeMutableBufferPointer { payloads in
+                    state.payloadLengths.withUnsafeMutableBufferPointer { lengths in
+                        lp_perf_ring_read_raw(
+                            ring.base, ring.length, &state.buffer, Int32(state.buffer.count), &count, &lost,
+                            payloads.baseAddress, stride, lengths.baseAddress)
+                    }
+                }
                 if lost > 0 {
                     if state.watched.isEmpty { state.lostUnwatched &+= lost }
                     for pid in state.watched.keys { state.watched[pid]?.lost &+= lost }
                 }
-                for sample in state.buffer[..<Int(count)] {
+                for (index, sample) in state.buffer[..<Int(count)].enumerated() {
                     guard let tracepoint = state.tracepointBySampleID[sample.id] else { continue }
                     let pid = Int32(bitPattern: sample.pid)
                     let hit = UprobeHolderProtocol.ProcessHits.Hit(tracepoint: tracepoint, timeNs: sample.time_ns)
+                    // A runtime probe's sample carries its payload; a boundary probe's has none.
+                    let length = Int(state.payloadLengths[index])
+                    let runtime = length == 0 ? nil : UprobeHolderProtocol.ProcessHits.RuntimeHit(
+                        tracepoint: tracepoint, thread: Int32(bitPattern: sample.tid), timeNs: sample.time_ns,
+                        payload: Array(state.payloads[(index * stride)..<(index * stride + length)]))
                     if state.watched[pid] != nil {
+                        if let runtime {
+                            if state.watched[pid]!.runtime.count < UprobeHolderProtocol.maxRuntimeHitsPerProcess {
+                                state.watched[pid]!.runtime.append(runtime)
+                            } else {
+                                state.watched[pid]!.lost &+= 1
+                            }
+                            continue
+                        }
                         if state.watched[pid]!.isRepeat(hit) { continue }
                         if state.watched[pid]!.hits.count < UprobeHolderProtocol.maxHitsPerProcess {
                             state.watched[pid]!.hits.append(hit)
@@ -273,7 +320,7 @@ public final class UprobeHolder: @unchecked Sendable {
                             state.watched[pid]!.lost &+= 1
                         }
                     } else {
-                        let recent = RecentHit(pid: pid, hit: hit)
+                        let recent = RecentHit(pid: pid, hit: hit, runtime: runtime)
                         if state.recent.count < Self.recentCapacity {
                             state.recent.append(recent)
                         } else {
@@ -290,8 +337,8 @@ public final class UprobeHolder: @unchecked Sendable {
     }
 
     /// `pid`'s hits from `sinceNs` on among the recent ones, taken out of them.
-    private static func claimRecent(_ pid: Int32, sinceNs: UInt64, _ state: inout Hits) -> [UprobeHolderProtocol.ProcessHits.Hit] {
-        var claimed: [UprobeHolderProtocol.ProcessHits.Hit] = []
+    private static func claimRecent(_ pid: Int32, sinceNs: UInt64, _ state: inout Hits) -> Claimed {
+        var claimed = Claimed()
         let oldest = max(0, state.recentAppended - Self.recentCapacity)
         // A hit made from `sinceNs` on was appended by the last read that began before then, or
         // by a later one; with no such read remembered, everything kept is scanned.
@@ -300,8 +347,13 @@ public final class UprobeHolder: @unchecked Sendable {
         for appended in first..<state.recentAppended {
             let index = appended % Self.recentCapacity
             guard state.recent[index].pid == pid, state.recent[index].hit.timeNs >= sinceNs else { continue }
-            claimed.append(state.recent[index].hit)
+            if let runtime = state.recent[index].runtime {
+                claimed.runtime.append(runtime)
+            } else {
+                claimed.hits.append(state.recent[index].hit)
+            }
             state.recent[index].pid = 0
+            state.recent[index].runtime = nil
         }
         return claimed
     }
@@ -341,22 +393,25 @@ public final class UprobeHolder: @unchecked Sendable {
     /// A tracefs event name (letters, digits, `_`, under 64 characters): a hash of the file's
     /// path, device and inode (the kernel resolves an event's path to an inode once: a file
     /// rebuilt in place needs an event of its own), and the offset; a holder-only probe has its
-    /// own event, so it is never installed system-wide.
-    static func eventName(path: String, inode: UInt64, device: UInt64, offset: UInt64, scope: UprobeHolderProtocol.Scope) -> String {
+    /// own event, so it is never installed system-wide. A runtime probe's (`lpe_`, a return
+    /// probe's `lpr_`) hashes its whole definition in place of the path.
+    static func eventName(
+        path: String, inode: UInt64, device: UInt64, offset: UInt64, scope: UprobeHolderProtocol.Scope, prefix: String = "lp"
+    ) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         func mix(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         for byte in path.utf8 { mix(byte) }
         for value in [inode, device] {
             for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
         }
-        return "lp\(scope == .systemWide ? "" : "self")_\(String(hash, radix: 16))_\(String(offset, radix: 16))"
+        return "\(prefix)\(scope == .systemWide ? "" : "self")_\(String(hash, radix: 16))_\(String(offset, radix: 16))"
     }
 
-    /// The event's tracepoint id, defining it first when it is not there.
-    private func ensureEvent(name: String, path: String, offset: UInt64) -> UInt64? {
+    /// The event's tracepoint id, defining it first (by `definition`, one `uprobe_events` line)
+    /// when it is not there.
+    private func ensureEvent(name: String, definition: String) -> UInt64? {
         let idPath = "\(eventsDirectory)/\(name)/id"
         if let id = SmallFile.read(idPath).flatMap({ UInt64($0.filter(\.isNumber)) }) { return id }
-        let definition = "p:launchprof/\(name) \(path):0x\(String(offset, radix: 16))\n"
         let fd = Glibc.open(tracefs + "/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         _ = definition.withCString { write(fd, $0, strlen($0)) }  // EEXIST: another holder made it
@@ -368,34 +423,69 @@ public final class UprobeHolder: @unchecked Sendable {
     private func hold(
         path: String, offset: UInt64, scope: UprobeHolderProtocol.Scope, lingers: Bool, client: Int32
     ) -> Result<UInt64, UnixSocket.Failure> {
+        holdEvent(path: path, scope: scope, lingers: lingers, fetches: nil, client: client) { status in
+            Self.eventName(path: path, inode: UInt64(status.st_ino), device: UInt64(status.st_dev), offset: offset, scope: scope)
+        } definition: { name in
+            "p:launchprof/\(name) \(path):0x\(String(offset, radix: 16))\n"
+        }.map(\.tracepoint)
+    }
+
+    /// Holds a runtime probe for `client`, system-wide, sampled with its payload: its tracepoint
+    /// id and where its fetched values lie in the payload, or an errno. The definition is made
+    /// here from the request's typed fields (`RuntimeDefinition.tracefsDefinition`).
+    private func holdRuntime(
+        _ definition: UprobeHolderProtocol.RuntimeDefinition, client: Int32
+    ) -> Result<(tracepoint: UInt64, fields: [UprobeHolderProtocol.PayloadField]), UnixSocket.Failure> {
+        holdEvent(path: definition.path, scope: .systemWide, lingers: definition.lingers, fetches: definition.fetch.count, client: client) { status in
+            // The name tells apart what a definition does at one place: entry or return, the
+            // counter, the values fetched.
+            Self.eventName(
+                path: definition.tracefsDefinition(name: ""), inode: UInt64(status.st_ino), device: UInt64(status.st_dev),
+                offset: definition.offset, scope: .systemWide, prefix: definition.isReturn ? "lpr" : "lpe")
+        } definition: { name in
+            definition.tracefsDefinition(name: name)
+        }.map { ($0.tracepoint, $0.fields ?? []) }
+    }
+
+    /// Holds the event `name` makes for the file at `path` (defined by `definition` when new).
+    /// `fetches`: a runtime probe's count of fetched values — its events sample the payload, and
+    /// the reply says where each value lies in it.
+    private func holdEvent(
+        path: String, scope: UprobeHolderProtocol.Scope, lingers: Bool, fetches: Int?, client: Int32,
+        name makeName: (stat) -> String, definition: (String) -> String
+    ) -> Result<(tracepoint: UInt64, fields: [UprobeHolderProtocol.PayloadField]?), UnixSocket.Failure> {
         var status = stat()
         guard stat(path, &status) == 0 else { return .failure(.init(errno: errno)) }
         guard status.st_mode & S_IFMT == S_IFREG else { return .failure(.init(errno: EINVAL)) }
-        let name = Self.eventName(
-            path: path, inode: UInt64(status.st_ino), device: UInt64(status.st_dev), offset: offset, scope: scope)
+        let name = makeName(status)
         if events[name] != nil {
             events[name]!.clients.insert(client)
             events[name]!.unusedSinceNs = nil
             // A probe of the loader or libc lingers whoever asked for it first.
             events[name]!.lingers = events[name]!.lingers || lingers
             clients[client]?.events.insert(name)
-            return .success(events[name]!.tracepoint)
+            return .success((events[name]!.tracepoint, events[name]!.payloadFields))
         }
         guard events.count < Self.maxEvents else { return .failure(.init(errno: EMFILE)) }
         var failure: Int32 = ENOENT
         // Another holder may delete the event between its definition and our open: redo once.
         for _ in 0..<2 {
-            guard let tracepoint = ensureEvent(name: name, path: path, offset: offset) else { return .failure(.init(errno: errno == 0 ? ENOENT : errno)) }
-            switch open(tracepoint: tracepoint, scope: scope) {
+            guard let tracepoint = ensureEvent(name: name, definition: definition(name)) else { return .failure(.init(errno: errno == 0 ? ENOENT : errno)) }
+            var fields: [UprobeHolderProtocol.PayloadField]?
+            if let fetches {
+                guard let found = payloadFields(of: name, count: fetches) else { return .failure(.init(errno: EINVAL)) }
+                fields = found
+            }
+            switch open(tracepoint: tracepoint, scope: scope, payload: fetches != nil) {
             case .success(let opened):
                 events[name] = Event(
-                    name: name, tracepoint: tracepoint, lingers: lingers, descriptors: opened.descriptors,
+                    name: name, tracepoint: tracepoint, payloadFields: fields, lingers: lingers, descriptors: opened.descriptors,
                     sampleIDs: opened.sampleIDs, clients: [client])
                 clients[client]?.events.insert(name)
                 hits.withLock { state in
                     for id in opened.sampleIDs { state.tracepointBySampleID[id] = tracepoint }
                 }
-                return .success(tracepoint)
+                return .success((tracepoint, fields))
             case .failure(let error):
                 failure = error.errno
                 guard failure == ENOENT || failure == EINVAL else { return .failure(error) }
@@ -404,8 +494,25 @@ public final class UprobeHolder: @unchecked Sendable {
         return .failure(.init(errno: failure))
     }
 
+    /// Where the event's fetched values `a0`… lie in its payload, from its `format` file; nil
+    /// when one is missing or lies past what a hit keeps (`maxRuntimePayloadBytes`).
+    private func payloadFields(of name: String, count: Int) -> [UprobeHolderProtocol.PayloadField]? {
+        guard let format = SmallFile.read("\(eventsDirectory)/\(name)/format"), let layout = TraceEventLayout(format: format) else {
+            return nil
+        }
+        var fields: [UprobeHolderProtocol.PayloadField] = []
+        for index in 0..<count {
+            guard let field = layout.fields.first(where: { $0.name == "a\(index)" }), field.offset >= 0, field.size > 0,
+                field.size <= 8, field.offset + field.size <= UprobeHolderProtocol.maxRuntimePayloadBytes
+            else { return nil }
+            fields.append(.init(offset: UInt16(field.offset), size: UInt16(field.size), isDataLocation: field.isDataLocation))
+        }
+        return fields
+    }
+
     /// One perf event per CPU ring (system-wide), or one counting event on the holder itself.
-    private func open(tracepoint: UInt64, scope: UprobeHolderProtocol.Scope) -> Result<(descriptors: [Int32], sampleIDs: [UInt64]), UnixSocket.Failure> {
+    /// `payload`: each sample carries the event's fetched values (PERF_SAMPLE_RAW).
+    private func open(tracepoint: UInt64, scope: UprobeHolderProtocol.Scope, payload: Bool) -> Result<(descriptors: [Int32], sampleIDs: [UInt64]), UnixSocket.Failure> {
         if scope == .holderOnly {
             var fd: Int32 = -1
             let error = lp_tracepoint_hold_open(tracepoint, &fd)
@@ -416,7 +523,7 @@ public final class UprobeHolder: @unchecked Sendable {
         for ring in rings {
             var fd: Int32 = -1
             var id: UInt64 = 0
-            let error = lp_tracepoint_probe_open(-1, ring.cpu, tracepoint, ring.fd, &fd, &id)
+            let error = lp_tracepoint_probe_open_raw(-1, ring.cpu, tracepoint, ring.fd, payload ? 1 : 0, &fd, &id)
             if error == ENODEV { continue }  // went offline
             guard error == 0 else {
                 for fd in descriptors { close(fd) }
@@ -477,7 +584,7 @@ public final class UprobeHolder: @unchecked Sendable {
                 }
                 greetingsDue = []
             }
-            if clients.isEmpty, now >= idleSinceNs + lingerNs { break }
+            if clients.isEmpty, now >= idleEndNs { break }
             var polled = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
             for (fd, client) in clients {
                 polled.append(pollfd(fd: fd, events: Int16(POLLIN) | (client.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
@@ -509,9 +616,12 @@ public final class UprobeHolder: @unchecked Sendable {
     /// When something is due: the holder's own end and each unused probe's release.
     private func deadlines() -> [UInt64] {
         var due = events.values.compactMap { $0.lingers ? nil : $0.unusedSinceNs.map { $0 + lingerNs } }
-        if clients.isEmpty { due.append(idleSinceNs + lingerNs) }
+        if clients.isEmpty { due.append(idleEndNs) }
         return due
     }
+
+    /// When the holder ends if no client comes.
+    private var idleEndNs: UInt64 { idleSinceNs + (served ? lingerNs : max(lingerNs, Self.firstClientNs)) }
 
     static func pollTimeoutMs(now: UInt64, deadlines: [UInt64]) -> Int32 {
         guard let next = deadlines.min() else { return 1000 }
@@ -529,6 +639,7 @@ public final class UprobeHolder: @unchecked Sendable {
                 continue
             }
             clients[fd] = Client()
+            served = true
         }
     }
 
@@ -576,11 +687,18 @@ public final class UprobeHolder: @unchecked Sendable {
             case .success(let tracepoint): reply(.held(tracepoint: tracepoint), to: fd)
             case .failure(let error): reply(.failed(errno: error.errno), to: fd)
             }
+        case .holdRuntime(let definition):
+            switch holdRuntime(definition, client: fd) {
+            case .success(let held): reply(.heldRuntime(tracepoint: held.tracepoint, fields: held.fields), to: fd)
+            case .failure(let error): reply(.failed(errno: error.errno), to: fd)
+            }
         case .watch(let pid, let since):
             hits.withLock { state in
                 guard state.watched[pid] == nil, state.watched.count < Self.maxWatched else { return }
                 var watched = Watched(sinceNs: since, client: fd)
-                watched.hits = Self.claimRecent(pid, sinceNs: since, &state)
+                let claimed = Self.claimRecent(pid, sinceNs: since, &state)
+                watched.hits = claimed.hits
+                watched.runtime = claimed.runtime
                 // Hits of it made before this watch arrived may have been overwritten.
                 if state.overwrittenNewestNs >= since { watched.lost &+= 1 }
                 state.watched[pid] = watched
@@ -600,8 +718,17 @@ public final class UprobeHolder: @unchecked Sendable {
                         if state.overwrittenNewestNs >= query.sinceNs { found.lost &+= 1 }
                     }
                     let late = Self.claimRecent(query.pid, sinceNs: query.sinceNs, &state)
-                    let hits = (found.hits.filter { $0.timeNs >= query.sinceNs } + late).sorted { $0.timeNs < $1.timeNs }
-                    return UprobeHolderProtocol.ProcessHits(pid: query.pid, lost: found.lost, hits: hits)
+                    let hits = (found.hits.filter { $0.timeNs >= query.sinceNs } + late.hits).sorted { $0.timeNs < $1.timeNs }
+                    var runtime = (found.runtime.filter { $0.timeNs >= query.sinceNs } + late.runtime).sorted { $0.timeNs < $1.timeNs }
+                    // Within the reply's bounds: a process that was never watched claims from
+                    // `recent`, which may hold more of it than one reply carries.
+                    if runtime.count > UprobeHolderProtocol.maxRuntimeHitsPerProcess {
+                        found.lost &+= UInt64(runtime.count - UprobeHolderProtocol.maxRuntimeHitsPerProcess)
+                        runtime.removeLast(runtime.count - UprobeHolderProtocol.maxRuntimeHitsPerProcess)
+                    }
+                    let kept = hits.prefix(UprobeHolderProtocol.maxHitsPerProcess)
+                    found.lost &+= UInt64(hits.count - kept.count)
+                    return UprobeHolderProtocol.ProcessHits(pid: query.pid, lost: found.lost, hits: Array(kept), runtime: runtime)
                 }
             }
             for query in queries { clients[fd]?.watched.remove(query.pid) }

@@ -32,6 +32,8 @@ public final class UprobeHolderClient: Sendable {
     private let exchange = Mutex(UprobeHolderProtocol.FrameReader())
     /// Probes this process has had held: their tracepoint ids.
     private let held = Mutex<[HeldKey: UInt64]>([:])
+    /// Runtime probes this process has had held: their tracepoint ids and payload layouts.
+    private let heldRuntime = Mutex<[RuntimeProbe: (UInt64, TraceEventLayout)]>([:])
     /// A reply that did not decode: the connection is not used again.
     private let broken = Atomic<Bool>(false)
 
@@ -76,14 +78,33 @@ public final class UprobeHolderClient: Sendable {
         return tracepoint
     }
 
+    /// Has the holder keep the runtime probe `probe` registered system-wide, its hits sampled
+    /// with the values it fetches: its tracepoint id and where those values lie in a hit's
+    /// payload. nil where the holder refused it (the errno is not needed: the phases it would
+    /// give are reported absent either way).
+    public func hold(_ probe: RuntimeProbe) -> (tracepoint: UInt64, layout: TraceEventLayout)? {
+        guard UprobeHolderProtocol.pathProblem(Array(probe.path.utf8)) == nil else { return nil }
+        if let held = heldRuntime.withLock({ $0[probe] }) { return held }
+        let definition = UprobeHolderProtocol.RuntimeDefinition(
+            path: probe.path, offset: probe.offset, isReturn: probe.isReturn, referenceCounter: probe.referenceCounter,
+            fetch: probe.fetch, lingers: probe.isShared)
+        guard case .heldRuntime(let tracepoint, let fields)? = request(.holdRuntime(definition)).first,
+            fields.count == probe.fetch.count
+        else { return nil }
+        let held = (tracepoint, TraceEventLayout(payloadFields: fields))
+        heldRuntime.withLock { $0[probe] = held }
+        return held
+    }
+
     /// Has the holder keep `pid`'s hits from `sinceNs` on apart from everyone else's, until they
     /// are drained. Sent at the spawn, before the child runs; nothing is waited for.
     public func watch(pid: Int32, sinceNs: UInt64) {
         _ = request(.watch(pid: pid, sinceNs: sinceNs), replies: 0)
     }
 
-    /// Every hit of each process since its time on the system-wide probes, oldest first, and how
-    /// many may be missing. One exchange for any number of processes. nil where it failed.
+    /// Every hit of each process since its time on the system-wide probes, oldest first (the
+    /// runtime probes' apart, with their payloads), and how many may be missing. One exchange
+    /// for any number of processes. nil where it failed.
     public func drain(_ queries: [UprobeHolderProtocol.ProcessHits.Query]) -> [UprobeHolderProtocol.ProcessHits]? {
         guard !queries.isEmpty else { return [] }
         var all: [UprobeHolderProtocol.ProcessHits] = []

@@ -8,17 +8,35 @@
 /// (`Malformed`), never a crash or an unbounded allocation. Standard library only, so the fuzzer
 /// (Fuzz/run.sh) compiles this file on its own.
 public enum UprobeHolderProtocol {
-    /// Version 7: framed binary messages, the holder a process of its own (exec'd launchprof).
-    /// (4–6: text protocols, the holder forked in C; 3 and before on an abstract socket.) The
-    /// socket's name carries it, so holders of other versions run beside this one, unasked.
-    public static let version: UInt32 = 7
-    /// The largest payload either side accepts: a drain reply of `maxHitsPerProcess` hits.
+    /// Version 8: runtime probes (`holdRuntime`: fetched arguments, return probes, SDT
+    /// semaphores), their hits drained with their payloads. (7: framed binary messages, the
+    /// holder a process of its own; 4–6: text protocols, the holder forked in C; 3 and before on
+    /// an abstract socket.) The socket's name carries it, so holders of other versions run beside
+    /// this one, unasked.
+    public static let version: UInt32 = 8
+    /// The largest payload either side accepts: a drain reply of `maxHitsPerProcess` hits and
+    /// `maxRuntimeHitsPerProcess` runtime hits, each payload as long as allowed.
     public static let maxPayload = hitsReplyHeaderBytes + maxHitsPerProcess * 16
-    /// A drain reply's kind, pid, lost count and hit count.
-    static let hitsReplyHeaderBytes = 1 + 4 + 8 + 4
+        + maxRuntimeHitsPerProcess * (runtimeHitHeaderBytes + maxRuntimePayloadBytes)
+    /// A drain reply's kind, pid, lost count, hit count and runtime hit count.
+    static let hitsReplyHeaderBytes = 1 + 4 + 8 + 4 + 4
+    /// A runtime hit's tracepoint, thread, time and payload length.
+    static let runtimeHitHeaderBytes = 8 + 4 + 8 + 2
     /// Hits kept and sent per watched process; a process hitting probes more often than that
     /// has the rest counted lost.
     public static let maxHitsPerProcess = 1 << 16
+    /// Runtime probe hits (with payload) kept and sent per watched process: a launch makes a few
+    /// hundred (two per dlopen, one per object initialised, a toolkit's few, two per import);
+    /// beyond it the rest is counted lost.
+    public static let maxRuntimeHitsPerProcess = 1 << 13
+    /// A runtime hit's payload is cut here: the event's fixed fields (≤ 8 + 8 bytes a fetch) and
+    /// the strings they point to — a file or module name; one past the cut reads as missing.
+    public static let maxRuntimePayloadBytes = 320
+    /// Values fetched at one runtime probe, memory reads per value, and how far from the pointer
+    /// a read may go: what the runtime probe plan needs (≤ 2 values, `+8(+0(%di))`), with room.
+    public static let maxFetches = 4
+    public static let maxDereferences = 2
+    public static let maxDereferenceOffset: Int32 = 4096
     /// Processes in one drain request.
     public static let maxDrainBatch = 256
     /// A probed file's path: absolute, printable, no white space (tracefs's syntax), at most this long.
@@ -40,6 +58,9 @@ public enum UprobeHolderProtocol {
         /// (the loader's, libc's), kept while the holder lives; otherwise released once no
         /// client holds it for the linger. Replied `.held` or `.failed`.
         case hold(path: String, offset: UInt64, scope: Scope, lingers: Bool)
+        /// Keep a runtime probe registered system-wide, its hits sampled with the values it
+        /// fetches. Replied `.heldRuntime` or `.failed`.
+        case holdRuntime(RuntimeDefinition)
         /// Keep `pid`'s hits from `sinceNs` (CLOCK_MONOTONIC) on, whatever else hits the probes,
         /// until they are drained. No reply.
         case watch(pid: Int32, sinceNs: UInt64)
@@ -55,6 +76,9 @@ public enum UprobeHolderProtocol {
         case hello(version: UInt32, holderPID: Int32)
         /// The probe's tracefs event id (for `lp_tracepoint_probe_open`).
         case held(tracepoint: UInt64)
+        /// A runtime probe's tracefs event id, and where each fetched value lies in its
+        /// payload (in fetch order).
+        case heldRuntime(tracepoint: UInt64, fields: [PayloadField])
         /// The errno of a hold that failed.
         case failed(errno: Int32)
         case hits(ProcessHits)
@@ -74,9 +98,57 @@ public enum UprobeHolderProtocol {
         }
     }
 
+    /// A runtime probe as the holder defines it in tracefs: typed fields only, so no client
+    /// text but the (checked) path reaches the kernel's parser.
+    public struct RuntimeDefinition: Sendable, Equatable {
+        public var path: String
+        public var offset: UInt64
+        /// A return probe (`r:`).
+        public var isReturn: Bool
+        /// The file offset of an SDT semaphore the kernel counts the probe's holders in.
+        public var referenceCounter: UInt64?
+        public var fetch: [FetchedArgument]
+        /// As `hold`'s: a probe of the loader or libc, kept while the holder lives.
+        public var lingers: Bool
+
+        public init(path: String, offset: UInt64, isReturn: Bool, referenceCounter: UInt64?, fetch: [FetchedArgument], lingers: Bool) {
+            self.path = path
+            self.offset = offset
+            self.isReturn = isReturn
+            self.referenceCounter = referenceCounter
+            self.fetch = fetch
+            self.lingers = lingers
+        }
+
+        /// Its line in `uprobe_events`, the event named `name` in the `launchprof` group:
+        /// `p:launchprof/NAME PATH:0xOFFSET(0xCOUNTER) a0=+0(%di):string …`.
+        public func tracefsDefinition(name: String) -> String {
+            var location = "\(path):0x\(String(offset, radix: 16))"
+            if let referenceCounter { location += "(0x\(String(referenceCounter, radix: 16)))" }
+            let arguments = fetch.enumerated().map { " a\($0.offset)=\($0.element.tracefsText)" }.joined()
+            return "\(isReturn ? "r" : "p"):launchprof/\(name) \(location)\(arguments)\n"
+        }
+    }
+
+    /// Where a fetched value lies in a runtime hit's payload (the event's `format`): `size` bytes
+    /// at `offset`, or, for a string (`isDataLocation`), a u32 there giving the string's offset
+    /// (low half) and length (high half).
+    public struct PayloadField: Sendable, Equatable {
+        public var offset: UInt16
+        public var size: UInt16
+        public var isDataLocation: Bool
+
+        public init(offset: UInt16, size: UInt16, isDataLocation: Bool) {
+            self.offset = offset
+            self.size = size
+            self.isDataLocation = isDataLocation
+        }
+    }
+
     /// One process's hits: each probe hit as its tracepoint id and CLOCK_MONOTONIC time, oldest
     /// first, and how many hits may be missing (the kernel's buffers were full while the process
-    /// was watched, or it hit more than `maxHitsPerProcess`).
+    /// was watched, or it hit more than `maxHitsPerProcess` or `maxRuntimeHitsPerProcess`); the
+    /// runtime probes' hits apart, with their thread and payload.
     public struct ProcessHits: Sendable, Equatable {
         public struct Query: Sendable, Equatable {
             public var pid: Int32
@@ -98,14 +170,32 @@ public enum UprobeHolderProtocol {
             }
         }
 
+        /// A runtime probe's hit: its payload (PERF_SAMPLE_RAW, at most
+        /// `maxRuntimePayloadBytes`) holds the values it fetched.
+        public struct RuntimeHit: Sendable, Equatable {
+            public var tracepoint: UInt64
+            public var thread: Int32
+            public var timeNs: UInt64
+            public var payload: [UInt8]
+
+            public init(tracepoint: UInt64, thread: Int32, timeNs: UInt64, payload: [UInt8]) {
+                self.tracepoint = tracepoint
+                self.thread = thread
+                self.timeNs = timeNs
+                self.payload = payload
+            }
+        }
+
         public var pid: Int32
         public var lost: UInt64
         public var hits: [Hit]
+        public var runtime: [RuntimeHit]
 
-        public init(pid: Int32, lost: UInt64, hits: [Hit]) {
+        public init(pid: Int32, lost: UInt64, hits: [Hit], runtime: [RuntimeHit] = []) {
             self.pid = pid
             self.lost = lost
             self.hits = hits
+            self.runtime = runtime
         }
     }
 
@@ -118,8 +208,8 @@ public enum UprobeHolderProtocol {
     // MARK: Kinds on the wire
 
     private enum Kind: UInt8 {
-        case hello = 1, hold, watch, drain, calibration, storeCalibration
-        case helloReply = 0x81, held, failed, hits, calibrationReply
+        case hello = 1, hold, watch, drain, calibration, storeCalibration, holdRuntime
+        case helloReply = 0x81, held, failed, hits, calibrationReply, heldRuntime
     }
 
     // MARK: Encoding
@@ -136,6 +226,21 @@ public enum UprobeHolderProtocol {
             out.byte(scope.rawValue)
             out.byte(lingers ? 1 : 0)
             out.bytes(Array(path.utf8))
+        case .holdRuntime(let definition):
+            out.byte(Kind.holdRuntime.rawValue)
+            out.u64(definition.offset)
+            out.byte(definition.isReturn ? 1 : 0)
+            out.byte(definition.lingers ? 1 : 0)
+            out.byte(definition.referenceCounter == nil ? 0 : 1)
+            out.u64(definition.referenceCounter ?? 0)
+            out.byte(UInt8(truncatingIfNeeded: definition.fetch.count))
+            for argument in definition.fetch {
+                out.byte(argument.register.wire)
+                out.byte(argument.kind.wire)
+                out.byte(UInt8(truncatingIfNeeded: argument.dereferences.count))
+                for offset in argument.dereferences { out.i32(offset) }
+            }
+            out.bytes(Array(definition.path.utf8))
         case .watch(let pid, let since):
             out.byte(Kind.watch.rawValue)
             out.i32(pid)
@@ -166,6 +271,15 @@ public enum UprobeHolderProtocol {
         case .held(let tracepoint):
             out.byte(Kind.held.rawValue)
             out.u64(tracepoint)
+        case .heldRuntime(let tracepoint, let fields):
+            out.byte(Kind.heldRuntime.rawValue)
+            out.u64(tracepoint)
+            out.byte(UInt8(truncatingIfNeeded: fields.count))
+            for field in fields {
+                out.u16(field.offset)
+                out.u16(field.size)
+                out.byte(field.isDataLocation ? 1 : 0)
+            }
         case .failed(let errno):
             out.byte(Kind.failed.rawValue)
             out.i32(errno)
@@ -174,9 +288,17 @@ public enum UprobeHolderProtocol {
             out.i32(hits.pid)
             out.u64(hits.lost)
             out.u32(UInt32(hits.hits.count))
+            out.u32(UInt32(hits.runtime.count))
             for hit in hits.hits {
                 out.u64(hit.tracepoint)
                 out.u64(hit.timeNs)
+            }
+            for hit in hits.runtime {
+                out.u64(hit.tracepoint)
+                out.i32(hit.thread)
+                out.u64(hit.timeNs)
+                out.u16(UInt16(truncatingIfNeeded: hit.payload.count))
+                out.bytes(hit.payload)
             }
         case .calibration(let calibration):
             out.byte(Kind.calibrationReply.rawValue)
@@ -238,6 +360,39 @@ public enum UprobeHolderProtocol {
                 return .hold(path: String(decoding: path, as: UTF8.self), offset: offset, scope: scope, lingers: lingers == 1)
             }
             throw Malformed(reason: "a probe path that \(reason)")
+        case .holdRuntime:
+            let offset = try input.u64()
+            let isReturn = try input.flag("return")
+            let lingers = try input.flag("linger")
+            let hasCounter = try input.flag("reference counter")
+            let counter = try input.u64()
+            guard hasCounter || counter == 0 else { throw Malformed(reason: "a reference counter without its flag") }
+            guard !hasCounter || counter > 0 else { throw Malformed(reason: "a reference counter at offset 0") }
+            let count = Int(try input.byte())
+            guard count <= maxFetches else { throw Malformed(reason: "\(count) fetched values (at most \(maxFetches))") }
+            var fetch: [FetchedArgument] = []
+            for _ in 0..<count {
+                guard let register = FetchedArgument.Register(wire: try input.byte()) else { throw Malformed(reason: "an unknown register") }
+                guard let kind = FetchedArgument.Kind(wire: try input.byte()) else { throw Malformed(reason: "an unknown fetch type") }
+                let depth = Int(try input.byte())
+                guard depth <= maxDereferences else { throw Malformed(reason: "\(depth) memory reads (at most \(maxDereferences))") }
+                var dereferences: [Int32] = []
+                for _ in 0..<depth {
+                    let offset = try input.i32()
+                    guard offset >= -maxDereferenceOffset, offset <= maxDereferenceOffset else {
+                        throw Malformed(reason: "a memory read \(offset) bytes away (at most \(maxDereferenceOffset))")
+                    }
+                    dereferences.append(offset)
+                }
+                // A string is read from where a pointer points: never from a register itself.
+                guard kind != .string || !dereferences.isEmpty else { throw Malformed(reason: "a string fetched from a register") }
+                fetch.append(FetchedArgument(register, dereferences: dereferences, kind: kind))
+            }
+            let path = try input.rest()
+            if let reason = pathProblem(path) { throw Malformed(reason: "a probe path that \(reason)") }
+            return .holdRuntime(RuntimeDefinition(
+                path: String(decoding: path, as: UTF8.self), offset: offset, isReturn: isReturn,
+                referenceCounter: hasCounter ? counter : nil, fetch: fetch, lingers: lingers))
         case .watch:
             request = .watch(pid: try input.i32(), sinceNs: try input.u64())
         case .drain:
@@ -267,19 +422,45 @@ public enum UprobeHolderProtocol {
             reply = .hello(version: try input.u32(), holderPID: try input.i32())
         case .held:
             reply = .held(tracepoint: try input.u64())
+        case .heldRuntime:
+            let tracepoint = try input.u64()
+            let count = Int(try input.byte())
+            guard count <= maxFetches else { throw Malformed(reason: "\(count) payload fields (at most \(maxFetches))") }
+            var fields: [PayloadField] = []
+            for _ in 0..<count {
+                let field = PayloadField(offset: try input.u16(), size: try input.u16(), isDataLocation: try input.flag("data location"))
+                guard Int(field.offset) + Int(field.size) <= maxRuntimePayloadBytes, field.size <= 8, field.size > 0 else {
+                    throw Malformed(reason: "a payload field of \(field.size) bytes at \(field.offset)")
+                }
+                fields.append(field)
+            }
+            reply = .heldRuntime(tracepoint: tracepoint, fields: fields)
         case .failed:
             reply = .failed(errno: try input.i32())
         case .hits:
             let pid = try input.i32()
             let lost = try input.u64()
             let count = Int(try input.u32())
-            guard count <= maxHitsPerProcess, count * 16 == input.remaining else {
-                throw Malformed(reason: "\(count) hits in \(input.remaining) bytes")
+            let runtimeCount = Int(try input.u32())
+            guard count <= maxHitsPerProcess, runtimeCount <= maxRuntimeHitsPerProcess,
+                count * 16 + runtimeCount * runtimeHitHeaderBytes <= input.remaining
+            else {
+                throw Malformed(reason: "\(count) hits and \(runtimeCount) runtime hits in \(input.remaining) bytes")
             }
             var hits: [ProcessHits.Hit] = []
             hits.reserveCapacity(count)
             for _ in 0..<count { hits.append(ProcessHits.Hit(tracepoint: try input.u64(), timeNs: try input.u64())) }
-            reply = .hits(ProcessHits(pid: pid, lost: lost, hits: hits))
+            var runtime: [ProcessHits.RuntimeHit] = []
+            runtime.reserveCapacity(runtimeCount)
+            for _ in 0..<runtimeCount {
+                let tracepoint = try input.u64()
+                let thread = try input.i32()
+                let time = try input.u64()
+                let length = Int(try input.u16())
+                guard length <= maxRuntimePayloadBytes else { throw Malformed(reason: "a payload of \(length) bytes (at most \(maxRuntimePayloadBytes))") }
+                runtime.append(ProcessHits.RuntimeHit(tracepoint: tracepoint, thread: thread, timeNs: time, payload: Array(try input.take(length))))
+            }
+            reply = .hits(ProcessHits(pid: pid, lost: lost, hits: hits, runtime: runtime))
         case .calibrationReply:
             switch try input.byte() {
             case 0: reply = .calibration(nil)
@@ -311,6 +492,10 @@ public enum UprobeHolderProtocol {
         mutating func byte(_ value: UInt8) { payload.append(value) }
         mutating func u32(_ value: UInt32) { for shift in stride(from: 0, to: 32, by: 8) { payload.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) } }
         mutating func i32(_ value: Int32) { u32(UInt32(bitPattern: value)) }
+        mutating func u16(_ value: UInt16) {
+            payload.append(UInt8(truncatingIfNeeded: value))
+            payload.append(UInt8(truncatingIfNeeded: value >> 8))
+        }
         mutating func u64(_ value: UInt64) { for shift in stride(from: 0, to: 64, by: 8) { payload.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) } }
         mutating func bytes(_ value: [UInt8]) { payload += value }
         mutating func calibration(_ value: Calibration) {
@@ -347,6 +532,21 @@ public enum UprobeHolderProtocol {
 
         mutating func i32() throws(Malformed) -> Int32 { Int32(bitPattern: try u32()) }
 
+        mutating func u16() throws(Malformed) -> UInt16 { UInt16(try byte()) | UInt16(try byte()) << 8 }
+
+        /// A byte that must be 0 or 1.
+        mutating func flag(_ name: String) throws(Malformed) -> Bool {
+            let value = try byte()
+            guard value <= 1 else { throw Malformed(reason: "a \(name) flag of \(value)") }
+            return value == 1
+        }
+
+        mutating func take(_ count: Int) throws(Malformed) -> ArraySlice<UInt8> {
+            guard count <= bytes.count else { throw Malformed(reason: "a message cut short") }
+            defer { bytes = bytes.dropFirst(count) }
+            return bytes.prefix(count)
+        }
+
         mutating func u64() throws(Malformed) -> UInt64 {
             var value: UInt64 = 0
             for shift in stride(from: 0, to: 64, by: 8) { value |= UInt64(try byte()) << UInt64(shift) }
@@ -365,5 +565,54 @@ public enum UprobeHolderProtocol {
         func end() throws(Malformed) {
             guard bytes.isEmpty else { throw Malformed(reason: "\(bytes.count) byte(s) after the message") }
         }
+    }
+}
+
+/// A value the kernel reads from the probed process at a hit: a register, optionally followed
+/// through memory (`+8(+0(%di))` reads the pointer at `%di`, then the word 8 bytes past it),
+/// as a number or a NUL-terminated string. Typed, so no client text reaches the kernel's parser;
+/// here because the holder's requests carry it (a register and a type are one byte each).
+public struct FetchedArgument: Sendable, Hashable {
+    public enum Register: String, Sendable, Hashable, CaseIterable {
+        case ax, bx, cx, dx, si, di, bp, sp, r8, r9, r10, r11, r12, r13, r14, r15
+    }
+
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        case u64, s32, string
+    }
+
+    public var register: Register
+    /// Offsets of the memory reads, innermost first: `[0]` reads the word at the register's
+    /// value, `[8, 0]` reads the pointer at `reg + 8`, then what it points to.
+    public var dereferences: [Int32]
+    public var kind: Kind
+
+    public init(_ register: Register, dereferences: [Int32] = [], kind: Kind) {
+        self.register = register
+        self.dereferences = dereferences
+        self.kind = kind
+    }
+
+    /// tracefs's spelling of it, as in `uprobe_events` (`+0(+8(%di)):string`).
+    public var tracefsText: String {
+        var text = "%" + register.rawValue
+        for offset in dereferences { text = "\(offset >= 0 ? "+" : "")\(offset)(\(text))" }
+        return text + ":" + kind.rawValue
+    }
+}
+
+extension FetchedArgument.Register {
+    var wire: UInt8 { UInt8(Self.allCases.firstIndex(of: self)!) }
+    init?(wire: UInt8) {
+        guard Int(wire) < Self.allCases.count else { return nil }
+        self = Self.allCases[Int(wire)]
+    }
+}
+
+extension FetchedArgument.Kind {
+    var wire: UInt8 { UInt8(Self.allCases.firstIndex(of: self)!) }
+    init?(wire: UInt8) {
+        guard Int(wire) < Self.allCases.count else { return nil }
+        self = Self.allCases[Int(wire)]
     }
 }

@@ -26,6 +26,8 @@ struct UprobeLaunchObserver: LaunchObserver {
     /// grace period, which then falls outside the launch (a later image met for the first time is
     /// armed at its exec stop, inside the launch).
     static func armBeforeSpawn(_ plan: ImagePlan, uprobes: UprobeRequest, path: String) throws(TracerError) {
+        // The runtime probes too: what the holder refuses is reported at the image's start.
+        if !uprobes.observer.isArmed(runtime: plan.runtime.probes) { _ = uprobes.observer.arm(runtime: plan.runtime.probes) }
         guard !uprobes.observer.isArmed(plan.uprobes) else { return }
         do throws(UprobeError) {
             try uprobes.observer.arm(plan.uprobes)
@@ -48,9 +50,14 @@ struct UprobeLaunchObserver: LaunchObserver {
         for (phase, reason) in plan.uprobeUnobservable where !plan.unobservable.contains(where: { $0.phase == phase }) {
             events.append(.unobservable(phase: phase, reason: reason))
         }
+        for (phase, reason) in plan.runtime.unobservable { events.append(.unobservable(phase: phase, reason: reason)) }
         // The probes were armed for the session (image 0's before the spawn); a later image met
         // for the first time gets them now, inside this launch (a registration waits for a grace
-        // period): that run shows it.
+        // period): that run shows it. Runtime probes refused say which phases they would give.
+        let refused = uprobes.observer.arm(runtime: plan.runtime.probes)
+        for (phase, reason) in RuntimeProbePlan.unobservable(refused, holderRuns: UprobeHolderClient.shared() != nil) {
+            events.append(.unobservable(phase: phase, reason: reason))
+        }
         if image > 0, !uprobes.observer.isArmed(plan.uprobes) {
             do throws(UprobeError) {
                 try uprobes.observer.arm(plan.uprobes)

@@ -33,6 +33,23 @@ public final class UprobeObserver: Sendable {
         public var timeNs: UInt64
     }
 
+    /// What one drain gives for one process.
+    public struct Drained: Sendable {
+        /// Its boundary probes' hits, oldest first.
+        public var samples: [Sample] = []
+        /// Its runtime probes' hits with their fetched values, oldest first.
+        public var runtime: [RuntimeProbeHit] = []
+        /// Hits the buffers had no room for.
+        public var lost: UInt64 = 0
+    }
+
+    /// A runtime probe the holder samples with its payload.
+    private struct HeldRuntimeProbe {
+        var key: RuntimeProbe.Key
+        var layout: TraceEventLayout
+        var fetch: [FetchedArgument]
+    }
+
     private struct Ring {
         var fd: Int32
         var base: UnsafeMutableRawPointer
@@ -49,6 +66,11 @@ public final class UprobeObserver: Sendable {
         /// Probes the holder samples: tracepoint id → probe.
         var keyByTracepoint: [UInt64: UprobeTarget.Key] = [:]
         var armed: Set<UprobeTarget.Key> = []
+        /// Runtime probes the holder samples: tracepoint id → probe.
+        var runtimeByTracepoint: [UInt64: HeldRuntimeProbe] = [:]
+        /// Runtime probes held, or tried and refused (those are not tried again).
+        var armedRuntime: Set<RuntimeProbe.Key> = []
+        var refusedRuntime: Set<RuntimeProbe.Key> = []
         var closed = false
         /// Hits read for a watched launch while another one drained: the rings are the process's,
         /// shared by every session, so one session's read must not lose another's hits.
@@ -144,6 +166,38 @@ public final class UprobeObserver: Sendable {
         }
     }
 
+    /// Whether every runtime probe has been held (or refused) already.
+    public func isArmed(runtime probes: [RuntimeProbe]) -> Bool {
+        state.withLock { state in
+            probes.allSatisfy { state.armedRuntime.contains($0.key) || state.refusedRuntime.contains($0.key) }
+        }
+    }
+
+    /// Has the holder keep `probes` registered system-wide and sample their fetched values:
+    /// those it could not hold (no holder — the PMU's own uprobes fetch nothing —, or a
+    /// definition the kernel refused), for the caller to report what they would have shown.
+    public func arm(runtime probes: [RuntimeProbe]) -> [RuntimeProbe] {
+        state.withLock { state in
+            guard !state.closed else { return probes }
+            let holder = UprobeHolderClient.shared()
+            var refused: [RuntimeProbe] = []
+            for probe in probes where !state.armedRuntime.contains(probe.key) {
+                if state.refusedRuntime.contains(probe.key) {
+                    refused.append(probe)
+                    continue
+                }
+                guard let held = holder?.hold(probe) else {
+                    state.refusedRuntime.insert(probe.key)
+                    refused.append(probe)
+                    continue
+                }
+                state.runtimeByTracepoint[held.tracepoint] = HeldRuntimeProbe(key: probe.key, layout: held.layout, fetch: probe.fetch)
+                state.armedRuntime.insert(probe.key)
+            }
+            return refused
+        }
+    }
+
     /// Keeps the hits of `pid` made from `since` (CLOCK_MONOTONIC ns) until it is drained,
     /// whichever session reads the rings first. Call it as soon as the process exists (its
     /// spawn), with a `since` before it runs any probed code.
@@ -160,12 +214,12 @@ public final class UprobeObserver: Sendable {
     /// Every hit of `pid` recorded since the last call, oldest first (hits of processes no
     /// session watches are dropped), and how many hits the buffers had no room for. Stops
     /// watching `pid`.
-    public func drain(pid: Int32) -> (samples: [Sample], lost: UInt64) {
-        drain(pids: [pid])[pid] ?? ([], 0)
+    public func drain(pid: Int32) -> Drained {
+        drain(pids: [pid])[pid] ?? Drained()
     }
 
     /// `drain(pid:)` for several processes at once: one exchange with the holder for them all.
-    public func drain(pids: [Int32]) -> [Int32: (samples: [Sample], lost: UInt64)] {
+    public func drain(pids: [Int32]) -> [Int32: Drained] {
         state.withLock { state in
             var lost: UInt64 = 0
             // Only the PMU's own probes have rings here (with a holder there are none).
@@ -188,16 +242,20 @@ public final class UprobeObserver: Sendable {
                     state.pending[owner, default: []].append(hit)
                 }
             }
-            var drained: [Int32: (samples: [Sample], lost: UInt64)] = [:]
+            var drained: [Int32: Drained] = [:]
             var requests: [UprobeHolderProtocol.ProcessHits.Query] = []
             for pid in pids {
                 state.lastHit[pid] = nil
-                drained[pid] = (state.pending.removeValue(forKey: pid) ?? [], 0)
+                drained[pid] = Drained(samples: state.pending.removeValue(forKey: pid) ?? [])
                 requests.append(.init(pid: pid, sinceNs: state.watchedSince.removeValue(forKey: pid) ?? 0))
             }
             // The rings' lost count covers every process: it goes to the first launch.
             if let first = pids.first { drained[first]?.lost += lost }
-            if !state.keyByTracepoint.isEmpty, let replies = UprobeHolderClient.shared()?.drain(requests) {
+            // One exchange gives both kinds of hits: the boundaries' and the runtime probes' with
+            // their payloads (decoded here by each probe's layout).
+            if !state.keyByTracepoint.isEmpty || !state.runtimeByTracepoint.isEmpty,
+                let replies = UprobeHolderClient.shared()?.drain(requests)
+            {
                 for reply in replies {
                     drained[reply.pid]?.lost += reply.lost
                     for hit in reply.hits {
@@ -205,9 +263,18 @@ public final class UprobeObserver: Sendable {
                             drained[reply.pid]?.samples.append(Sample(key: key, pid: reply.pid, timeNs: hit.timeNs))
                         }
                     }
+                    for hit in reply.runtime {
+                        guard let probe = state.runtimeByTracepoint[hit.tracepoint] else { continue }
+                        drained[reply.pid]?.runtime.append(RuntimeProbeHit(
+                            key: probe.key, thread: hit.thread, timeNs: hit.timeNs,
+                            values: probe.layout.values(hit.payload, fetch: probe.fetch)))
+                    }
                 }
             }
-            for pid in pids { drained[pid]?.samples.sort { $0.timeNs < $1.timeNs } }
+            for pid in pids {
+                drained[pid]?.samples.sort { $0.timeNs < $1.timeNs }
+                drained[pid]?.runtime.sort { $0.timeNs < $1.timeNs }
+            }
             return drained
         }
     }

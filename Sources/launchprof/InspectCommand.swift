@@ -17,6 +17,7 @@ struct InspectCommand: ParsableCommand {
             Examples:
               launchprof inspect /usr/bin/gdb
               launchprof inspect --json ./myapp > inspect.json
+              launchprof inspect --dlopen glxgears
 
             \(ExitCause.summary([.success, .missingLibraries, .usage, .badInput, .noInput, .unavailable, .software, .ioError, .noPermission]))
             """)
@@ -27,8 +28,17 @@ struct InspectCommand: ParsableCommand {
     @Flag(name: .long, help: "Read every file again: neither use nor keep a stored result (see docs/inspect-and-calibrate.md, \"Result cache\").")
     var noCache = false
 
+    @Flag(name: .long, help: """
+        Launch the program once (as `run` would, with uprobes: root or CAP_PERFMON) and list what \
+        it loaded at run time with dlopen, each load's new objects counted as the pre-main closure is.
+        """)
+    var dlopen = false
+
     @Argument(help: "The program: a path, or a name looked up in PATH.")
     var program: String
+
+    @Argument(parsing: .captureForPassthrough, help: "With --dlopen: the program's arguments.")
+    var arguments: [String] = []
 
     /// What to inspect and how to print it.
     struct Request: Equatable {
@@ -59,7 +69,21 @@ struct InspectCommand: ParsableCommand {
     }
 
     func run() throws {
+        if dlopen {
+            guard !json else { throw ExitCause.usage.fail("--dlopen writes text only (the run's own report has the loads: run --json)") }
+            try Self.executeRuntimeLoads(program: program, arguments: arguments)
+            return
+        }
+        guard arguments.isEmpty else { throw ExitCause.usage.fail("program arguments are taken with --dlopen only") }
         try InspectCommand.execute(Request(program: program, json: json, useCache: !noCache))
+    }
+
+    /// `--dlopen`: one launch, then its run-time loads counted from their ELF files.
+    static func executeRuntimeLoads(program: String, arguments: [String]) throws {
+        let environment = ProcessEnvironment.current()
+        guard let result = try RuntimeLoadInspector.inspect(program: program, arguments: arguments, environment: environment)
+        else { throw ExitCause.software.fail("\(program): the launch gave no run to read its loads from") }
+        Terminal.write(1, RuntimeLoadsTextRenderer().render(result))
     }
 
     /// Inspects, prints the report on stdout and failures on stderr, and exits (0, or 3 when

@@ -12,7 +12,15 @@ struct ObserverOptions: ParsableArguments {
         """)
     var observer: ObserverChoice = .auto
 
+    @Flag(help: """
+        Leave out the probes after main (dlopen, toolkit and Python phases). They are held \
+        system-wide while launchprof runs: every process mapping libc, the loader, a toolkit or \
+        python3 takes their hits (docs/observers.md).
+        """)
+    var noRuntimeProbes = false
+
     func apply(to configuration: inout RunConfiguration) {
         configuration.observer = observer
+        configuration.runtimeProbes = !noRuntimeProbes
     }
 }

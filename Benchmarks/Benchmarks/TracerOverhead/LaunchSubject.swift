@@ -26,7 +26,11 @@ final class LaunchSubject: @unchecked Sendable {
         let image = try ELFImage.read(path: path)
         let closure = DependencyResolver.system().resolve(
             program: image, environment: ChildEnvironment.dictionary())
-        plan = ImagePlanner.plan(program: image, closure: closure)
+        var plan = ImagePlanner.plan(program: image, closure: closure)
+        // The boundaries before main are what is compared: no runtime probes, whose phases the
+        // ptrace observer reports unobserved.
+        plan.runtime = RuntimeProbePlan()
+        self.plan = plan
         if !plan.unobservable.isEmpty {
             let phases = plan.unobservable.map { "\($0.phase) (\($0.reason))" }.joined(separator: ", ")
             throw BenchmarkError.badOutput(path: path, output: "the plan cannot observe: \(phases)")

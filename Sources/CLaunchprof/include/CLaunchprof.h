@@ -314,6 +314,13 @@ void lp_perf_ring_unmap(void *_Nonnull base, size_t length);
 /// of room (PERF_RECORD_LOST) to `*lost`. Consumes what it reads.
 int lp_perf_ring_read(void *_Nonnull base, size_t length, lp_perf_sample *_Nonnull samples,
                       int capacity, int *_Nonnull count, uint64_t *_Nonnull lost);
+/// `lp_perf_ring_read`, and each sample's PERF_SAMPLE_RAW payload (a tracefs event's fetched
+/// arguments): up to `raw_stride` bytes of it at raw + i * raw_stride (a longer one is cut
+/// there), its length in raw_lengths[i] (0: the sample has none). Samples of events with and
+/// without the payload may share the ring: a sample that ends at its time has none.
+int lp_perf_ring_read_raw(void *_Nonnull base, size_t length, lp_perf_sample *_Nonnull samples, int capacity,
+                          int *_Nonnull count, uint64_t *_Nonnull lost, uint8_t *_Nullable raw, size_t raw_stride,
+                          uint32_t *_Nullable raw_lengths);
 /// Closes perf event descriptors without waiting for the kernel's release of their uprobes
 /// (grace periods): a grandchild process holds the last references and closes them.
 void lp_perf_release_in_background(const int *_Nonnull fds, int count);
@@ -323,6 +330,9 @@ void lp_perf_release_in_background_named(const int *_Nonnull fds, int count, con
 /// same samples as `lp_uprobe_open`. Its uprobe is registered once per event, not per open.
 int lp_tracepoint_probe_open(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd,
                              int *_Nonnull fd, uint64_t *_Nonnull id);
+/// The same, each sample with the event's payload when `raw` (PERF_SAMPLE_RAW).
+int lp_tracepoint_probe_open_raw(pid_t pid, int cpu, uint64_t tracepoint_id, int output_fd, int raw,
+                                 int *_Nonnull fd, uint64_t *_Nonnull id);
 /// Opens a counting-only perf event on the tracefs uprobe event `tracepoint_id` for the calling
 /// process: it keeps the probe registered while the breakpoint traps in this process alone.
 int lp_tracepoint_hold_open(uint64_t tracepoint_id, int *_Nonnull fd);

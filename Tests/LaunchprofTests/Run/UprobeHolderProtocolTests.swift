@@ -13,6 +13,14 @@ struct UprobeHolderProtocolTests {
         .hello(version: P.version),
         .hold(path: "/usr/lib/x86_64-linux-gnu/libc.so.6", offset: 0x2_7fe0, scope: .systemWide, lingers: true),
         .hold(path: "/tmp/a", offset: 0, scope: .holderOnly, lingers: false),
+        .holdRuntime(.init(
+            path: "/usr/lib/x86_64-linux-gnu/libc.so.6", offset: 0x8_6b20, isReturn: false, referenceCounter: nil,
+            fetch: [FetchedArgument(.di, dereferences: [0], kind: .string), FetchedArgument(.sp, dereferences: [0], kind: .u64)],
+            lingers: true)),
+        .holdRuntime(.init(
+            path: "/usr/bin/python3.11", offset: 0x22_7d10, isReturn: false, referenceCounter: 0x55_4a2e,
+            fetch: [FetchedArgument(.di, dereferences: [8, 0], kind: .string)], lingers: false)),
+        .holdRuntime(.init(path: "/tmp/b", offset: 1, isReturn: true, referenceCounter: nil, fetch: [FetchedArgument(.ax, kind: .u64)], lingers: false)),
         .watch(pid: 4242, sinceNs: 123_456_789),
         .drain([.init(pid: 1, sinceNs: 0), .init(pid: Int32.max, sinceNs: UInt64.max)]),
         .drain([]),
@@ -23,6 +31,11 @@ struct UprobeHolderProtocolTests {
     static let replies: [P.Reply] = [
         .hello(version: P.version, holderPID: 77),
         .held(tracepoint: 2345),
+        .heldRuntime(tracepoint: 2346, fields: [.init(offset: 16, size: 4, isDataLocation: true), .init(offset: 20, size: 8, isDataLocation: false)]),
+        .heldRuntime(tracepoint: 2347, fields: []),
+        .hits(.init(
+            pid: 9, lost: 0, hits: [.init(tracepoint: 1, timeNs: 5)],
+            runtime: [.init(tracepoint: 2346, thread: 10, timeNs: 7, payload: [1, 2, 3]), .init(tracepoint: 2347, thread: 9, timeNs: 8, payload: [])])),
         .failed(errno: 24),
         .hits(.init(pid: 9, lost: 3, hits: [.init(tracepoint: 1, timeNs: 5), .init(tracepoint: 2, timeNs: 6)])),
         .hits(.init(pid: 9, lost: 0, hits: [])),
@@ -68,6 +81,72 @@ struct UprobeHolderProtocolTests {
         let payloads = try Self.frames(P.encode(reply))
         #expect(payloads.count == 1)
         #expect(try P.decodeReply(payloads[0]) == reply)
+    }
+
+    /// The largest reply with runtime hits (`maxHitsPerProcess` hits and
+    /// `maxRuntimeHitsPerProcess` runtime hits, each payload as long as kept) fits the frame bound.
+    @Test func aFullDrainReplyWithPayloadsIsAccepted() throws {
+        let hits = (0..<P.maxHitsPerProcess).map { P.ProcessHits.Hit(tracepoint: UInt64($0 % 7), timeNs: UInt64($0)) }
+        let payload = [UInt8](repeating: 0xa5, count: P.maxRuntimePayloadBytes)
+        let runtime = (0..<P.maxRuntimeHitsPerProcess).map {
+            P.ProcessHits.RuntimeHit(tracepoint: UInt64($0 % 5), thread: Int32($0), timeNs: UInt64($0), payload: payload)
+        }
+        let reply = P.Reply.hits(.init(pid: 31, lost: 1, hits: hits, runtime: runtime))
+        let payloads = try Self.frames(P.encode(reply))
+        #expect(payloads.count == 1)
+        #expect(try P.decodeReply(payloads[0]) == reply)
+    }
+
+    /// Runtime definitions beyond what the probe plan needs are refused before the holder writes
+    /// anything to tracefs: a string read from a register itself, too many values, too deep or
+    /// too far a memory read, an unknown register or type, a counter flag that lies; and a
+    /// payload or a payload field past what a hit keeps.
+    @Test func runtimeDefinitionsBeyondThePlansSyntaxAreRefused() {
+        func definition(_ fetch: [FetchedArgument], counter: UInt64? = nil) -> P.RuntimeDefinition {
+            .init(path: "/usr/bin/python3.11", offset: 0x10, isReturn: false, referenceCounter: counter, fetch: fetch, lingers: false)
+        }
+        let refused: [P.RuntimeDefinition] = [
+            definition([FetchedArgument(.di, kind: .string)]),
+            definition(Array(repeating: FetchedArgument(.ax, kind: .u64), count: P.maxFetches + 1)),
+            definition([FetchedArgument(.di, dereferences: [0, 0, 0], kind: .string)]),
+            definition([FetchedArgument(.di, dereferences: [P.maxDereferenceOffset + 8], kind: .u64)]),
+            definition([FetchedArgument(.di, dereferences: [-P.maxDereferenceOffset - 8], kind: .u64)]),
+            definition([], counter: 0),
+            .init(path: "/with space", offset: 0, isReturn: false, referenceCounter: nil, fetch: [], lingers: false),
+        ]
+        for request in refused {
+            #expect(throws: P.Malformed.self, "\(request)") { try Self.frames(P.encode(.holdRuntime(request))).forEach { _ = try P.decodeRequest($0) } }
+        }
+        // Byte-level lies: the encoder cannot make these. Payload bytes after the kind: offset (8),
+        // return, linger, counter flag (1 each), counter (8), fetch count, then per value its
+        // register, type and depth.
+        let valid = P.encode(.holdRuntime(definition([FetchedArgument(.ax, kind: .u64)])))
+        let registerAt = 4 + 1 + 8 + 3 + 8 + 1
+        for (index, value) in [(registerAt, UInt8(16)), (registerAt + 1, UInt8(3)), (4 + 1 + 8 + 2, UInt8(0)), (4 + 1 + 8, UInt8(2))] {
+            var lying = valid
+            lying[index] = value
+            if index == 4 + 1 + 8 + 2 { lying[4 + 1 + 8 + 3] = 1 }  // a counter value without its flag
+            #expect(throws: P.Malformed.self, "byte \(index) = \(value)") { try Self.frames(lying).forEach { _ = try P.decodeRequest($0) } }
+        }
+        // A runtime hit's payload longer than a hit keeps, and a field past it.
+        var long = P.encode(P.Reply.hits(.init(pid: 1, lost: 0, hits: [], runtime: [.init(tracepoint: 1, thread: 1, timeNs: 1, payload: [7])])))
+        let lengthAt = 4 + (1 + 4 + 8 + 4 + 4) + 8 + 4 + 8  // the frame's length, the reply's header, the hit's tracepoint, thread and time
+        long[lengthAt] = UInt8(truncatingIfNeeded: P.maxRuntimePayloadBytes + 1)
+        long[lengthAt + 1] = UInt8((P.maxRuntimePayloadBytes + 1) >> 8)
+        #expect(throws: P.Malformed.self) { try Self.frames(long).forEach { _ = try P.decodeReply($0) } }
+        let field = P.encode(P.Reply.heldRuntime(tracepoint: 1, fields: [.init(offset: UInt16(P.maxRuntimePayloadBytes - 4), size: 8, isDataLocation: false)]))
+        #expect(throws: P.Malformed.self) { try Self.frames(field).forEach { _ = try P.decodeReply($0) } }
+    }
+
+    /// A runtime definition's tracefs line is made from its typed fields: the entry or return,
+    /// the SDT semaphore as reference counter, each value as `aN=`.
+    @Test func aRuntimeDefinitionsTracefsLine() {
+        let entry = P.RuntimeDefinition(
+            path: "/usr/bin/python3.11", offset: 0x22_7d10, isReturn: false, referenceCounter: 0x55_4a2e,
+            fetch: [FetchedArgument(.di, dereferences: [8, 0], kind: .string)], lingers: false)
+        #expect(entry.tracefsDefinition(name: "lpe_1") == "p:launchprof/lpe_1 /usr/bin/python3.11:0x227d10(0x554a2e) a0=+0(+8(%di)):string\n")
+        let exit = P.RuntimeDefinition(path: "/lib/libc.so.6", offset: 0x10, isReturn: true, referenceCounter: nil, fetch: [FetchedArgument(.ax, kind: .u64)], lingers: true)
+        #expect(exit.tracefsDefinition(name: "lpr_2") == "r:launchprof/lpr_2 /lib/libc.so.6:0x10 a0=%ax:u64\n")
     }
 
     /// Paths the holder would hand to tracefs are refused before they reach it.

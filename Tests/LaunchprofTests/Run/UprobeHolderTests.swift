@@ -1,4 +1,5 @@
 import Foundation
+import LaunchprofReport
 import Testing
 
 #if canImport(Glibc)
@@ -139,6 +140,31 @@ struct UprobeHolderTests {
         return events.split(separator: "\n").filter { $0.contains(path.hasPrefix("/ld-") ? path : " \(path):") }.count
     }
 
+    /// `held` probes of `path` leave `uprobe_events` within 6 s of a session's end (`endedNs`),
+    /// and not before 1.5 s of its 2 s linger. Polled: the release is the holder's own timer,
+    /// with nothing to wait on.
+    private static func expectReleasedAfterTheLinger(
+        of path: String, held: Int, endedNs: UInt64, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        var after = held
+        while after > 0, monotonicNs() - endedNs < 6_000_000_000 {
+            var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+            nanosleep(&pause, nil)
+            after = probes(of: path)
+        }
+        let releasedAfter = monotonicNs() - endedNs
+        #expect(after == 0, "\(held) probes before, \(after) left \(releasedAfter / 1_000_000) ms after the session", sourceLocation: sourceLocation)
+        #expect(
+            releasedAfter >= 1_500_000_000, "kept for the linger (2 s): released after \(releasedAfter / 1_000_000) ms",
+            sourceLocation: sourceLocation)
+    }
+
+    /// The lines of `uprobe_events` that hold `text`.
+    private static func probeLines(containing text: String) -> [String] {
+        let events = String(decoding: (try? FileHandle(forReadingAtPath: "/sys/kernel/tracing/uprobe_events")?.readToEnd()) ?? Data(), as: UTF8.self)
+        return events.split(separator: "\n").map(String.init).filter { $0.contains(text) }
+    }
+
     /// A launchprof kept running (its child waits on a FIFO), so the holder has a client while
     /// another session ends; it is connected once its child has said so.
     private final class Keeper {
@@ -204,17 +230,61 @@ struct UprobeHolderTests {
         let ended = Self.monotonicNs()
         let during = Self.probes(of: program)
         #expect(during >= 2, "the program's initializer and main are probed: \(during); \(outcome.stderr)")
-        // Polled: the release is the holder's own timer, with nothing to wait on.
-        var after = during
-        while after > 0, Self.monotonicNs() - ended < 6_000_000_000 {
-            var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
-            nanosleep(&pause, nil)
-            after = Self.probes(of: program)
-        }
-        let releasedAfter = Self.monotonicNs() - ended
-        #expect(after == 0, "\(during) probes before, \(after) left \(releasedAfter / 1_000_000) ms after the session")
-        #expect(releasedAfter >= 1_500_000_000, "kept for the linger (2 s): released after \(releasedAfter / 1_000_000) ms")
+        Self.expectReleasedAfterTheLinger(of: program, held: during, endedNs: ended)
         #expect(Self.probes(of: "/ld-linux") >= loaderProbesBefore, "the loader's probe lingers with the holder")
+    }
+
+    /// Runtime probes follow the holder's release rules: a session's probes on an interpreter
+    /// of its own (a private copy of python3: its start, its run and its SDT import probes with
+    /// their semaphores as reference counters) are held while it runs — its imports reach the
+    /// report through the holder's payloads — and leave `uprobe_events` within the linger after
+    /// it ends, while another launchprof keeps the holder alive; libc's `dlopen` probes (every
+    /// process maps libc) stay as long as the holder does.
+    @Test func aSessionsRuntimeProbesAreReleasedWithinTheLinger() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-linger-rt-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let python = directory + "/python3"
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path, toPath: python)
+        let name = "lp-test-holder-\(getpid())-linger-rt"
+        var environment = Self.environment(holder: name)
+        environment["LAUNCHPROF_UPROBE_LINGER"] = "2"
+        let keeper = try Keeper(environment: environment, directory: directory)
+        defer { keeper.stop() }
+        #expect(Self.probes(of: python) == 0)
+
+        let report = directory + "/python.json"
+        let outcome = try LaunchprofCLI.run(
+            ["run", "-r", "1", "--observer", "uprobe", "--json", report, python, "-c", "import json"], environment: environment)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let ended = Self.monotonicNs()
+        let lines = Self.probeLines(containing: " \(python):")
+        #expect(lines.contains { $0.hasPrefix("p:launchprof/lpe_") && $0.contains(")") && $0.contains("a0=") },
+                "an import probe with its semaphore and the module's name: \(lines)")
+        let libcDlopens = Self.probeLines(containing: "/libc.so.6:").filter { $0.contains("launchprof/lpe_") || $0.contains("launchprof/lpr_") }
+        #expect(libcDlopens.count >= 2, "libc's dlopen entry and return: \(libcDlopens)")
+        let run = try #require(try JSONDecoder().decode(LaunchReport.self, from: Data(contentsOf: URL(fileURLWithPath: report))).runs.first)
+        #expect(run.phases.contains { $0.name == "import" && $0.object == "json" && $0.source == "python" }, "\(run.phases.map(\.name))")
+
+        Self.expectReleasedAfterTheLinger(of: python, held: lines.count, endedNs: ended)
+        #expect(Self.probeLines(containing: "/libc.so.6:").filter { libcDlopens.contains($0) }.count == libcDlopens.count, "libc's probes linger with the holder")
+    }
+
+    /// A holder started with a linger of 0 serves the launchprof that started it (it used to end
+    /// before that one could connect, which then measured without it), and ends once that one
+    /// has left: within its release's grace periods, not the 10 s it waits for a first client.
+    @Test func aHolderWithoutLingerServesItsStarterAndEndsWithIt() throws {
+        let name = "lp-test-holder-\(getpid())-nolinger"
+        var environment = Self.environment(holder: name)
+        environment["LAUNCHPROF_UPROBE_LINGER"] = "0"
+        let outcome = try LaunchprofCLI.run(["run", "-r", "1", "--observer", "uprobe", "/bin/true"], environment: environment)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(!outcome.stderr.contains("not using the uprobe holder"), "\(outcome.stderr)")
+        guard let holder = Self.holderProcess(socket: name) else { return }  // gone already
+        RunHarness.awaitExit(RunHarness.exitWatchers([holder]), timeoutMs: 8_000)
+        // Ended: gone, or a zombie its reaper has not collected yet.
+        let state = RunHarness.state(of: holder)
+        #expect(state == nil || state == "Z", "the holder \(holder) outlived its only client by 8 s (state \(state.map(String.init) ?? "-"))")
     }
 
     /// An event a dead holder left in tracefs is deleted when the next holder starts, a live

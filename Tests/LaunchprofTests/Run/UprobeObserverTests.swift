@@ -177,7 +177,7 @@ struct UprobeObserverTests {
         func phases(_ observer: ObserverChoice) throws -> [String] {
             let outcome = try RunHarness.run(path, arguments, runs: 2) { $0.observer = observer }
             let run = try #require(outcome.runs.last)
-            #expect(run.absent.isEmpty, "\(observer): \(run.absent)")
+            #expect(run.absent.filter { !Self.afterMainUnderPtrace($0, observer) }.isEmpty, "\(observer): \(run.absent)")
             #expect(!run.failed, "\(observer): \(String(describing: run.exitStatus))")
             return run.phases.filter { $0.startNs < (run.metrics.timeToMainNs ?? 0) || $0.name == "main" }
                 .map { "\($0.name) \($0.object ?? "") \($0.image.map(String.init) ?? "")" }
@@ -197,7 +197,7 @@ struct UprobeObserverTests {
         let run = try #require(chain.runs.last)
         #expect(run.phases.filter { $0.name == "main" }.map { $0.image ?? 0 } == [0, 1, 2])
         #expect(run.phases.filter { $0.name == "loader.relocate" }.count == 3)
-        #expect(run.absent.isEmpty, "\(run.absent)")
+        #expect(run.absent.filter { !Self.afterMainUnderPtrace($0, observer) }.isEmpty, "\(run.absent)")
         // A crash in a constructor: its stack, through ptrace and libunwind either way.
         let marker = RunHarness.marker()
         let crashed = try #require(try RunHarness.run(
@@ -230,7 +230,13 @@ struct UprobeObserverTests {
     /// add up to at most the run's `tracerPauseNs` (the stop at main follows main, in no span).
     @Test func observerCostIsCarriedByThePhaseItFellIn() throws {
         let app = try RunFixtures.app(libraries: ["alpha", "beta"])
-        let uprobe = try #require(try RunHarness.run(app, runs: 3) { $0.observer = .uprobe }.runs.last)
+        // The boundaries' accounting alone: the runtime probes on the loader (each relocation and
+        // initializer, for run-time loads) hit during the start-up too, and are charged where
+        // they fall (the first relocation's hit may precede the boundary's, in loader.map).
+        let uprobe = try #require(try RunHarness.run(app, runs: 3) {
+            $0.observer = .uprobe
+            $0.runtimeProbes = false
+        }.runs.last)
         let calibration = try UprobeCalibration.measured(pmuType: try UprobeSupport.pmuType().get())
         for library in ["libalpha.so", "libbeta.so", "libc.so.6"] {
             let phase = try #require(uprobe.phase("loader.init", object: library))
@@ -253,6 +259,11 @@ struct UprobeObserverTests {
     }
 
     // MARK: Helpers
+
+    /// The phases after `main` the ptrace observer cannot see (issue 35), absent with that reason.
+    static func afterMainUnderPtrace(_ absent: AbsentPhase, _ observer: ObserverChoice) -> Bool {
+        observer == .ptrace && absent.reason == RuntimeProbePlan.ptraceReason
+    }
 
     static func median<Value: Comparable>(_ values: [Value]) -> Value? {
         values.isEmpty ? nil : values.sorted()[values.count / 2]
