@@ -87,6 +87,14 @@ public final class FieldDisplays: @unchecked Sendable {
 
     public var watched: [String] { watchers.withLock { Array($0.keys).sorted() } }
 
+    /// When the earliest display thread now handling its server's events began (nil: none is):
+    /// every event it has yet to deliver is stamped at or after this, so the loop orders nothing
+    /// past it (a thread that a loaded machine keeps from running delays the launches it may
+    /// concern instead of losing their frames).
+    public var busySinceNs: UInt64? {
+        watchers.withLock { $0.values.compactMap(\.busySinceNs).min() }
+    }
+
     public func stop() {
         let all = watchers.withLock { watchers in
             defer { watchers = [:] }
@@ -171,6 +179,17 @@ final class DisplayWatcher: @unchecked Sendable {
     /// False once its thread ended (the server went away).
     var isAlive: Bool { !watch.hasEnded }
 
+    private final class Busy: Sendable {
+        /// 0: waiting for the server; else when the thread began handling its events.
+        let sinceNs = Atomic<UInt64>(0)
+    }
+
+    private let busy = Busy()
+    var busySinceNs: UInt64? {
+        let since = busy.sinceNs.load(ordering: .acquiring)
+        return since == 0 ? nil : since
+    }
+
     init(display: String, allowedUID: uid_t?, owners: WatchedOwners, onEvent: @escaping @Sendable (FieldEvent) -> Void) throws(FrameWatchFailure) {
         self.display = display
         var handle: OpaquePointer?
@@ -199,11 +218,12 @@ final class DisplayWatcher: @unchecked Sendable {
         // Used by the watch's thread alone until the watch has stopped it.
         nonisolated(unsafe) let connection = handle
         do throws(FrameObserverError) {
+            let busy = busy
             watch = try DisplayWatch(disconnect: {
                 lp_x11_close(connection)
                 context.release()
             }) { wakeRead in
-                Self.observe(connection, wakeRead: wakeRead, display: display, onEvent: onEvent)
+                Self.observe(connection, wakeRead: wakeRead, display: display, busy: busy, onEvent: onEvent)
             }
         } catch {
             throw FrameWatchFailure(reason: "\(error)")
@@ -212,7 +232,9 @@ final class DisplayWatcher: @unchecked Sendable {
 
     func stop() { watch.stop() }
 
-    private static func observe(_ observer: OpaquePointer, wakeRead: Int32, display: String, onEvent: @Sendable (FieldEvent) -> Void) {
+    private static func observe(
+        _ observer: OpaquePointer, wakeRead: Int32, display: String, busy: Busy, onEvent: @Sendable (FieldEvent) -> Void
+    ) {
         var descriptors = [
             pollfd(fd: lp_x11_fd(observer), events: Int16(POLLIN), revents: 0),
             pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
@@ -223,6 +245,8 @@ final class DisplayWatcher: @unchecked Sendable {
             descriptors[1].revents = 0
             if poll(&descriptors, 2, -1) < 0 && errno != EINTR { return }
             if descriptors[1].revents != 0, DisplayWatch.stopRequested(wakeRead) { return }
+            // Events are stamped as they are taken off the connection, after this.
+            busy.sinceNs.store(lp_now_ns(), ordering: .releasing)
             let count = lp_x11_dispatch(observer, &buffer, Int32(buffer.count))
             if count < 0 { return }  // the server went away
             for raw in buffer.prefix(Int(count)) where raw.root_pid > 0 {
@@ -231,6 +255,7 @@ final class DisplayWatcher: @unchecked Sendable {
                     atNs: raw.at_ns, pid: raw.pid, window: "0x" + String(raw.window, radix: 16), display: display)
                 onEvent(.display(pid: raw.root_pid, event))
             }
+            busy.sinceNs.store(0, ordering: .releasing)
         }
     }
 }
