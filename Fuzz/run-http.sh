@@ -21,6 +21,8 @@ if [ -z "$(ls -A "$corpus")" ]; then
     printf 'POST /metrics HTTP/1.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\nbody' >"$corpus/body"
     printf 'GET /metrics HTTP/1.1\r\nAuthorization: Bearer a\r\n folded\r\nAuthorization: Bearer b\r\n\r\n' >"$corpus/folded"
     printf 'GET / HTTP/2.0\r\n\r\n' >"$corpus/http2"
+    # Past the 8 KiB limit, which libFuzzer's growing lengths would take long to reach.
+    { printf 'GET /metrics HTTP/1.1\r\nX-Pad: '; head -c 9000 /dev/zero | tr '\0' a; printf '\r\n\r\n'; } >"$corpus/large"
 fi
 # The Swift runtime's backtracer reads memory ASan does not expect: let libFuzzer report a trap.
 SWIFT_BACKTRACE=enable=no exec "$build/fuzz-http" -max_total_time="$seconds" -max_len=12288 -print_final_stats=1 \

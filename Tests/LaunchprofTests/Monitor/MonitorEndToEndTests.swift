@@ -131,7 +131,7 @@ struct MonitorEndToEndTests {
             let frame = try #require(
                 run.phases.first { $0.name == LaunchPhase.firstFrame }?.startNs,
                 "run \(index): no first frame (\(run.absent)); the monitor said: \(monitor.stderr)")
-            #expect(run.phases.contains { $0.name == LaunchPhase.windowMapped }, "run \(index): no windowMapped")
+            #expect(run.phases.contains { $0.name == LaunchPhase.windowMapped }, "run \(index): no windowMapped; phases \(run.phases.map { "\($0.name)@\($0.startNs)" })")
             let sent = Int64(shown[index].beginNs) - Int64(mains[index].beginNs)
             let answered = Int64(shown[index].endNs) - Int64(mains[index].beginNs)
             let measured = Int64(frame) - Int64(main)
