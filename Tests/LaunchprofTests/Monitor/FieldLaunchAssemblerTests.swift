@@ -130,6 +130,24 @@ struct FieldLaunchAssemblerTests {
         #expect(assembler.takeFinished().isEmpty)
     }
 
+    @Test("a failure before the program's code under another absolute path is another program's, not a failed launch")
+    func failureOfAnotherProgramOfTheSameName() throws {
+        var assembler = FieldLaunchAssembler(fileNames: [["app"]], paths: [[Self.app]], timeoutNs: 60_000 * ms)
+        assembler.ingest([
+            .forked(parent: 10, child: 100, atNs: 1_000 * ms),
+            .execed(pid: 100, filename: "/usr/games/app", atNs: 1_001 * ms),
+            .exited(pid: 100, status: 9, atNs: 1_002 * ms),
+            .forked(parent: 10, child: 101, atNs: 1_010 * ms),
+            .execed(pid: 101, filename: Self.app, atNs: 1_011 * ms),
+            .exited(pid: 101, status: 127 << 8, atNs: 1_012 * ms),
+            .forked(parent: 10, child: 102, atNs: 1_020 * ms),
+            .execed(pid: 102, filename: "./app", atNs: 1_021 * ms),
+            .exited(pid: 102, status: 127 << 8, atNs: 1_022 * ms),
+        ])
+        // The killed /usr/games/app is not counted; the watched path and a relative name are.
+        #expect(assembler.takeFinished().map(\.pid) == [101, 102])
+    }
+
     @Test("forked from a running instance: a launch once it shows a frame, timed from the fork")
     func forkedFromInstance() throws {
         var assembler = assembler()
