@@ -744,7 +744,9 @@ int lp_x11_dispatch(lp_x11_observer *self, lp_x11_event *events, int max) {
         uint64_t at;
         while ((event = next_event(self, now, &at))) {
             uint8_t type = event->response_type & 0x7f;
-            if (type == XCB_CREATE_NOTIFY) {
+            if (type == XCB_CREATE_NOTIFY && find(self, ((xcb_create_notify_event_t *)event)->window)) {
+                // Adopted already by the scan at connect (made between the root's watch and it).
+            } else if (type == XCB_CREATE_NOTIFY) {
                 xcb_create_notify_event_t *create = (xcb_create_notify_event_t *)event;
                 // Watched before asking who owns it (a round trip): meanwhile a window manager may
                 // reparent the window into its frame and map it, and that map reaches only the
@@ -820,6 +822,51 @@ int lp_x11_dispatch(lp_x11_observer *self, lp_x11_event *events, int max) {
     }
     if (xcb_connection_has_error(self->connection)) return -1;
     return count;
+}
+
+int lp_x11_adopt_existing(lp_x11_observer *self) {
+    int adopted = 0;
+    for (int r = 0; r < self->root_count; r++) {
+        // After the root's watch (lp_x11_open): a window made since is in this list, its
+        // CreateNotify, or both.
+        xcb_window_t root = self->roots[r].id;
+        xcb_query_tree_reply_t *tree = await_reply(self, xcb_query_tree(self->connection, root).sequence);
+        if (!tree) continue;
+        xcb_window_t *children = xcb_query_tree_children(tree);
+        int count = xcb_query_tree_children_length(tree);
+        for (int i = 0; i < count; i++) {
+            if (find(self, children[i])) continue;
+            // Watched first (its map and damage from now on), then asked for its state: a window
+            // unmapped at that answer has its map and every drawing still to come.
+            track(self, children[i], root, 0, 0);
+            if (!find(self, children[i])) break;  // no room
+            xcb_get_geometry_cookie_t geometry = xcb_get_geometry(self->connection, children[i]);
+            xcb_get_window_attributes_cookie_t state = xcb_get_window_attributes(self->connection, children[i]);
+            int32_t pid = client_pid(self, children[i]);
+            xcb_get_geometry_reply_t *shape = await_reply(self, geometry.sequence);
+            xcb_get_window_attributes_reply_t *attributes = await_reply(self, state.sequence);
+            int unmapped = attributes && attributes->map_state == XCB_MAP_STATE_UNMAPPED;
+            int32_t owner = pid != 0 ? owning_launch(self, pid) : 0;
+            tracked_window *window = find(self, children[i]);
+            if (window && unmapped && shape && (pid == 0 ? !self->has_xres : owner != 0)) {
+                // A watched launch's window not shown yet: observed as one made after the watch.
+                window->border = shape->border_width;
+                window->pid = pid;
+                window->launch = owner;
+                window->verified = owner != 0;
+                adopted++;
+            } else if (window) {
+                // Another program's, gone, or already shown (its map and first drawing, if any,
+                // went unseen: nothing of it is reported).
+                forget(self, window);
+            }
+            free(shape);
+            free(attributes);
+        }
+        free(tree);
+    }
+    xcb_flush(self->connection);
+    return adopted;
 }
 
 void lp_x11_close(lp_x11_observer *self) {

@@ -1,6 +1,7 @@
 import CLaunchprof
 import LaunchprofReport
 import LaunchprofSystem
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -10,12 +11,22 @@ import Glibc
 /// a wake pipe that tells that thread a launch began or that it must stop, and the launch it
 /// watches (`CurrentLaunch`). An observer brings the connection and the loop (`watch`), which
 /// polls the wake pipe's read end beside its connection and ends when `stopRequested` says so.
-final class DisplayWatch: @unchecked Sendable {
+/// The monitor's display watchers (LaunchprofMonitor's `FieldDisplays`) use it too, without a
+/// launch of their own.
+package final class DisplayWatch: @unchecked Sendable {
     let launch = CurrentLaunch()
     private let wakePipe: (read: Int32, write: Int32)
     private var thread: DedicatedThread<Void>?
     /// Closes the observer's connection, after its thread has ended.
     private let disconnect: () -> Void
+    private let ended = Ended()
+
+    private final class Ended: Sendable {
+        let flag = Atomic(false)
+    }
+
+    /// Whether the watch's loop returned by itself (its server went away) or was stopped.
+    package var hasEnded: Bool { ended.flag.load(ordering: .acquiring) }
 
     /// Starts `watch` on the watch's thread. `disconnect` is called when the watch stops, or now
     /// when the thread's wake pipe cannot be made (the error is thrown then).
@@ -32,7 +43,19 @@ final class DisplayWatch: @unchecked Sendable {
         wakePipe = (fds[0], fds[1])
         self.disconnect = disconnect
         let launch = launch
-        thread = DedicatedThread { [wakeRead = fds[0]] in watch(wakeRead, launch) }
+        let ended = ended
+        thread = DedicatedThread { [wakeRead = fds[0]] in
+            watch(wakeRead, launch)
+            ended.flag.store(true, ordering: .releasing)
+        }
+    }
+
+    /// A watch that follows no launch of its own (the monitor's: its observer names each
+    /// window's launch from the window's owner).
+    package convenience init(
+        disconnect: @escaping () -> Void, watch: @escaping @Sendable (_ wakeRead: Int32) -> Void
+    ) throws(FrameObserverError) {
+        try self.init(disconnect: disconnect) { wakeRead, _ in watch(wakeRead) }
     }
 
     deinit { stop() }
@@ -47,7 +70,7 @@ final class DisplayWatch: @unchecked Sendable {
     func endLaunch() -> [DisplayEvent] { launch.end() }
 
     /// Ends the thread, then disconnects.
-    func stop() {
+    package func stop() {
         guard let thread else { return }
         wake(Self.stopByte)
         thread.join()
@@ -58,7 +81,7 @@ final class DisplayWatch: @unchecked Sendable {
     }
 
     /// On the thread, when the wake pipe is readable: empties it; true when the watch must end.
-    static func stopRequested(_ wakeRead: Int32) -> Bool {
+    package static func stopRequested(_ wakeRead: Int32) -> Bool {
         var bytes = [UInt8](repeating: 0, count: 16)
         let count = read(wakeRead, &bytes, bytes.count)
         return count > 0 && bytes[..<count].contains(stopByte)

@@ -1,7 +1,7 @@
 import CFrameX11
 import CLaunchprof
+import LaunchprofDisplay
 import LaunchprofReport
-import LaunchprofSystem
 import LaunchprofTracing
 import Synchronization
 
@@ -48,7 +48,7 @@ public final class FieldDisplays: @unchecked Sendable {
         // A server that went away (restarted, or another on the same number) is watched afresh.
         let (opened, full, gone) = watchers.withLock { watchers -> (Bool, Bool, DisplayWatcher?) in
             if let watcher = watchers[name] {
-                if watcher.alive.isAlive { return (true, false, nil) }
+                if watcher.isAlive { return (true, false, nil) }
                 watchers[name] = nil
                 return (false, false, watcher)
             }
@@ -63,7 +63,7 @@ public final class FieldDisplays: @unchecked Sendable {
         do throws(FrameWatchFailure) {
             let watcher = try DisplayWatcher(display: name, allowedUID: uid, owners: owners, onEvent: onEvent)
             watchers.withLock { $0[name] = watcher }
-            return "its display \(name) was first watched during this launch: windows it made before were not seen"
+            return "its display \(name) was first watched during this launch: a window it showed before was not seen"
         } catch {
             sayOnce(name, "not watching display \(name): \(error.reason)")
             return "its display \(name) is not watched: \(error.reason)"
@@ -86,6 +86,14 @@ public final class FieldDisplays: @unchecked Sendable {
     }
 
     public var watched: [String] { watchers.withLock { Array($0.keys).sorted() } }
+
+    /// When the earliest display thread now handling its server's events began (nil: none is):
+    /// every event it has yet to deliver is stamped at or after this, so the loop orders nothing
+    /// past it (a thread that a loaded machine keeps from running delays the launches it may
+    /// concern instead of losing their frames).
+    public var busySinceNs: UInt64? {
+        watchers.withLock { $0.values.compactMap(\.busySinceNs).min() }
+    }
 
     public func stop() {
         let all = watchers.withLock { watchers in
@@ -158,20 +166,28 @@ final class WatchedOwners: Sendable {
     }
 }
 
-/// One display's connection and thread.
+/// One display's connection, watched on a thread of its own (`DisplayWatch`, the frame observers'
+/// base). At connect, the display's top-level windows are scanned: one a watched launch made
+/// before the connection but has not shown yet is watched from there (its map and first frame
+/// are seen); one already shown is not reported (its first frame went unseen).
 final class DisplayWatcher: @unchecked Sendable {
     let display: String
-    private let observer: OpaquePointer
-    private let wakePipe: (read: Int32, write: Int32)
-    private var thread: DedicatedThread<Int>?
-    private let owners: Unmanaged<WatchedOwners>
-    /// False once its thread ended (the server went away).
-    let alive = Liveness()
+    private let watch: DisplayWatch
+    /// Windows of watched launches made before the connection, not shown yet at its scan.
+    let adopted: Int
 
-    final class Liveness: Sendable {
-        private let state = Atomic(true)
-        var isAlive: Bool { state.load(ordering: .relaxed) }
-        func end() { state.store(false, ordering: .relaxed) }
+    /// False once its thread ended (the server went away).
+    var isAlive: Bool { !watch.hasEnded }
+
+    private final class Busy: Sendable {
+        /// 0: waiting for the server; else when the thread began handling its events.
+        let sinceNs = Atomic<UInt64>(0)
+    }
+
+    private let busy = Busy()
+    var busySinceNs: UInt64? {
+        let since = busy.sinceNs.load(ordering: .acquiring)
+        return since == 0 ? nil : since
     }
 
     init(display: String, allowedUID: uid_t?, owners: WatchedOwners, onEvent: @escaping @Sendable (FieldEvent) -> Void) throws(FrameWatchFailure) {
@@ -193,42 +209,32 @@ final class DisplayWatcher: @unchecked Sendable {
             lp_x11_close(handle)
             throw FrameWatchFailure(reason: known ? "its server runs as uid \(uid), neither root nor the program's user" : "its server cannot be identified")
         }
-        var fds: [Int32] = [0, 0]
-        guard lp_pipe(&fds, true) == 0 else {
-            lp_x11_close(handle)
-            throw FrameWatchFailure(reason: "no pipe (\(MonitorError.text(errno)))")
-        }
-        observer = handle
-        wakePipe = (fds[0], fds[1])
-        self.owners = Unmanaged.passRetained(owners)
+        let context = Unmanaged.passRetained(owners)
         lp_x11_set_owner_filter(handle, { context, pid in
             guard let context else { return 0 }
             return Unmanaged<WatchedOwners>.fromOpaque(context).takeUnretainedValue().launch(of: pid)
-        }, self.owners.toOpaque())
+        }, context.toOpaque())
+        adopted = Int(lp_x11_adopt_existing(handle))
+        // Used by the watch's thread alone until the watch has stopped it.
         nonisolated(unsafe) let connection = handle
-        let wakeRead = fds[0]
-        let alive = alive
-        thread = DedicatedThread {
-            defer { alive.end() }
-            return Self.watch(connection, wakeRead: wakeRead, display: display, onEvent: onEvent)
+        do throws(FrameObserverError) {
+            let busy = busy
+            watch = try DisplayWatch(disconnect: {
+                lp_x11_close(connection)
+                context.release()
+            }) { wakeRead in
+                Self.observe(connection, wakeRead: wakeRead, display: display, busy: busy, onEvent: onEvent)
+            }
+        } catch {
+            throw FrameWatchFailure(reason: "\(error)")
         }
     }
 
-    func stop() {
-        guard let thread else { return }
-        var byte: UInt8 = 0
-        _ = write(wakePipe.write, &byte, 1)
-        _ = thread.join()
-        self.thread = nil
-        lp_x11_close(observer)
-        close(wakePipe.read)
-        close(wakePipe.write)
-        owners.release()
-    }
+    func stop() { watch.stop() }
 
-    deinit { stop() }
-
-    private static func watch(_ observer: OpaquePointer, wakeRead: Int32, display: String, onEvent: @Sendable (FieldEvent) -> Void) -> Int {
+    private static func observe(
+        _ observer: OpaquePointer, wakeRead: Int32, display: String, busy: Busy, onEvent: @Sendable (FieldEvent) -> Void
+    ) {
         var descriptors = [
             pollfd(fd: lp_x11_fd(observer), events: Int16(POLLIN), revents: 0),
             pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
@@ -237,16 +243,19 @@ final class DisplayWatcher: @unchecked Sendable {
         while true {
             descriptors[0].revents = 0
             descriptors[1].revents = 0
-            if poll(&descriptors, 2, -1) < 0 && errno != EINTR { return 1 }
-            if descriptors[1].revents != 0 { return 0 }
+            if poll(&descriptors, 2, -1) < 0 && errno != EINTR { return }
+            if descriptors[1].revents != 0, DisplayWatch.stopRequested(wakeRead) { return }
+            // Events are stamped as they are taken off the connection, after this.
+            busy.sinceNs.store(lp_now_ns(), ordering: .releasing)
             let count = lp_x11_dispatch(observer, &buffer, Int32(buffer.count))
-            if count < 0 { return 0 }  // the server went away
+            if count < 0 { return }  // the server went away
             for raw in buffer.prefix(Int(count)) where raw.root_pid > 0 {
                 let event = DisplayEvent(
                     kind: raw.kind == Int32(LP_X11_FIRST_FRAME.rawValue) ? .firstFrame : .windowMapped,
                     atNs: raw.at_ns, pid: raw.pid, window: "0x" + String(raw.window, radix: 16), display: display)
                 onEvent(.display(pid: raw.root_pid, event))
             }
+            busy.sinceNs.store(0, ordering: .releasing)
         }
     }
 }

@@ -27,7 +27,7 @@ public enum FieldEvent: Sendable, Equatable {
     /// A display server showed a window of `pid` (or of a descendant of it), or its first frame.
     case display(pid: Int32, DisplayEvent)
     /// The display `pid` names was not watched when it was exec'd (first watched only then, or
-    /// refused): windows it made before `atNs` went unseen, so a clean exit is no first frame.
+    /// refused): a window it showed before `atNs` went unseen, so a clean exit is no first frame.
     case displayUnwatched(pid: Int32, reason: String, atNs: UInt64)
 
     public var pid: Int32 {

@@ -153,7 +153,15 @@ extension FieldEventSource {
         guard let child = task.fields["pid"], let flags = task.fields["clone_flags"] else {
             throw .kernelEvent(what: "task/task_newtask (no pid or clone_flags field)", errno: EINVAL)
         }
-        try add(tracepoint: task.id, name: "task/task_newtask", rule: .newTask(pid: child, cloneFlags: flags))
+        // Threads (CLONE_THREAD) are no processes: the kernel drops them before they reach a ring
+        // (a process starting threads is no sample per thread); a kernel that refuses the
+        // filter's negation sends them, and the decoder drops them.
+        let rule = FieldRecordDecoder.Rule.newTask(pid: child, cloneFlags: flags)
+        do throws(MonitorError) {
+            try add(tracepoint: task.id, name: "task/task_newtask", filter: "!(clone_flags & 0x10000)", rule: rule)
+        } catch {
+            try add(tracepoint: task.id, name: "task/task_newtask", rule: rule)
+        }
         // Sent, not delivered: a SIGCONT nobody handles is never delivered, yet it resumes the
         // process as it is sent. Only SIGCONT and the stop signals: anything else would be a sample
         // dropped.

@@ -54,6 +54,8 @@ public struct FieldLaunchAssembler: Sendable {
 
     /// The programs watched: index → the file names an exec of each can have.
     private let fileNames: [Set<String>]
+    /// Index → the absolute paths known to name each (as given, and resolved); empty: unknown.
+    private let paths: [Set<String>]
     private var processes: [Int32: ProcessState] = [:]
     private var launchCount = 0
     /// Per program, its processes with a launch in flight or running on after one.
@@ -106,12 +108,18 @@ public struct FieldLaunchAssembler: Sendable {
         programs: [WatchedProgram], timeoutNs: UInt64 = 60_000_000_000, maximumProcesses: Int = 65_536,
         maximumLaunches: Int = 4096
     ) {
-        self.init(fileNames: programs.map(\.fileNames), timeoutNs: timeoutNs, maximumProcesses: maximumProcesses, maximumLaunches: maximumLaunches)
+        self.init(
+            fileNames: programs.map(\.fileNames), paths: programs.map { Set([$0.givenPath, $0.path].filter { $0.hasPrefix("/") }) },
+            timeoutNs: timeoutNs, maximumProcesses: maximumProcesses, maximumLaunches: maximumLaunches)
     }
 
-    /// For tests: programs by their file names alone.
-    public init(fileNames: [Set<String>], timeoutNs: UInt64, maximumProcesses: Int = 65_536, maximumLaunches: Int = 4096) {
+    /// For tests: programs by their file names (and absolute paths, when given).
+    public init(
+        fileNames: [Set<String>], paths: [Set<String>]? = nil, timeoutNs: UInt64, maximumProcesses: Int = 65_536,
+        maximumLaunches: Int = 4096
+    ) {
         self.fileNames = fileNames
+        self.paths = paths ?? fileNames.map { _ in [] }
         self.timeoutNs = timeoutNs
         self.maximumProcesses = maximumProcesses
         self.maximumLaunches = maximumLaunches
@@ -209,7 +217,9 @@ public struct FieldLaunchAssembler: Sendable {
         {
             // It never ran its program's code, yet it exec'd a file of that name and failed the
             // way a launch fails before it (a library missing: the loader exits 127; a library's
-            // constructor crashed). Told by name alone: another program of that name would count.
+            // constructor crashed). An absolute path must be one the program is known by (another
+            // `true` killed elsewhere on the machine is no failed launch of a watched copy); a
+            // relative one is told by its name alone.
             state.program = program
             processes[pid] = state
             begin(pid: pid, program: program, startType: .cold)
@@ -422,7 +432,9 @@ public struct FieldLaunchAssembler: Sendable {
 
     private func programNamed(_ path: String) -> Int? {
         let name = WatchedProgram.fileName(path)
-        return fileNames.firstIndex { $0.contains(name) }
+        guard let index = fileNames.firstIndex(where: { $0.contains(name) }) else { return nil }
+        if path.hasPrefix("/"), !paths[index].isEmpty, !paths[index].contains(path) { return nil }
+        return index
     }
 
     /// Keeps `state` for `pid`, making room by evicting the longest-quiet histories that have no

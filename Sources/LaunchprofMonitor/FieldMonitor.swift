@@ -11,11 +11,14 @@ import Glibc
 /// `launchprof monitor`: records the launches of watched programs that anyone starts on the
 /// machine, until SIGTERM, SIGINT or SIGHUP.
 ///
-/// One loop on one thread: it sleeps in `poll` on the kernel's rings, the exit messages and the
-/// stop signals, waking when a ring is a quarter full, when a watched program is exec'd (to watch
-/// its display before its first window), or every `tickNs`. Each pass reads everything waiting,
+/// One loop on one thread: it sleeps in `poll` on the kernel's rings and the stop signals. A
+/// watched program's exec wakes it to watch that program's display before its first window, and
+/// nothing more; a pass runs every `tickNs`, or when a ring is a quarter full — never at each exit
+/// message, which every process on the machine sends. Each pass reads everything waiting (the
+/// exit messages too),
 /// puts the kernel's and the displays' events in time order (an event is used once every source
-/// has had the chance to deliver what came before it), assembles launches, and stores the
+/// has had the chance to deliver what came before it: 20 ms for the kernel's, and no display
+/// thread still handling earlier events), assembles launches, and stores the
 /// finished ones with the events lost in one transaction. `/metrics` is served from another
 /// thread, and each display watched has one.
 ///
@@ -192,41 +195,62 @@ public final class FieldMonitor {
     /// Records until a stop signal arrives; returns it.
     @discardableResult
     public func run() throws(MonitorError) -> Int32 {
+        // The exit messages are read on each pass, never waited on: every process's exit on the
+        // machine would wake the loop (their buffer holds several seconds of a busy machine's).
         var descriptors = [pollfd(fd: stopSignals, events: Int16(POLLIN), revents: 0)]
-        descriptors.append(pollfd(fd: exits.descriptor, events: Int16(POLLIN), revents: 0))
         for fd in source.pollDescriptors + (prompt?.pollDescriptors ?? []) {
             descriptors.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
         }
-        let tickMs = Int32(configuration.tickNs / 1_000_000)
+        let rings = 1...source.pollDescriptors.count
+        var nextPassNs = lp_now_ns() + configuration.tickNs
         lastMaintenanceNs = lp_now_ns()
         try maintain()
         while true {
             for index in descriptors.indices { descriptors[index].revents = 0 }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), tickMs)
+            let now = lp_now_ns()
+            let timeoutMs = nextPassNs > now ? Int32(clamping: (nextPassNs - now) / 1_000_000 + 1) : 0
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeoutMs)
             if ready < 0 && errno != EINTR { throw .kernelEvent(what: "poll", errno: errno) }
             if descriptors[0].revents != 0 {
                 let signal = lp_field_stop_signal_read(stopSignals)
                 try pass(final: true)
                 return Int32(signal)
             }
-            try pass(final: false)
+            // A watched program's exec alone: its display is watched at once (before its first
+            // window), and the rest waits for the tick or a filling ring, so that the monitor's
+            // work (assembly, the store) does not compete with the launch it just saw begin.
+            if rings.contains(where: { descriptors[$0].revents != 0 }) || lp_now_ns() >= nextPassNs {
+                try pass(final: false)
+                nextPassNs = lp_now_ns() + configuration.tickNs
+            } else {
+                watchPromptedDisplays()
+            }
+        }
+    }
+
+    /// The displays of the watched programs exec'd since the last look, watched now; a launch
+    /// whose display was not watched until then is told so (its windows shown before went unseen).
+    private func watchPromptedDisplays() {
+        guard let prompt else { return }
+        for case .execed(let pid, _, _) in prompt.read() {
+            if let unseen = displays.watchDisplay(ofProcess: pid) {
+                reorder.append(.displayUnwatched(pid: pid, reason: unseen, atNs: lp_now_ns()))
+            }
         }
     }
 
     /// One pass: read, order, assemble, store.
     func pass(final: Bool) throws(MonitorError) {
         let now = lp_now_ns()
-        if let prompt {
-            for case .execed(let pid, _, _) in prompt.read() {
-                if let unseen = displays.watchDisplay(ofProcess: pid) {
-                    reorder.append(.displayUnwatched(pid: pid, reason: unseen, atNs: lp_now_ns()))
-                }
-            }
-        }
+        watchPromptedDisplays()
         reorder += source.read()
         reorder += exits.read()
+        // Read before the events are taken: an event the displays' threads have yet to hand over
+        // is then stamped after `busy`, or after this pass began.
+        let busy = displays.busySinceNs
         reorder += displayEvents.take()
-        let horizon = final ? UInt64.max : now - min(now, Self.settleNs)
+        var horizon = final ? UInt64.max : now - min(now, Self.settleNs)
+        if !final, let busy { horizon = min(horizon, busy - 1) }
         reorder.sort { $0.atNs < $1.atNs }
         let split = reorder.firstIndex { $0.atNs > horizon } ?? reorder.endIndex
         assembler.ingest(Array(reorder[..<split]))

@@ -1,6 +1,6 @@
 /// An HTTP/1.x request head as the metrics endpoint accepts it, parsed from bytes any local
 /// process (or, bound elsewhere, any host) can send: strict, bounded, and with nothing kept but
-/// the method, the path and the two headers the endpoint reads. Pure (not yet in Fuzz/).
+/// the method, the path and the two headers the endpoint reads. Pure: Fuzz/run-http.sh fuzzes it.
 public struct HTTPRequest: Sendable, Equatable {
     public var method: String
     /// The request target's path (no query string).
@@ -80,14 +80,34 @@ public struct HTTPRequest: Sendable, Equatable {
         return .request(request)
     }
 
-    /// Where the head ends (just past its blank line), if it does.
-    static func headEnd(_ bytes: [UInt8]) -> Int? {
+    /// Where the head ends (just past its blank line), if it does. `from`: the count of bytes
+    /// already searched (a connection's earlier reads), so a client sending a byte at a time
+    /// costs a scan of each byte once, not of its whole head per byte.
+    public static func headEnd(_ bytes: [UInt8], from searched: Int = 0) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        for index in 3..<bytes.count
+        for index in max(3, searched)..<bytes.count
         where bytes[index] == 0x0a && bytes[index - 1] == 0x0d && bytes[index - 2] == 0x0a && bytes[index - 3] == 0x0d {
             return index + 1
         }
         return nil
+    }
+
+    /// Whether `authorization` is `Bearer TOKEN` (the scheme in any case) with exactly `token`.
+    /// The time taken depends on the token's length alone, never on where a guess differs: every
+    /// byte of the token is compared, without an early exit.
+    public static func bearer(_ authorization: String?, matches token: [UInt8]) -> Bool {
+        guard let authorization else { return false }
+        let bytes = Array(authorization.utf8)
+        let scheme = Array("bearer ".utf8)
+        let lowered = bytes.prefix(scheme.count).map { $0 >= 0x41 && $0 <= 0x5a ? $0 + 0x20 : $0 }
+        guard bytes.count > scheme.count, lowered == scheme else { return false }
+        let given = bytes[scheme.count...]
+        var difference = UInt8(given.count == token.count ? 0 : 1)
+        for index in token.indices {
+            let offset = given.startIndex + index
+            difference |= token[index] ^ (offset < given.endIndex ? given[offset] : 0)
+        }
+        return difference == 0 && !token.isEmpty
     }
 
     /// The head's lines (CRLF-separated; a bare LF is taken as a line end too), the blank

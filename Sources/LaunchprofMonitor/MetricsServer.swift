@@ -10,33 +10,44 @@ import Glibc
 
 /// `--metrics-listen ADDRESS:PORT`: Prometheus's `/metrics` over HTTP/1.1, on a thread of its
 /// own. Everything a client sends is hostile input: a head of at most 8 KiB parsed strictly
-/// (`HTTPRequest`), no body, one request per connection, at most `maximumClients` at once, each
-/// given `deadlineNs` to send its request and take the answer. A scrape must carry the bearer
-/// token (`Authorization: Bearer …`, Prometheus's `authorization.credentials_file`): the counts
-/// say which programs run on the machine. The answer is OpenMetrics or the classic text format,
-/// as the `Accept` header asks.
+/// (`HTTPRequest`), no body, one request per connection. A client cannot hold the server: each
+/// connection has `Limits.deadlineNs` for its whole life (a client trickling its request a byte
+/// at a time is cut off then), at most `Limits.clients` are open, and a new connection beyond
+/// that closes the oldest one still sending its request (so a crowd of idle connections cannot
+/// lock a scraper out). A scrape must carry the bearer token (`Authorization: Bearer …`,
+/// Prometheus's `authorization.credentials_file`): the counts say which programs run on the
+/// machine. The answer is OpenMetrics or the classic text format, as the `Accept` header asks.
 public final class MetricsServer: @unchecked Sendable {
-    public static let maximumClients = 32
-    public static let deadlineNs: UInt64 = 5_000_000_000
+    public struct Limits: Sendable {
+        /// Connections open at once.
+        public var clients: Int
+        /// A connection's whole life: its request and the sending of the answer.
+        public var deadlineNs: UInt64
+
+        public init(clients: Int = 32, deadlineNs: UInt64 = 5_000_000_000) {
+            self.clients = max(clients, 1)
+            self.deadlineNs = deadlineNs
+        }
+    }
 
     /// The address it listens on (the port chosen by the kernel when 0 was asked).
     public let address: String
     private let listener: Int32
     private let wakePipe: (read: Int32, write: Int32)
-    private let token: [UInt8]
-    private let metrics: FieldMetrics
     private var thread: DedicatedThread<Int>?
 
     private struct Client {
         var fd: Int32
         var received: [UInt8] = []
+        /// How much of `received` was searched for the head's end.
+        var searched = 0
         var reply: [UInt8] = []
         var sent = 0
         var deadlineNs: UInt64
     }
 
     /// Binds `listen` ("127.0.0.1:9464", "[::1]:9464", "0.0.0.0:9464") and starts serving.
-    public init(listen: String, token: [UInt8], metrics: FieldMetrics) throws(MonitorError) {
+    public init(listen: String, token: [UInt8], metrics: FieldMetrics, limits: Limits = Limits()) throws(MonitorError) {
         guard let endpoint = Self.parseAddress(listen) else {
             throw .badValue(
                 option: "--metrics-listen", value: listen,
@@ -59,13 +70,10 @@ public final class MetricsServer: @unchecked Sendable {
         }
         listener = fd
         wakePipe = (pipe[0], pipe[1])
-        self.token = token
-        self.metrics = metrics
         address = Self.boundAddress(fd, family: endpoint.family) ?? listen
         let listener = fd
         let wake = pipe[0]
-        let token = token
-        thread = DedicatedThread { Self.serve(listener: listener, wake: wake, token: token, metrics: metrics) }
+        thread = DedicatedThread { Self.serve(listener: listener, wake: wake, token: token, metrics: metrics, limits: limits) }
     }
 
     /// Stops serving and closes every connection.
@@ -84,41 +92,65 @@ public final class MetricsServer: @unchecked Sendable {
 
     // MARK: Serving
 
-    private static func serve(listener: Int32, wake: Int32, token: [UInt8], metrics: FieldMetrics) -> Int {
+    private static func serve(listener: Int32, wake: Int32, token: [UInt8], metrics: FieldMetrics, limits: Limits) -> Int {
         var clients: [Client] = []
+        // Out of descriptors or memory, accept fails while the listener stays readable: it is
+        // left alone (a negative descriptor is skipped by poll) for a tenth of a second.
+        var restUntilNs: UInt64 = 0
         while true {
-            var descriptors = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            if clients.count < maximumClients { descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0)) }
+            let resting = lp_now_ns() < restUntilNs
+            var descriptors = [
+                pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: resting ? -1 : listener, events: Int16(POLLIN), revents: 0),
+            ]
             for client in clients {
                 descriptors.append(pollfd(fd: client.fd, events: Int16(client.reply.isEmpty ? POLLIN : POLLOUT), revents: 0))
             }
-            let ready = poll(&descriptors, nfds_t(descriptors.count), timeoutMs(clients))
+            let timeout = timeoutMs(clients)
+            let ready = poll(&descriptors, nfds_t(descriptors.count), resting && (timeout < 0 || timeout > 100) ? 100 : timeout)
             if ready < 0 && errno != EINTR { return 1 }
             if descriptors[0].revents != 0 { break }
-            if descriptors.count > 1, descriptors[1].fd == listener, descriptors[1].revents != 0 {
-                while clients.count < maximumClients {
-                    let fd = accept(listener, nil, nil)
-                    guard fd >= 0 else { break }
-                    // Close-on-exec and non-blocking, as the listener (accept4 is not in Glibc's module).
-                    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                    _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-                    clients.append(Client(fd: fd, deadlineNs: lp_now_ns() + deadlineNs))
-                }
-            }
-            let polled = Dictionary(descriptors.map { ($0.fd, $0.revents) }, uniquingKeysWith: { a, _ in a })
+            let now = lp_now_ns()
             var kept: [Client] = []
-            for var client in clients {
-                let events = polled[client.fd] ?? 0
-                var done = lp_now_ns() >= client.deadlineNs
+            for (index, var client) in clients.enumerated() {
+                let events = descriptors[index + 2].revents
+                var done = now >= client.deadlineNs
                 if !done, events != 0 {
                     done = client.reply.isEmpty ? receive(&client, token: token, metrics: metrics) : send(&client)
                 }
                 if done { close(client.fd) } else { kept.append(client) }
             }
             clients = kept
+            if descriptors[1].revents != 0, !admit(listener, into: &clients, limits: limits, now: now) {
+                restUntilNs = now + 100_000_000
+            }
         }
         for client in clients { close(client.fd) }
         return 0
+    }
+
+    /// Accepts the connections waiting (a bounded number per pass). At the limit, a newcomer
+    /// takes the place of the oldest connection still sending its request; when every one is
+    /// being answered, the newcomer is closed. False when accept failed for want of resources.
+    private static func admit(_ listener: Int32, into clients: inout [Client], limits: Limits, now: UInt64) -> Bool {
+        for _ in 0..<64 {
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return [EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED].contains(errno) }
+            // Close-on-exec and non-blocking, as the listener (accept4 is not in Glibc's module).
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+            if clients.count >= limits.clients {
+                let waiting = clients.indices.filter { clients[$0].reply.isEmpty }
+                guard let oldest = waiting.min(by: { clients[$0].deadlineNs < clients[$1].deadlineNs }) else {
+                    close(fd)
+                    continue
+                }
+                close(clients[oldest].fd)
+                clients.remove(at: oldest)
+            }
+            clients.append(Client(fd: fd, deadlineNs: now + limits.deadlineNs))
+        }
+        return true
     }
 
     /// How long a poll may wait: until the nearest client's deadline, else forever.
@@ -137,6 +169,14 @@ public final class MetricsServer: @unchecked Sendable {
         if count < 0 { return errno != EAGAIN && errno != EINTR }
         if count == 0 { return true }
         client.received += chunk[..<count]
+        // The head is parsed once it is complete (or too large): a client sending a byte at a
+        // time costs one look at each byte.
+        if client.received.count < HTTPRequest.maximumHeadBytes,
+            HTTPRequest.headEnd(client.received, from: client.searched) == nil
+        {
+            client.searched = client.received.count
+            return false
+        }
         switch HTTPRequest.parse(client.received) {
         case .incomplete:
             return false
@@ -166,7 +206,7 @@ public final class MetricsServer: @unchecked Sendable {
         guard request.method == "GET" || request.method == "HEAD" else {
             return response(status: 405, body: "method not allowed\n", contentType: "text/plain; charset=utf-8", extra: ["Allow: GET, HEAD"])
         }
-        guard authorized(request.authorization, token: token) else {
+        guard HTTPRequest.bearer(request.authorization, matches: token) else {
             return response(
                 status: 401, body: "a bearer token is required (the file the monitor names at start)\n",
                 contentType: "text/plain; charset=utf-8", extra: ["WWW-Authenticate: Bearer realm=\"launchprof\""])
@@ -174,15 +214,6 @@ public final class MetricsServer: @unchecked Sendable {
         let format = ExpositionFormat.negotiated(accept: request.accept)
         let body = metrics.exposition().text(format)
         return response(status: 200, body: body, contentType: format.contentType, headOnly: request.method == "HEAD")
-    }
-
-    /// Whether `Authorization: Bearer TOKEN` names the token, compared in constant time.
-    static func authorized(_ header: String?, token: [UInt8]) -> Bool {
-        guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else { return false }
-        let given = Array(header.utf8.dropFirst(7))
-        var difference = UInt8(given.count == token.count ? 0 : 1)
-        for index in 0..<token.count { difference |= token[index] ^ (index < given.count ? given[index] : 0) }
-        return difference == 0
     }
 
     static func response(status: Int, body: String, contentType: String, extra: [String] = [], headOnly: Bool = false) -> [UInt8] {

@@ -62,6 +62,12 @@ void lp_x11_set_root_pid(lp_x11_observer *observer, int32_t pid);
 typedef int32_t (*lp_x11_owner_filter)(void *_Nullable context, int32_t pid);
 void lp_x11_set_owner_filter(lp_x11_observer *observer, lp_x11_owner_filter _Nullable filter, void *_Nullable context);
 
+/// Field mode, once the owner filter is set: adopts the top-level windows that exist already
+/// (made before this connection watched the display) and are not shown yet, when they belong to
+/// a watched launch: their map and first content are then observed as any other's. A window
+/// already shown is left alone (what it showed before went unseen). Returns how many were adopted.
+int lp_x11_adopt_existing(lp_x11_observer *observer);
+
 /// Handles every event that has arrived; writes up to `max` observations to `events` and returns
 /// their count, or -1 when the connection is broken (the server went away).
 int lp_x11_dispatch(lp_x11_observer *observer, lp_x11_event *events, int max);

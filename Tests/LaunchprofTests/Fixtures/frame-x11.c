@@ -17,12 +17,17 @@
  * - FRAME_DRAW_ON_TERM=1: nothing is drawn until SIGTERM (launchprof ending the run); then the
  *   rectangle ("late-frame x11 B E"), and the fixture waits on until SIGKILL, so the drawing is
  *   seen while launchprof still watches the run.
+ * - FRAME_HOLD=1 holds the window made but not mapped; FRAME_HOLD=2 holds it after its first
+ *   frame, then hides, shows and draws it once more: each hold says "created" or "drawn" on
+ *   stdout once the server has the window (a round trip) and waits for a byte on stdin
+ *   ("redrawn" follows the second showing).
  */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <xcb/xcb.h>
 
 #include "run-fixture.h"
@@ -41,6 +46,16 @@ static void draw(xcb_connection_t *connection, xcb_window_t window, xcb_gcontext
     xcb_flush(connection);
     free(xcb_get_input_focus_reply(connection, xcb_get_input_focus(connection), NULL));
     lp_truth(kind, "x11", sending, lp_now());
+}
+
+/* Makes sure the server has every request sent so far, says `what` on stdout and waits for a
+ * byte on stdin. */
+static void hold_until_told(xcb_connection_t *connection, const char *what) {
+    free(xcb_get_input_focus_reply(connection, xcb_get_input_focus(connection), NULL));
+    printf("%s\n", what);
+    fflush(stdout);
+    char byte;
+    if (read(0, &byte, 1) != 1) exit(3);
 }
 
 int main(void) {
@@ -82,6 +97,8 @@ int main(void) {
                       XCB_WINDOW_CLASS_INPUT_OUTPUT, screen->root_visual,
                       mask | XCB_CW_BORDER_PIXEL | XCB_CW_EVENT_MASK, values);
     int drawn = 0;
+    uint64_t hold = lp_setting("FRAME_HOLD", 0);
+    if (hold == 1) hold_until_told(connection, "created");
     uint64_t mapping = lp_now();
     if (lp_setting("FRAME_WINDOWS", 1) > 0) xcb_map_window(connection, window);
     if (grab) {
@@ -115,6 +132,15 @@ int main(void) {
             } else {
                 lp_busy_us(lp_setting("FRAME_DRAW_US", 20000));
                 draw(connection, window, gc, "first-frame");
+            }
+            if (hold == 2) {
+                hold_until_told(connection, "drawn");
+                // Hidden and shown again, and drawn: a later showing, not a first one.
+                xcb_unmap_window(connection, window);
+                xcb_map_window(connection, window);
+                xcb_rectangle_t again = {60, 60, 100, 60};
+                xcb_poly_fill_rectangle(connection, window, gc, 1, &again);
+                hold_until_told(connection, "redrawn");
             }
             if (lp_setting("FRAME_EXIT", 0) > 0) break;
         }

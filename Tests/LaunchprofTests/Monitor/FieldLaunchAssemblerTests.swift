@@ -75,7 +75,7 @@ struct FieldLaunchAssemblerTests {
     /// window seen is no first frame, absent with why; a window seen after all is one.
     @Test("a display not watched from the exec: a clean exit is no first frame; a window seen is", arguments: [false, true])
     func displayWatchedLate(beforeEntry: Bool) throws {
-        let reason = "its display :5 was first watched during this launch: windows it made before were not seen"
+        let reason = "its display :5 was first watched during this launch: a window it showed before was not seen"
         var events = coldStart()
         events.append(.displayUnwatched(pid: 100, reason: reason, atNs: beforeEntry ? 1_001 * ms + 1 : 1_006 * ms))
         var assembler = assembler()
@@ -130,6 +130,24 @@ struct FieldLaunchAssemblerTests {
         #expect(assembler.takeFinished().isEmpty)
     }
 
+    @Test("a failure before the program's code under another absolute path is another program's, not a failed launch")
+    func failureOfAnotherProgramOfTheSameName() throws {
+        var assembler = FieldLaunchAssembler(fileNames: [["app"]], paths: [[Self.app]], timeoutNs: 60_000 * ms)
+        assembler.ingest([
+            .forked(parent: 10, child: 100, atNs: 1_000 * ms),
+            .execed(pid: 100, filename: "/usr/games/app", atNs: 1_001 * ms),
+            .exited(pid: 100, status: 9, atNs: 1_002 * ms),
+            .forked(parent: 10, child: 101, atNs: 1_010 * ms),
+            .execed(pid: 101, filename: Self.app, atNs: 1_011 * ms),
+            .exited(pid: 101, status: 127 << 8, atNs: 1_012 * ms),
+            .forked(parent: 10, child: 102, atNs: 1_020 * ms),
+            .execed(pid: 102, filename: "./app", atNs: 1_021 * ms),
+            .exited(pid: 102, status: 127 << 8, atNs: 1_022 * ms),
+        ])
+        // The killed /usr/games/app is not counted; the watched path and a relative name are.
+        #expect(assembler.takeFinished().map(\.pid) == [101, 102])
+    }
+
     @Test("forked from a running instance: a launch once it shows a frame, timed from the fork")
     func forkedFromInstance() throws {
         var assembler = assembler()
@@ -170,6 +188,25 @@ struct FieldLaunchAssemblerTests {
         let run = try run(launch)
         #expect(run.metrics.optimizedTimeToFirstFrameNs == 30 * ms)
         #expect(run.field?.resumedAtNs == 9_000 * ms)
+    }
+
+    @Test("a stop sent before the exec tracepoint (the kernel's own order after a vfork) still freezes the launch")
+    func stoppedBeforeExecTracepoint() throws {
+        // posix_spawn's parent runs again once the child's exec has released its memory, before
+        // the exec tracepoint: its SIGSTOP is stamped first (seen on one CPU, in one ring), and
+        // delivered as the new image returns to user space.
+        var assembler = assembler(timeoutNs: 100 * ms)
+        var events = coldStart()
+        events.insert(.stopped(pid: 100, atNs: 1_000 * ms + 500_000), at: 1)
+        assembler.ingest(events)
+        assembler.expire(nowNs: 9_000 * ms)
+        #expect(assembler.takeFinished().isEmpty, "the frozen launch timed out")
+        assembler.ingest([
+            .continued(pid: 100, atNs: 10_000 * ms),
+            .exited(pid: 100, status: 0, atNs: 10_010 * ms),
+        ])
+        let launch = try #require(assembler.takeFinished().first)
+        #expect(launch.startType == .resumed && launch.resumedAtNs == 10_000 * ms && !launch.timedOut)
     }
 
     @Test("a second instance that hands over and exits is brought to front, not a cold launch")
