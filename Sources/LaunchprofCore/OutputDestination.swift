@@ -15,6 +15,9 @@ import LaunchprofReport
 /// - a symbolic link is followed: the link stays, its target is written as above;
 /// - `-`, a FIFO, a character device or a socket is written in place (opened without creating
 ///   or truncating), as one write of the complete document when it is committed;
+/// - a link to one of launchprof's open descriptors (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
+///   `/proc/self/fd/N`) is that descriptor, written in place whatever it is (a pipe, a terminal,
+///   a file a shell redirected it to): never reopened, never replaced;
 /// - a directory, a missing parent folder or an unwritable path is refused.
 public struct OutputDestination: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
@@ -22,6 +25,8 @@ public struct OutputDestination: Sendable, Equatable {
         case file(path: String, mode: mode_t?)
         /// Written in place: a device, a FIFO, a socket; nil for `-` (standard output).
         case stream(path: String?)
+        /// Written in place to one of launchprof's open descriptors (other than stdout).
+        case descriptor(Int32)
     }
 
     /// The path as the user gave it (for messages).
@@ -36,6 +41,13 @@ public struct OutputDestination: Sendable, Equatable {
             return
         }
         guard !path.isEmpty else { throw Self.refusal(path, ENOENT, "the path is empty; name a file") }
+        if let descriptor = Self.openDescriptor(named: path) {
+            // Renaming a file over /dev/stdout replaced that link for the whole machine (where
+            // stdout was a deleted file, realpath had no name for it to write instead).
+            guard fcntl(descriptor, F_GETFL) >= 0 else { throw Self.refusal(path, EBADF, "descriptor \(descriptor) is not open") }
+            kind = descriptor == 1 ? .stream(path: nil) : .descriptor(descriptor)
+            return
+        }
         var info = stat()
         guard lstat(path, &info) == 0 else {
             let code = errno
@@ -55,8 +67,12 @@ public struct OutputDestination: Sendable, Equatable {
                 kind = .file(path: resolved, mode: nil)
                 return
             }
-            // realpath also resolves /proc/self/fd links that name real files.
-            if info.st_mode & S_IFMT == S_IFREG, let real = realpath(path, nil) {
+            if info.st_mode & S_IFMT == S_IFREG {
+                // The link stays; its target is replaced. A target without a name (deleted)
+                // cannot be: renaming over the path would replace the link itself.
+                guard let real = realpath(path, nil) else {
+                    throw Self.refusal(path, errno, "it links to a file without a path (\(Self.reason(errno)))")
+                }
                 resolved = String(cString: real)
                 free(real)
             }
@@ -81,12 +97,15 @@ public struct OutputDestination: Sendable, Equatable {
     /// file or pipe stdout is), so a command can move its text off stdout.
     public var isStandardOutput: Bool {
         let target: String
+        var info = stat()
         switch kind {
         case .stream(nil): return true
         case .stream(let path?): target = path
         case .file(let path, _): target = path
+        case .descriptor(let descriptor):
+            guard fstat(descriptor, &info) == 0 else { return false }
+            target = "/proc/self/fd/\(descriptor)"
         }
-        var info = stat()
         var out = stat()
         guard stat(target, &info) == 0, fstat(1, &out) == 0 else { return false }
         return info.st_dev == out.st_dev && info.st_ino == out.st_ino
@@ -117,6 +136,7 @@ public struct OutputDestination: Sendable, Equatable {
         case .stream(nil): return "stdout"
         case .stream(let path?): target = path
         case .file(let path, _): target = path
+        case .descriptor(let descriptor): target = "/proc/self/fd/\(descriptor)"
         }
         guard stat(target, &info) == 0 else { return "path:" + target }
         var null = stat()
@@ -132,6 +152,8 @@ public struct OutputDestination: Sendable, Equatable {
             return try AtomicReportFile(path: target, displayPath: path, mode: mode)
         case .stream(let streamPath):
             return StreamReportOutput(path: path, device: streamPath)
+        case .descriptor(let descriptor):
+            return StreamReportOutput(path: path, descriptor: descriptor)
         }
     }
 
@@ -187,6 +209,23 @@ public struct OutputDestination: Sendable, Equatable {
         }
     }
 
+    /// The descriptor `path` names when it, or a link it leads through, is `/proc/self/fd/N`,
+    /// `/proc/PID/fd/N` of this process, or `/dev/fd/N`.
+    static func openDescriptor(named path: String) -> Int32? {
+        var current = path
+        for _ in 0..<40 {
+            for prefix in ["/proc/self/fd/", "/proc/\(getpid())/fd/", "/dev/fd/"] where current.hasPrefix(prefix) {
+                if let number = Int32(current.dropFirst(prefix.count)), number >= 0 { return number }
+            }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count > 0 else { return nil }
+            let text = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = text.hasPrefix("/") ? text : directory(of: current) + "/" + text
+        }
+        return nil
+    }
+
     /// The path a chain of links ends at when its last target does not exist.
     private static func danglingTarget(of path: String) throws(LaunchReportError) -> String {
         var resolved = path
@@ -225,12 +264,21 @@ final class StreamReportOutput: ReportOutput {
     let path: String
     /// nil: standard output.
     private let device: String?
+    /// Written to as it is, never opened or closed here (nil: `device`, or standard output).
+    private let descriptor: Int32?
     private var bytes: [UInt8] = []
     private var closed = false
 
     init(path: String, device: String?) {
         self.path = path
         self.device = device
+        self.descriptor = nil
+    }
+
+    init(path: String, descriptor: Int32) {
+        self.path = path
+        self.device = nil
+        self.descriptor = descriptor
     }
 
     func write(_ more: [UInt8]) throws(LaunchReportError) {
@@ -241,7 +289,7 @@ final class StreamReportOutput: ReportOutput {
     func commit() throws(LaunchReportError) {
         guard !closed else { throw .writerClosed(path: path) }
         closed = true
-        var fd: Int32 = 1
+        var fd: Int32 = descriptor ?? 1
         if let device {
             // No O_CREAT, no O_TRUNC: the node is written, never replaced.
             // A FIFO's open waits for a reader; Ctrl-C or SIGTERM ends that wait (EINTR).
@@ -260,7 +308,7 @@ final class StreamReportOutput: ReportOutput {
             if written < 0 {
                 if errno == EINTR { continue }
                 let code = errno
-                throw .writeFailed(path: device == nil ? "-" : path, errno: code, reason: String(cString: strerror(code)))
+                throw .writeFailed(path: device == nil && descriptor == nil ? "-" : path, errno: code, reason: String(cString: strerror(code)))
             }
             offset += written
         }

@@ -55,6 +55,35 @@ struct OutputDestinationTests {
         #expect(node(link).type == S_IFLNK && node(link).link == "/proc/self/fd/1")
     }
 
+    /// stdout redirected to a file — and to a file since deleted, which has no path to replace:
+    /// the report is written where stdout writes, after what the shell wrote, and no link is
+    /// replaced (a rename over /dev/stdout once replaced the machine's link with a report).
+    @Test("stdout redirected to a file, even a deleted one: written through the descriptor, the links stay")
+    func stdoutRedirectedToAFile() throws {
+        let folder = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let link = folder + "/out"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/stdout")
+        let log = folder + "/log"
+        let launchprof = try LaunchprofBinary.url().path
+        for target in ["/dev/stdout", link, "/dev/fd/1"] {
+            let shown = try LaunchprofCLI.run(
+                executable: "/bin/sh",
+                ["-c", "exec >\"$1\"; echo before; \"$2\" run -r 1 --json \"$3\" /bin/true 2>/dev/null; echo \"status $?\"", "sh", log, launchprof, target])
+            #expect(shown.status == 0)
+            let text = try String(contentsOfFile: log, encoding: .utf8)
+            #expect(text.hasPrefix("before\n{"), "\(target): \(text.prefix(80))")
+            #expect(text.hasSuffix("}\nstatus 0\n") || text.hasSuffix("}status 0\n"), "\(target): \(text.suffix(80))")
+            // The deleted case: launchprof's stdout is a file without a path.
+            let deleted = try LaunchprofCLI.run(
+                executable: "/bin/sh",
+                ["-c", "exec >\"$1\"; rm \"$1\"; \"$2\" run -r 1 --json \"$3\" /bin/true 2>&1 >/dev/null | tail -1; \"$2\" run -r 1 --json \"$3\" /bin/true 2>/dev/null; echo \"status $?\" >&2", "sh", log, launchprof, target])
+            #expect(deleted.stderr.hasSuffix("status 0\n"), "\(target): \(deleted.stderr)")
+        }
+        #expect(node("/dev/stdout").type == S_IFLNK && node("/dev/stdout").link == "/proc/self/fd/1")
+        #expect(node(link).type == S_IFLNK && node(link).link == "/dev/stdout")
+    }
+
     @Test("a symlink to a file: the link stays, its target gets the report, its permissions kept")
     func symlinkToFile() throws {
         let folder = try scratch()
