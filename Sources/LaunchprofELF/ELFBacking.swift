@@ -83,8 +83,14 @@ final class ELFBacking: @unchecked Sendable {
     static func open(_ path: String) throws(ELFError) -> ELFBacking {
         // What is there, before opening it: opening a FIFO waits for a writer, a device's open
         // may act. O_NONBLOCK as well, for what is put there between the two calls.
+        // A path that is not there ends here: the resolver tries ~1,000 of them for a large
+        // closure, and a second call on each cost as many allocations.
         var before = stat()
-        if stat(path, &before) == 0, let kind = specialKind(before.st_mode) { throw .notAFile(path: path, kind: kind) }
+        if stat(path, &before) != 0 {
+            if errno == ENOENT || errno == ENOTDIR { throw .notFound(path: path) }
+        } else if let kind = specialKind(before.st_mode) {
+            throw .notAFile(path: path, kind: kind)
+        }
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
             let code = errno
