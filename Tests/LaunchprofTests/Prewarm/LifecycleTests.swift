@@ -130,22 +130,28 @@ struct LifecycleTests {
 
     @Test func swiftEntryPointFreezesBeforeWillFinishLaunching() throws {
         let demo = try LaunchprofBinary.url().deletingLastPathComponent().appendingPathComponent("launchprof-demo-swift").path
-        let outcome = try PrewarmHarness.run(demo, runs: 1, environment: ["LAUNCHPROF_DEMO_INIT_US": "20000"]) {
+        let outcome = try PrewarmHarness.run(demo, runs: 3, environment: ["LAUNCHPROF_DEMO_INIT_US": "20000"]) {
             $0.freezeAt = .willFinishLaunching
             $0.hold = .fixed(ns: 100_000_000)
             $0.scanHazards = false
         }
-        let run = try #require(outcome.runs.first)
-        let prewarm = try #require(run.prewarm)
-        #expect(prewarm.freezeAt == "willFinishLaunching")
-        // Frozen after main (the 20 ms constructor is in the prewarm part), before the first step.
-        #expect(prewarm.prewarmNs >= 20_000_000)
-        #expect(prewarm.prewarmNs > (run.metrics.timeToMainNs ?? .max))
-        let willFinish = try #require(run.phase("willFinishLaunching"))
-        #expect(willFinish.startNs >= prewarm.resumeAtNs, "willFinishLaunching began before the resume")
-        let optimized = try #require(run.metrics.optimizedTimeToFirstFrameNs)
-        #expect(optimized >= 12_000_000, "the demo's steps take 12 ms: \(optimized)")
-        #expect(try #require(prewarm.savingNs) > 15_000_000)
+        try #require(outcome.runs.count == 3)
+        var savings: [Int64] = []
+        for run in outcome.runs {
+            let prewarm = try #require(run.prewarm)
+            #expect(prewarm.freezeAt == "willFinishLaunching")
+            // Frozen after main (the 20 ms constructor is in the prewarm part), before the first step.
+            #expect(prewarm.prewarmNs >= 20_000_000)
+            #expect(prewarm.prewarmNs > (run.metrics.timeToMainNs ?? .max))
+            let willFinish = try #require(run.phase("willFinishLaunching"))
+            #expect(willFinish.startNs >= prewarm.resumeAtNs, "willFinishLaunching began before the resume")
+            let optimized = try #require(run.metrics.optimizedTimeToFirstFrameNs)
+            #expect(optimized >= 12_000_000, "the demo's steps take 12 ms: \(optimized)")
+            savings.append(try #require(prewarm.savingNs))
+        }
+        // The median pair: a single one can lose ~10 ms to another session's uprobe release
+        // (it takes every process's memory-map lock; seen once in a full suite run).
+        #expect(savings.sorted()[1] > 15_000_000, "savings \(savings)")
     }
 
     @Test func swiftDemoHearsEveryTransition() throws {
