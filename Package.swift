@@ -91,7 +91,7 @@ let package = Package(
             resources: [.embedInCode("HTMLReportScript.js")]),
 
         // What every module below the CLI builds on to use the system: the thread helper
-        // (DedicatedThread: a raw pthread, placed off its creator's CPU or pinned to one) and the
+        // (DedicatedThread: a raw pthread, placed off its creator's CPU or pinned to one), SmallFile and the
         // user's private directory (PrivateDirectory: the holder's socket, the kernel symbol cache).
         .target(name: "LaunchprofSystem", dependencies: ["CLaunchprof"]),
 

@@ -1,3 +1,4 @@
+import LaunchprofSystem
 import LaunchprofReport
 import LaunchprofTracing
 

@@ -1,5 +1,7 @@
-#if canImport(Glibc)
+import LaunchprofSystem
 import LaunchprofTracing
+
+#if canImport(Glibc)
 import Glibc
 #endif
 

@@ -1,3 +1,4 @@
+import LaunchprofSystem
 import LaunchprofTracing
 #if canImport(Glibc)
     import Glibc

@@ -1,3 +1,4 @@
+import LaunchprofSystem
 import CFrameX11
 import CLaunchprof
 import LaunchprofDisplay

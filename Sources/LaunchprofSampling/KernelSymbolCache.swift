@@ -29,11 +29,11 @@ struct KernelSymbolCache: Sendable {
 
     /// This boot's cache where the private directory is usable; nil elsewhere.
     static var standard: KernelSymbolCache? {
-        guard let boot = try? readSmall("/proc/sys/kernel/random/boot_id") else { return nil }
+        guard let boot = SmallFile.bytes("/proc/sys/kernel/random/boot_id", limit: 64) else { return nil }
         let bootID = String(decoding: boot.filter { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
         guard !bootID.isEmpty, bootID.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || isHexDigit($0) }) else { return nil }
         // No /proc/modules: a kernel without loadable modules.
-        let modules = (try? readSmall("/proc/modules")) ?? []
+        let modules = SmallFile.bytes("/proc/modules", limit: 1 << 20) ?? []
         return KernelSymbolCache(directory: PrivateDirectory.standardPath, bootID: bootID, fingerprint: modules)
     }
 
@@ -42,7 +42,7 @@ struct KernelSymbolCache: Sendable {
     /// The cached table, or nil when there is none, it is another module set's, or damaged.
     func load() -> KernelSymbols.Table? {
         guard let directory = try? PrivateDirectory.open(directory, create: false),
-            let bytes = try? Self.readSmall(directory.entry(fileName), limit: 64 << 20)
+            let bytes = SmallFile.bytes(directory.entry(fileName), limit: 64 << 20)
         else { return nil }
         var reader = Reader(bytes: bytes)
         guard reader.take(Self.magic.count) == Self.magic[...],
@@ -109,25 +109,6 @@ struct KernelSymbolCache: Sendable {
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
-
-    /// A whole small file (a /proc file reports size 0, so it is read to its end), at most `limit`.
-    static func readSmall(_ path: String, limit: Int = 1 << 20) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw CacheMiss() }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while bytes.count <= limit {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-        }
-        guard bytes.count <= limit else { throw CacheMiss() }
-        return bytes
-    }
-
-    struct CacheMiss: Error {}
 
     /// Little-endian fields from untrusted bytes: nil past the end.
     private struct Reader {

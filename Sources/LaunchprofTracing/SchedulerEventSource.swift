@@ -1,3 +1,4 @@
+import LaunchprofSystem
 import CLaunchprof
 import LaunchprofReport
 import Synchronization
