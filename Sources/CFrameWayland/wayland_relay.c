@@ -79,11 +79,6 @@ int lp_wl_relay_open(const char *listen_path, const char *compositor_path, lp_wl
 
 void lp_wl_relay_begin_launch(lp_wl_relay *self) { self->launch++; }
 
-int lp_wl_relay_prioritize(void) {
-    struct sched_param parameter = {.sched_priority = 1};
-    return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameter);
-}
-
 static void drop(lp_wl_relay *self, int index) {
     connection *c = &self->clients[index];
     close(c->client);

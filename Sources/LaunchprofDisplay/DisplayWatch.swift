@@ -29,8 +29,10 @@ package final class DisplayWatch: @unchecked Sendable {
     package var hasEnded: Bool { ended.flag.load(ordering: .acquiring) }
 
     /// Starts `watch` on the watch's thread. `disconnect` is called when the watch stops, or now
-    /// when the thread's wake pipe cannot be made (the error is thrown then).
+    /// when the thread's wake pipe cannot be made (the error is thrown then). `stampsLaunches`:
+    /// the thread times a session's launches (see `runAheadOfTimeSharedThreads`).
     init(
+        stampsLaunches: Bool = true,
         disconnect: @escaping () -> Void,
         watch: @escaping @Sendable (_ wakeRead: Int32, _ launch: CurrentLaunch) -> Void
     ) throws(FrameObserverError) {
@@ -45,6 +47,7 @@ package final class DisplayWatch: @unchecked Sendable {
         let launch = launch
         let ended = ended
         thread = DedicatedThread { [wakeRead = fds[0]] in
+            if stampsLaunches { Self.runAheadOfTimeSharedThreads() }
             watch(wakeRead, launch)
             ended.flag.store(true, ordering: .releasing)
         }
@@ -55,7 +58,7 @@ package final class DisplayWatch: @unchecked Sendable {
     package convenience init(
         disconnect: @escaping () -> Void, watch: @escaping @Sendable (_ wakeRead: Int32) -> Void
     ) throws(FrameObserverError) {
-        try self.init(disconnect: disconnect) { wakeRead, _ in watch(wakeRead) }
+        try self.init(stampsLaunches: false, disconnect: disconnect) { wakeRead, _ in watch(wakeRead) }
     }
 
     deinit { stop() }
@@ -88,6 +91,20 @@ package final class DisplayWatch: @unchecked Sendable {
     }
 
     private static let stopByte = UInt8(ascii: "s")
+
+    /// A session's observer stamps each event when its thread takes it off the connection, so
+    /// every wait for a CPU makes a first frame late: 2.9 ms after the fixture's own answer in a
+    /// full test run, ~3 ms beside two busy loops of the same session. Nice -20 does not fix it
+    /// (waits of 2–26 ms remained: a time-shared wake-up need not preempt a running task before
+    /// its next tick); real-time priority 1 does, where permitted (root, CAP_SYS_NICE). The thread
+    /// does a little work per event and blocks. The Wayland relay needs it twice over: every
+    /// message of the launched program crosses it, so its latency adds to each round trip. Not
+    /// for the monitor's long-lived watches, whose events any user of the display can cause: a
+    /// flood must not buy anyone a real-time thread.
+    private static func runAheadOfTimeSharedThreads() {
+        var parameter = sched_param(sched_priority: 1)
+        _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameter)
+    }
 
     private func wake(_ byte: UInt8) {
         var value = byte

@@ -87,8 +87,6 @@ public final class WaylandFrameObserver: @unchecked Sendable {
 
     /// The relay's thread: every client's bytes, the compositor's replies, the wake pipe.
     private static func serve(_ relay: OpaquePointer, wakeRead: Int32, display: String, launch: CurrentLaunch) {
-        // Without CAP_SYS_NICE it stays an ordinary thread: slower round trips, the same events.
-        _ = lp_wl_relay_prioritize()
         var generation = 0
         var relayLaunch: UInt32 = 0
         var buffer = [lp_wl_event](repeating: lp_wl_event(), count: 16)

@@ -34,12 +34,6 @@ int lp_wl_relay_open(const char *listen_path, const char *compositor_path, lp_wl
 /// Clients that connect from now on belong to a new launch.
 void lp_wl_relay_begin_launch(lp_wl_relay *relay);
 
-/// Gives the calling thread (the relay's) the lowest real-time priority, so that it runs as soon
-/// as a client or the compositor wakes it instead of waiting behind busy threads: every message
-/// crosses the relay, and its wake-up latency is what the relay adds to a round trip. Returns 0
-/// or an errno value (EPERM without CAP_SYS_NICE: the relay works, only later).
-int lp_wl_relay_prioritize(void);
-
 /// Waits until a client, the compositor or `wake_fd` has something; relays it; writes up to
 /// `max` observations. Returns their count, or -1 when `wake_fd` became readable.
 int lp_wl_relay_step(lp_wl_relay *relay, int wake_fd, lp_wl_event *events, int max);
