@@ -4,6 +4,8 @@ import Testing
 /// `prewarm --sample` of the demo: the hold is launchprof's freeze, not the program's work. No
 /// hang or wait flag, MetricKit hang diagnostic or hang histogram comes from it, the trace has
 /// no slice for it on the flags track, and the demo's own heavy work is still flagged.
+/// (On a loaded machine the demo's own 50 ms of work can become a real hang, ~0.5 s runnable:
+/// every hang in any output must then be one of the runs' hang flags, each outside the hold.)
 @Suite("prewarm --sample: the hold is not a hang")
 struct PrewarmSamplingTests {
     @Test func theHoldIsNoHangInAnyOutput() throws {
@@ -24,13 +26,14 @@ struct PrewarmSamplingTests {
         let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])
         let runs = try #require(report["runs"] as? [[String: Any]])
         #expect(runs.count == 2)
+        var programHangs = 0
         for run in runs {
             let prewarm = try #require(run["prewarm"] as? [String: Any])
             let hold = try #require(prewarm["holdNs"] as? Int)
             let resume = try #require(prewarm["resumeAtNs"] as? Int)
             let flags = run["flags"] as? [[String: Any]] ?? []
-            #expect(!flags.contains { $0["kind"] as? String == "hang" }, "no hang: \(flags)")
-            // No flag of any kind in the hold: nothing the program did falls in it.
+            programHangs += flags.count { $0["kind"] as? String == "hang" }
+            // No flag of any kind in the hold, hangs included: nothing the program did falls in it.
             for flag in flags {
                 let start = flag["startNs"] as? Int ?? 0
                 let end = start + (flag["durationNs"] as? Int ?? 0)
@@ -44,19 +47,21 @@ struct PrewarmSamplingTests {
             #expect((sampling["blockedNs"] as? Int ?? .max) < hold, "the hold is no wait")
         }
         let summary = try #require(report["summary"] as? [String: Any])
-        #expect(!((summary["flags"] as? [[String: Any]]) ?? []).contains { $0["kind"] as? String == "hang" })
+        let summaryHangs = ((summary["flags"] as? [[String: Any]]) ?? []).count { $0["kind"] as? String == "hang" }
+        #expect(summaryHangs <= programHangs, "the summary's hangs are the runs' (\(programHangs))")
 
-        // MetricKit: no hang diagnostic, no hang histogram.
+        // MetricKit: a hang diagnostic per hang of the program's, a hang histogram only with one.
         let diagnostics = try String(contentsOfFile: metricKit + "/diagnostics.json", encoding: .utf8)
         let metrics = try String(contentsOfFile: metricKit + "/metrics.json", encoding: .utf8)
-        #expect(!diagnostics.contains("hangDiagnostics") && !diagnostics.contains("hangDuration"), "\(diagnostics.prefix(400))")
-        #expect(!metrics.contains("histogrammedAppHangTime"), "\(metrics.prefix(400))")
+        #expect(diagnostics.components(separatedBy: "\"hangDuration\"").count - 1 == programHangs,
+                "\(programHangs) hangs of the program's: \(diagnostics.prefix(400))")
+        #expect(metrics.contains("histogrammedAppHangTime") == (programHangs > 0), "\(metrics.prefix(400))")
 
         // The trace: no hang slice, the hold is its own slice, every track nests in both viewers.
         let traceBytes = Array(try Data(contentsOf: URL(fileURLWithPath: trace)))
         try TraceViewerNesting.expectNested(traceBytes, "prewarm trace")
         let text = String(decoding: traceBytes, as: UTF8.self)
-        #expect(!text.contains(#""name":"hang: "#))
+        #expect(text.components(separatedBy: #""name":"hang: "#).count - 1 <= programHangs, "the trace's hangs are the runs'")
         #expect(text.contains(#""name":"prewarm.hold (frozen)""#))
 
         // The export: both consumers read a prewarm report, its saving signed.
