@@ -486,13 +486,16 @@
   (function () {
     if (!runs.length) return;
     var shown = runs.slice(0, 300);
+    var withStates = shown.some(function (r, i) { return view.runStates[i].launch; });
     var anyPrewarm = shown.some(function (r) { return holdCut(r.prewarm) !== null; });
     var node = section(main, "Every run", (anyPrewarm ?
       "One row per run: the prewarm part up to the freeze (the axis counts back from it), the hold as a break, the launch " +
       "from the resume (the axis counts on from it); the first frame in red." :
       "One row per run: its phases from the spawn, the first frame in red.") +
+      (withStates ? " Under each row, its main thread's states over the launch, as shares of it (not placed in time)." : "") +
       (shown.length < runs.length ? " The first " + shown.length + " of " + runs.length + " runs." : ""));
-    var labelWidth = 70, width = 820, rowHeight = shown.length > 40 ? 9 : 14, top = 22;
+    var labelWidth = 70, width = 820, stateHeight = withStates ? (shown.length > 40 ? 2 : 4) : 0;
+    var rowHeight = (shown.length > 40 ? 9 : 14) + stateHeight, top = 22;
     var labelEvery = Math.ceil(12 / rowHeight);
     // Time before the freeze (prewarm part) and after the resume (or the spawn), the longest of each.
     var before = 0, after = 1;
@@ -535,15 +538,21 @@
       var cut = holdCut(run.prewarm), x = rowX(cut);
       if (i % labelEvery === 0) svgEl("text", { "class": "axis", x: 0, y: y + rowHeight - 3 }, svg, "run " + run.index);
       if (cut) drawBreak(svg, breakX, gap, y, y + rowHeight);
+      var states = view.runStates[i];
+      if (states.launch) {
+        var end = x(run.threadStates.launchEndNs);
+        drawStateBar(svg, states.launch, x(0), y + rowHeight - stateHeight, Math.max(end - x(0), 1), stateHeight, states.title)
+          .setAttribute("data-run", run.index);
+      }
       run.phases.forEach(function (p, j) {
         var style = view.runPhases[i][j];
         var from = x(p.startNs), to = x(p.startNs + p.durationNs);
         if (p.durationNs > 0) {
           tip(svgEl("rect", { "class": "run-phase cat-" + style.category, x: from, y: y + 1,
-            width: Math.max(to - from, 0.5), height: rowHeight - 2, "fill-opacity": 0.8 }, svg),
+            width: Math.max(to - from, 0.5), height: rowHeight - 2 - stateHeight, "fill-opacity": 0.8 }, svg),
             "run " + run.index + " " + style.label + ": " + fmt(p.durationNs));
         } else if (p.name === "firstFrame" || p.name === "windowMapped") {
-          svgEl("line", { "class": "instant", x1: from, x2: from, y1: y, y2: y + rowHeight }, svg);
+          svgEl("line", { "class": "instant", x1: from, x2: from, y1: y, y2: y + rowHeight - stateHeight }, svg);
         }
       });
     });

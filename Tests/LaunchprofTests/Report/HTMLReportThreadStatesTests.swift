@@ -98,7 +98,7 @@ struct HTMLReportThreadStatesTests {
     }
 
     static func bars(_ text: Substring) -> [DrawnBar] {
-        text.matches(of: /<g class="state-bar" data-total-ns="(\d+)">(.*?)<\/g>/.dotMatchesNewlines()).map { bar in
+        text.matches(of: /<g class="state-bar" data-total-ns="(\d+)"[^>]*>(.*?)<\/g>/.dotMatchesNewlines()).map { bar in
             let segments = bar.output.2.matches(
                 of: /<rect class="state state-\w+" data-state="(\w+)" data-ns="(\d+)" x="([-0-9.e]+)" y="[^"]*" width="([-0-9.e]+)"[^>]*><title>([^<]*)<\/title>/
             ).map { match in
@@ -271,6 +271,30 @@ struct HTMLReportThreadStatesTests {
     }
 
     /// The page's view block (`<script id="lp-view">`), as JSON.
+    @Test("every run's row: its main thread's states over its launch under it, from its spawn to its launch's end")
+    func everyRunRows() throws {
+        var report = Self.statesReport(runs: 4)
+        report.runs[1].threadStates = nil
+        let html = try HTMLReportRenderer().render(report)
+        let page = try Self.load(html, screenshot: "states-every-run")
+        #expect(page.bodyAttribute("data-render") == "ok", "\(page.consoleLines)")
+        #expect(page.bodyAttribute("data-label-overlaps") == "0", "\(page.bodyAttribute("data-overlap-pairs") ?? "")")
+        let chart = try Self.chart(page, "runs")
+        let rows = chart.matches(of: /<g class="state-bar" data-total-ns="\d+" data-run="(\d+)">/).map { Int($0.output.1) ?? -1 }
+        #expect(rows == [0, 2, 3], "a bar for each run with states, none for run 1")
+        let bars = Self.bars(chart)
+        let withStates = report.runs.filter { $0.threadStates != nil }
+        #expect(bars.count == withStates.count)
+        for (run, bar) in zip(withStates, bars) {
+            let states = try #require(run.threadStates)
+            Self.expectBar(bar, holds: states.launch, over: nil, "run \(run.index)'s row")
+            // On the rows' common time axis: from the spawn (one x for all) to the launch's end.
+            #expect(abs(bar.x - bars[0].x) < 0.01, "run \(run.index): its bar starts at the spawn")
+            let perNs = bar.width / Double(states.launchEndNs), first = bars[0].width / Double(withStates[0].threadStates!.launchEndNs)
+            #expect(abs(perNs / first - 1) < 0.001, "run \(run.index): its bar ends at its launch's end")
+        }
+    }
+
     static func view(_ html: String) throws -> [String: Any] {
         let start = try #require(html.range(of: #"<script type="application/json" id="lp-view">"#))
         let end = try #require(html.range(of: "</script>", range: start.upperBound..<html.endIndex))
