@@ -6,6 +6,7 @@ import Testing
 enum JSONSchemaName: String, CaseIterable {
     case launchReport = "launch-report"
     case inspectReport = "inspect-report"
+    case inspectDlopen = "inspect-dlopen"
     case metricKitMetrics = "metrickit-metrics"
     case metricKitDiagnostics = "metrickit-diagnostics"
     case trace
