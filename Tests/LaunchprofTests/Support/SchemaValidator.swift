@@ -6,7 +6,6 @@ import Testing
 enum JSONSchemaName: String, CaseIterable {
     case launchReport = "launch-report"
     case inspectReport = "inspect-report"
-    case inspectDlopen = "inspect-dlopen"
     case metricKitMetrics = "metrickit-metrics"
     case metricKitDiagnostics = "metrickit-diagnostics"
     case trace
@@ -14,6 +13,7 @@ enum JSONSchemaName: String, CaseIterable {
     case benchSummary = "bench-summary"
     case comparison
     case calibration
+    case inspectDlopen = "inspect-dlopen"
 
     var fileName: String { rawValue + ".schema.json" }
 }
