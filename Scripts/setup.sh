@@ -48,8 +48,9 @@
 #                     drawing after the map): the first-frame tests launch it
 #   gtk-3-examples, gtk-4-examples, foot  real GTK 3/4 and native Wayland programs for the
 #                     first-frame tests (gtk3-demo, gtk4-demo, foot)
-#   libgtk-3-dev, qtbase5-dev  GTK 3's and Qt 5's headers: the tests build a GtkApplication and a
-#                     QApplication that never call launchprof and check their toolkit phases
+#   libgtk-3-dev, qtbase5-dev, libgtk-4-dev, qt6-base-dev, libsdl2-dev, tk8.6-dev  the toolkits'
+#                     headers: the tests build small GTK 3/4, Qt 5/6, SDL 2 and Tk programs that
+#                     never call launchprof and check their toolkit phases
 #   x11-utils         xdpyinfo, to check a server's extensions by hand
 #   openbox           a reparenting window manager: the first-frame tests check that a window
 #                     reparented into a frame still counts
@@ -71,7 +72,8 @@ build=("${run[@]}" libelf-dev libunwind-dev libxcb1-dev libxcb-damage0-dev libxc
   systemtap-sdt-dev)
 tests=(gcc gdb git golang-go hyperfine time python3-jsonschema chromium nodejs python3-prometheus-client
   libwayland-dev wayland-protocols xvfb weston x11-apps xterm
-  mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox feh prometheus libgtk-3-dev qtbase5-dev)
+  mesa-utils gtk-3-examples gtk-4-examples foot x11-utils openbox feh prometheus libgtk-3-dev qtbase5-dev
+  libgtk-4-dev qt6-base-dev libsdl2-dev tk8.6-dev)
 packaging=(dpkg-dev debootstrap man-db zsh fish)
 
 task=${1:-test}

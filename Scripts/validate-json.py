@@ -24,7 +24,23 @@ def load_validator(path):
     with open(path, encoding="utf-8") as handle:
         schema = json.load(handle)
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    # A schema may refer to another beside it ("inspect-report.schema.json#/$defs/Object"):
+    # every schema of the directory is known by its $id.
+    directory = os.path.dirname(os.path.abspath(path))
+    known = {}
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".schema.json"):
+            with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                other = json.load(handle)
+            if "$id" in other:
+                known[other["$id"]] = other
+    try:
+        from referencing import Registry, Resource
+    except ImportError:  # jsonschema before 4.18 (Debian 12's 4.10) resolves through RefResolver
+        from jsonschema import RefResolver
+        return Draft202012Validator(schema, resolver=RefResolver.from_schema(schema, store=known))
+    registry = Registry().with_resources((uri, Resource.from_contents(other)) for uri, other in known.items())
+    return Draft202012Validator(schema, registry=registry)
 
 
 def problems(validator, document):

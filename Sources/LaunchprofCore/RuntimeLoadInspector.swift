@@ -12,12 +12,19 @@ import LaunchprofTracing
 /// runs `call_init` for each); the load's root is the last of them (dependencies first). A load
 /// of something already loaded brings nothing new. The counts come from `inspect` of each root's
 /// closure, keeping only the objects that load brought in.
+///
+/// `--json` writes `Result` (docs/formats/schema/inspect-dlopen.schema.json): each object in the
+/// shape of `inspect --json`'s objects, the run-time and pre-main totals side by side.
 public enum RuntimeLoadInspector {
-    public struct Load: Sendable {
-        /// What the program asked `dlopen` for.
-        public var requested: String
+    public struct Load: Sendable, Encodable {
+        /// What the program asked `dlopen` for; nil for `dlopen(NULL)` (the program's own
+        /// handle) or a name the kernel could not read.
+        public var requested: String?
+        /// The object whose code called `dlopen`, where known (`LaunchPhase.caller`).
+        public var caller: String?
         /// The thread it ran on, when not the main one.
         public var thread: Int32?
+        /// From the spawn.
         public var startNs: UInt64
         public var durationNs: UInt64
         /// The objects it loaded and initialised, counted from their files; paths it brought in
@@ -26,19 +33,70 @@ public enum RuntimeLoadInspector {
         public var unread: [String]
     }
 
-    public struct Result: Sendable {
+    /// What every load brought in, summed as `inspect` sums a closure.
+    public struct Totals: Sendable, Equatable, Encodable {
+        /// Objects loaded, the unreadable ones included.
+        public var objects = 0
+        /// Of `objects`, those whose file could not be read for counts.
+        public var unread = 0
+        public var sizeBytes: UInt64 = 0
+        public var relocations = InspectReport.Relocations()
+        public var initializers = 0
+        public var finalizers = 0
+        public var importedSymbols = 0
+        public var exportedSymbols = 0
+
+        init(_ loads: [Load]) {
+            for load in loads {
+                objects += load.objects.count + load.unread.count
+                unread += load.unread.count
+                for object in load.objects {
+                    sizeBytes += object.sizeBytes
+                    relocations = relocations + object.relocations
+                    initializers += object.initializers.total
+                    finalizers += object.finalizers.total
+                    importedSymbols += object.symbols.imported
+                    exportedSymbols += object.symbols.exported
+                }
+            }
+        }
+    }
+
+    public struct Result: Sendable, Encodable {
+        /// The document's format version (`inspect-dlopen.schema.json`).
+        public var schemaVersion = InspectReport.runtimeLoadsSchemaVersion
         public var program: String
         public var loads: [Load]
+        /// The loads' objects summed.
+        public var runTime: Totals
         /// The pre-main closure's totals, for comparison.
         public var closure: InspectReport.Totals
         /// Why run-time loads could not be seen in this launch (the phases' absence reasons).
         public var unobserved: [AbsentPhase]
+
+        init(program: String, loads: [Load], closure: InspectReport.Totals, unobserved: [AbsentPhase]) {
+            self.program = program
+            self.loads = loads
+            runTime = Totals(loads)
+            self.closure = closure
+            self.unobserved = unobserved
+        }
+
+        /// The `--json` document: pretty, keys sorted, as `inspect --json` writes.
+        public func jsonBytes() throws -> [UInt8] {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            return Array(try encoder.encode(self)) + [UInt8(ascii: "\n")]
+        }
     }
 
     /// Launches `program` once (readiness as `run`'s default, its output discarded) and counts
-    /// what it loaded at run time; nil when the launch gave no run. Throws `RunError` or
-    /// `InspectError`.
-    public static func inspect(program: String, arguments: [String], environment: [String: String]) throws -> Result? {
+    /// what it loaded at run time; nil when the launch gave no run. `costModel`: what prices the
+    /// pre-main closure's estimate (`inspect`'s stored calibration, as `inspect` uses it). Throws
+    /// `RunError` or `InspectError`.
+    public static func inspect(
+        program: String, arguments: [String], environment: [String: String], costModel: LaunchCostModel = .standard
+    ) throws -> Result? {
         var configuration = RunConfiguration(program: program, arguments: arguments)
         configuration.runs = 1
         configuration.inheritedEnvironment = environment
@@ -46,7 +104,9 @@ public enum RuntimeLoadInspector {
         let session = try RunSession(configuration: configuration)
         guard let run = try LaunchPipeline(session, sinks: []).run()[0].get().lastRun else { return nil }
         let closure = Set(session.closurePaths.map(realPath))
-        let premain = try InspectSession(configuration: .init(program: program, environment: environment)).run()
+        var inspection = InspectConfiguration(program: program, environment: environment)
+        inspection.costModel = costModel
+        let premain = try InspectSession(configuration: inspection).run()
         var loads: [Load] = []
         var counted: Set<String> = closure
         let initialised = run.phases.filter { $0.name == LaunchPhase.dlopenInit }
@@ -61,7 +121,7 @@ public enum RuntimeLoadInspector {
                     && !nested.contains { object.startNs >= $0.startNs && object.endNs <= $0.endNs }
             }.compactMap(\.object).map(realPath).filter { !counted.contains($0) }
             var load = Load(
-                requested: call.object ?? "?", thread: call.thread, startNs: call.startNs, durationNs: call.durationNs,
+                requested: call.object, caller: call.caller, thread: call.thread, startNs: call.startNs, durationNs: call.durationNs,
                 objects: [], unread: [])
             if let root = paths.last {
                 let report = try? InspectSession(configuration: .init(program: root, environment: environment)).run()

@@ -20,15 +20,18 @@ public enum PhaseStyle {
         }
     }
 
-    /// `loader.init libfoo.so.1`, `extendedLaunch sync`, `[1] main`, `willFinishLaunching (gtk3)`:
-    /// the name, the object's file name, the task, the toolkit a phase came from (the app's
-    /// hooks, the loader and Python go unsaid), the image of an exec chain, and `#2` for a
-    /// phase's second occurrence.
+    /// `loader.init libfoo.so.1`, `extendedLaunch sync`, `[1] main`, `willFinishLaunching (gtk3)`,
+    /// `dlopen libbar.so from libfoo.so.1`: the name, the object's file name, the task, the toolkit
+    /// a phase came from (the app's hooks, the loader and Python go unsaid), the file name of
+    /// the library that called a `dlopen`, the image of an exec chain, and `#2` for a phase's
+    /// second occurrence.
     public static func label(
-        name: String, object: String?, task: String?, image: Int?, occurrence: Int? = nil, source: String? = nil
+        name: String, object: String?, task: String?, image: Int?, occurrence: Int? = nil, source: String? = nil,
+        caller: String? = nil
     ) -> String {
         var label = name
-        if let object { label += " " + (object.split(separator: "/").last.map(String.init) ?? object) }
+        if let object { label += " " + fileName(object) }
+        if let caller { label += " from " + fileName(caller) }
         if let task { label += " " + task }
         if let source, !["hook", "loader", "python"].contains(source) { label += " (\(source))" }
         if let occurrence { label += " #\(occurrence + 1)" }
@@ -37,13 +40,19 @@ public enum PhaseStyle {
     }
 
     public static func label(_ phase: LaunchPhase) -> String {
-        label(name: phase.name, object: phase.object, task: phase.task, image: phase.image, source: phase.source)
+        label(
+            name: phase.name, object: phase.object, task: phase.task, image: phase.image, source: phase.source,
+            caller: phase.caller)
     }
 
     public static func label(_ phase: PhaseSummary) -> String {
         label(
             name: phase.name, object: phase.object, task: phase.task, image: phase.image, occurrence: phase.occurrence,
-            source: phase.source)
+            source: phase.source, caller: phase.caller)
+    }
+
+    private static func fileName(_ path: String) -> String {
+        path.split(separator: "/").last.map(String.init) ?? path
     }
 
     public static func category(_ name: String) -> Category {

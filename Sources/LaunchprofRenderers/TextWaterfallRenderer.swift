@@ -123,6 +123,7 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
                     + "  per run: launchprof's own cost, inside the times above")
         }
         if let faults = pageFaultLine(report) { lines.append(faults) }
+        lines += dlopenCallerLines(report)
         lines += slowestImportLines(report)
         lines += sampledWorkLines(report)
         lines += threadStateLines(report)
@@ -200,6 +201,34 @@ public struct TextWaterfallRenderer: LaunchReportRenderer {
 
     /// The slowest top-level imports (not inside another import on the same thread) with their
     /// median cumulative time over the runs that made them: what `-X importtime` would blame.
+    /// Which objects' code made the run-time loads: each caller's `dlopen` calls and the time
+    /// inside them, medians per run (the waterfall's labels cut long callers short). A load made
+    /// inside another's initialisation counts for its own caller too.
+    private func dlopenCallerLines(_ report: LaunchReport, count: Int = 8) -> [String] {
+        var perRun: [String: [(calls: Int, ns: UInt64)]] = [:]
+        for (index, run) in report.runs.enumerated() {
+            for phase in run.phases where phase.name == LaunchPhase.dlopen {
+                let caller = phase.caller.map { $0.split(separator: "/").last.map(String.init) ?? $0 } ?? "(no caller seen)"
+                var runs = perRun[caller] ?? []
+                while runs.count <= index { runs.append((0, 0)) }
+                runs[index].calls += 1
+                runs[index].ns += phase.durationNs
+                perRun[caller] = runs
+            }
+        }
+        guard !perRun.isEmpty else { return [] }
+        let runs = report.runs.count
+        let medians = perRun.map { caller, values -> (caller: String, calls: Int, ns: UInt64) in
+            let padded = values + Array(repeating: (0, 0), count: max(0, runs - values.count))
+            return (caller, padded.map(\.calls).sorted()[runs / 2], padded.map(\.ns).sorted()[runs / 2])
+        }.sorted { ($0.ns, $1.caller) > ($1.ns, $0.caller) }
+        return ["run-time loads by caller (dlopen calls, time inside them; median per run):"]
+            + medians.prefix(count).map {
+                "  " + pad($0.caller, Self.labelWidth - 2) + " " + leftPad(DurationText.text($0.ns), 9) + "  \($0.calls) call"
+                    + ($0.calls == 1 ? "" : "s")
+            }
+    }
+
     private func slowestImportLines(_ report: LaunchReport, count: Int = 5) -> [String] {
         var durations: [String: [UInt64]] = [:]
         for run in report.runs {

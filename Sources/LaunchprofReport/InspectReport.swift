@@ -9,6 +9,9 @@ public struct InspectReport: Codable, Sendable, Equatable {
     /// 2: the cost model's coefficients are the calibrated terms in picoseconds, objects and
     /// totals carry `loaderWork`.
     public static let currentSchemaVersion = 2
+    /// The version of `inspect --dlopen --json`'s document (inspect-dlopen.schema.json), whose
+    /// objects are this report's `Object`s.
+    public static let runtimeLoadsSchemaVersion = 1
 
     public var schemaVersion: Int
     /// Set when the argument was a `#!` script: the program inspected is its interpreter.

@@ -16,6 +16,7 @@ public struct LaunchSummaryBuilder: Sendable {
         var observer = StreamingStatistics()
         var states = StateStatistics()
         var source: String?
+        var caller: String?
     }
 
     private var runs = 0
@@ -79,6 +80,7 @@ public struct LaunchSummaryBuilder: Sendable {
             if let cost = phase.observerNs { phases[slot].observer.record(cost) }
             if let states = phase.threadState { phases[slot].states.record(states) }
             if phases[slot].source == nil { phases[slot].source = phase.source }
+            if phases[slot].caller == nil { phases[slot].caller = phase.caller }
         }
     }
 
@@ -113,6 +115,7 @@ public struct LaunchSummaryBuilder: Sendable {
                 phase.observerNs = accumulator.observer.summary
                 phase.threadState = accumulator.states.medians
                 phase.source = accumulator.source
+                phase.caller = accumulator.caller
                 return phase
             }
             // Time order by median start (a phase first seen in a later run still lands where it

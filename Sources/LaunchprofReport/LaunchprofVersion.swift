@@ -7,6 +7,7 @@ public enum LaunchprofVersion {
     public static let schemas: [(document: String, version: Int)] = [
         ("LaunchReport", LaunchReport.currentSchemaVersion),
         ("inspect", InspectReport.currentSchemaVersion),
+        ("inspect --dlopen", InspectReport.runtimeLoadsSchemaVersion),
         ("bench summary", BenchSummary.currentSchemaVersion),
         ("comparison", SuiteComparison.currentSchemaVersion),
         ("calibration", HostCalibration.currentSchemaVersion),

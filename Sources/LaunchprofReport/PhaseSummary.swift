@@ -16,6 +16,8 @@ public struct PhaseSummary: Sendable, Equatable, Codable {
     public var threadState: ThreadStateBreakdown?
     /// Who reported the phase (`LaunchPhase.source`), as its first run did.
     public var source: String?
+    /// The library whose code called this `dlopen` (`LaunchPhase.caller`), as its first run saw it.
+    public var caller: String?
 
     public init(
         name: String, object: String? = nil, task: String? = nil, image: Int? = nil,

@@ -1,3 +1,4 @@
+import LaunchprofELF
 import LaunchprofReport
 
 /// A launch's uprobe hits not read yet (`TraceRequest.defersUprobeHits`): what turns them into
@@ -39,6 +40,7 @@ public struct PendingUprobeHits: Sendable {
         let observed = UprobeLaunchEvents(samples: drained.samples, images: images, calibration: calibration)
         var placed = observed.events
         var costs = observed.costs
+        var files = ObjectFiles()
         for (number, image) in images.enumerated() {
             guard let plan = image.plan?.runtime, !plan.probes.isEmpty else { continue }
             let end = number + 1 < images.count ? images[number + 1].startNs : UInt64.max
@@ -48,7 +50,7 @@ public struct PendingUprobeHits: Sendable {
             for hit in hits {
                 costs.append(ObserverCost(atNs: hit.timeNs, costNs: calibration.hitNs(emulated: emulated[hit.key] ?? false)))
             }
-            let spans = RuntimeRecorder(plan: plan, pid: pid).spans(hits)
+            let spans = RuntimeRecorder(plan: plan, pid: pid).spans(hits) { files.maps($0, $1) }
             placed += spans.map { .probed($0) }
             if let (phase, reason) = RuntimeRecorder.missingDidFinishLaunching(spans) {
                 placed.append(.unobservable(phase: phase, reason: reason))
@@ -60,5 +62,16 @@ public struct PendingUprobeHits: Sendable {
         var merged = EventMerge.merge(events, placed.filter { $0.timeNs != nil })
         merged.insert(contentsOf: placed.filter { $0.timeNs == nil }, at: min(1, merged.count))
         return LaunchObservation(events: merged, costs: costs.sorted { $0.atNs < $1.atNs }, lostSamples: drained.lost)
+    }
+}
+
+/// The ELF files of a launch's objects, each read once: where a dlopen's return address lies.
+struct ObjectFiles {
+    private var images: [String: ELFImage?] = [:]
+
+    /// Whether the file at `path` maps the unrelocated `address` (false when it cannot be read).
+    mutating func maps(_ path: String, _ address: UInt64) -> Bool {
+        if images[path] == nil { images[path] = .some(try? ELFImage.read(path: path)) }
+        return images[path]??.fileOffset(ofAddress: address) != nil
     }
 }

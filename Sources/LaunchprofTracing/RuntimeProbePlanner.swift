@@ -25,7 +25,14 @@ public struct RuntimeProbePlan: Sendable {
     /// Phases these probes cannot give this program, and why.
     public var unobservable: [(phase: String, reason: String)]
 
-    public init(probes: [RuntimeProbe] = [], sources: [String] = [], unobservable: [(phase: String, reason: String)] = []) {
+    /// The program's path: the object the loader names "" (the main program's link map).
+    public var program: String?
+
+    public init(
+        probes: [RuntimeProbe] = [], sources: [String] = [], unobservable: [(phase: String, reason: String)] = [],
+        program: String? = nil
+    ) {
+        self.program = program
         self.probes = probes
         self.sources = sources
         self.unobservable = unobservable
@@ -38,6 +45,7 @@ public struct RuntimeProbePlan: Sendable {
         debugDirectories: [String] = ImagePlanner.defaultDebugDirectories
     ) -> RuntimeProbePlan {
         var planner = Builder()
+        planner.plan.program = program.path
         // A static program has no loader to probe (its rare static dlopen is not observed).
         guard program.kind.usesLoader else { return planner.plan }
         if let loader { planner.addLoader(loader, relocateObject: relocateObject, debugDirectories: debugDirectories) }
@@ -186,9 +194,12 @@ public struct RuntimeProbePlan: Sendable {
             // object, whose l_name is the word at +8.
             let code = loader.bytes(atAddress: callInit, count: 16)
             let delta = ProbePlacement.guardJump(code) ?? 0
+            // Its l_addr (the word at +0) is where the object lies: a dlopen's caller is found
+            // among the objects initialised before the call (`RuntimeRecorder`).
+            let fetch = [FetchedArgument(.di, dereferences: [8, 0], kind: .string), FetchedArgument(.di, dereferences: [0], kind: .u64)]
             if let offset = loader.fileOffset(ofAddress: callInit + delta) {
                 plan.probes.append(RuntimeProbe(
-                    path: loader.path, offset: offset, fetch: [FetchedArgument(.di, dereferences: [8, 0], kind: .string)],
+                    path: loader.path, offset: offset, fetch: fetch,
                     role: .loaderObjectInit, source: "loader", emulated: ProbePlacement.isEmulated(code, Int(delta))))
             }
         }

@@ -10,7 +10,11 @@ import LaunchprofReport
 ///   return. `call_init` also runs for objects already initialised (each dependency of the loaded
 ///   one): an object's first `call_init` in the process is its initialisation, later ones return
 ///   at once and only end the previous object's span. A dlopen made by a constructor (inside
-///   another's `dlopen.init`) nests inside it.
+///   another's `dlopen.init`) nests inside it. Its `caller` is the object whose code made the
+///   call: the return address at libc's entry, found among the objects initialised before the
+///   call (each `call_init` hit carries the object's load address, the loader's `l_addr`) —
+///   the one with the highest load address at or below it, if that object's file maps the
+///   address (`objectMaps`); no caller otherwise (code outside any object, or an unreadable file).
 /// - **toolkits** (first occurrence only; a later call is the app's business, not its launch):
 ///   GApplication: `willFinishLaunching` = `g_application_register` (the `startup` emission: the
 ///   class handler, where GTK initialises, then the app's handlers), `didFinishLaunching` =
@@ -27,20 +31,23 @@ import LaunchprofReport
 public struct RuntimeRecorder: Sendable {
     private let probes: [RuntimeProbe.Key: RuntimeProbe]
     private let pid: Int32
+    private let program: String?
 
     public init(plan: RuntimeProbePlan, pid: Int32) {
+        program = plan.program
         var probes: [RuntimeProbe.Key: RuntimeProbe] = [:]
         for probe in plan.probes where probes[probe.key] == nil { probes[probe.key] = probe }
         self.probes = probes
         self.pid = pid
     }
 
-    /// The spans the hits mark, by start time.
-    public func spans(_ hits: [RuntimeProbeHit]) -> [ProbedSpan] {
-        var state = State(pid: pid)
+    /// The spans the hits mark, by start time. `objectMaps(path, address)`: whether the file at
+    /// `path` maps the unrelocated `address` in one of its loadable segments.
+    public func spans(_ hits: [RuntimeProbeHit], objectMaps: (String, UInt64) -> Bool = { _, _ in false }) -> [ProbedSpan] {
+        var state = State(pid: pid, program: program)
         for hit in hits.sorted(by: { $0.timeNs < $1.timeNs }) {
             guard let probe = probes[hit.key] else { continue }
-            state.record(hit, probe)
+            state.record(hit, probe, objectMaps: objectMaps)
         }
         state.finish()
         return state.spans.enumerated().sorted { ($0.element.startNs, $0.offset) < ($1.element.startNs, $1.offset) }.map(\.element)
@@ -68,6 +75,7 @@ public struct RuntimeRecorder: Sendable {
 
     private struct Load {
         var file: String?
+        var caller: String?
         var start: UInt64
         var relocateStart: UInt64?
         var initStart: UInt64?
@@ -100,9 +108,12 @@ public struct RuntimeRecorder: Sendable {
 
     private struct State {
         let pid: Int32
+        let program: String?
         var spans: [ProbedSpan] = []
         var loads: [Int32: [Load]] = [:]
         var initialized: Set<String> = []
+        /// Each object initialised so far by its load address (`l_addr`), highest first.
+        var objects: [(base: UInt64, path: String)] = []
         var register = Toolkit()
         var activate = Toolkit()
         var gtkInit = Toolkit()
@@ -117,7 +128,19 @@ public struct RuntimeRecorder: Sendable {
         var pythonRun: UInt64?
         var imports: [Int32: [(module: String, start: UInt64)]] = [:]
 
-        init(pid: Int32) { self.pid = pid }
+        init(pid: Int32, program: String?) {
+            self.pid = pid
+            self.program = program
+        }
+
+        /// The object whose code is at `address`: the one loaded highest at or below it, if
+        /// its file maps what lies there (the address may be in no object at all).
+        func object(at address: UInt64, objectMaps: (String, UInt64) -> Bool) -> String? {
+            guard let candidate = objects.first(where: { $0.base <= address }),
+                objectMaps(candidate.path, address - candidate.base)
+            else { return nil }
+            return candidate.path
+        }
 
         func thread(_ tid: Int32) -> Int32? { tid == pid ? nil : tid }
 
@@ -125,12 +148,13 @@ public struct RuntimeRecorder: Sendable {
             spans.append(ProbedSpan(name: name, startNs: start, endNs: end, object: object, source: source, thread: thread(tid)))
         }
 
-        mutating func record(_ hit: RuntimeProbeHit, _ probe: RuntimeProbe) {
+        mutating func record(_ hit: RuntimeProbeHit, _ probe: RuntimeProbe, objectMaps: (String, UInt64) -> Bool) {
             let t = hit.timeNs
             let tid = hit.thread
             switch probe.role {
             case .dlopenCall:
-                loads[tid, default: []].append(Load(file: hit.string(0), start: t))
+                let caller = hit.integer(1).flatMap { object(at: $0, objectMaps: objectMaps) }
+                loads[tid, default: []].append(Load(file: hit.string(0), caller: caller, start: t))
             case .dlopenReturn:
                 guard let load = loads[tid]?.popLast() else { return }
                 close(load, at: t, tid: tid)
@@ -145,6 +169,10 @@ public struct RuntimeRecorder: Sendable {
             case .loaderObjectInit:
                 let object = hit.string(0) ?? ""
                 let first = initialized.insert(object).inserted
+                // The main program's link map has no name.
+                if first, let base = hit.integer(1), let path = object.isEmpty ? program : object {
+                    objects.insert((base, path), at: objects.firstIndex { $0.base < base } ?? objects.count)
+                }
                 guard var load = loads[tid]?.last else { return }
                 if let current = load.initializing {
                     span(LaunchPhase.dlopenInit, current.start, t, object: current.object, source: "loader", tid: tid)
@@ -187,7 +215,9 @@ public struct RuntimeRecorder: Sendable {
 
         mutating func close(_ load: Load, at end: UInt64?, tid: Int32) {
             let object = load.file
-            span(LaunchPhase.dlopen, load.start, end, object: object, source: "loader", tid: tid)
+            spans.append(ProbedSpan(
+                name: LaunchPhase.dlopen, startNs: load.start, endNs: end, object: object, caller: load.caller, source: "loader",
+                thread: thread(tid)))
             let mapEnd = load.relocateStart ?? load.initStart ?? end
             span(LaunchPhase.dlopenMap, load.start, mapEnd, object: object, source: "loader", tid: tid)
             if let relocate = load.relocateStart {

@@ -70,8 +70,7 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         if dlopen {
-            guard !json else { throw ExitCause.usage.fail("--dlopen writes text only (the run's own report has the loads: run --json)") }
-            try Self.executeRuntimeLoads(program: program, arguments: arguments)
+            try Self.executeRuntimeLoads(program: program, arguments: arguments, json: json)
             return
         }
         guard arguments.isEmpty else { throw ExitCause.usage.fail("program arguments are taken with --dlopen only") }
@@ -79,11 +78,14 @@ struct InspectCommand: ParsableCommand {
     }
 
     /// `--dlopen`: one launch, then its run-time loads counted from their ELF files.
-    static func executeRuntimeLoads(program: String, arguments: [String]) throws {
+    static func executeRuntimeLoads(program: String, arguments: [String], json: Bool) throws {
         let environment = ProcessEnvironment.current()
-        guard let result = try RuntimeLoadInspector.inspect(program: program, arguments: arguments, environment: environment)
+        // The closure's estimate priced as `inspect` prices it.
+        let costModel = StoredCalibration(InspectCommand.environment())?.costModel() ?? .standard
+        guard let result = try RuntimeLoadInspector.inspect(
+            program: program, arguments: arguments, environment: environment, costModel: costModel)
         else { throw ExitCause.software.fail("\(program): the launch gave no run to read its loads from") }
-        Terminal.write(1, RuntimeLoadsTextRenderer().render(result))
+        Terminal.write(1, json ? try result.jsonBytes() : Array(RuntimeLoadsTextRenderer().render(result).utf8))
     }
 
     /// Inspects, prints the report on stdout and failures on stderr, and exits (0, or 3 when

@@ -57,6 +57,40 @@ struct RuntimePhaseTests {
 
     static func difference(_ a: UInt64, _ b: UInt64) -> UInt64 { a > b ? a - b : b - a }
 
+    /// Each dlopen names the object whose code called it: main's own call names the program,
+    /// a call from a linked library's code names that library, and a call from the constructor
+    /// of a library being loaded (nested in its `dlopen.init`) names that library — in every run,
+    /// each beside the program's own clock around its calls.
+    @Test func eachDlopenNamesTheLibraryThatCalledIt() throws {
+        let fixture = try ToolkitFixtures.dlopenCallers()
+        let direct = try RunFixtures.library("lpdl", directory: "toolkits")
+        let truthPath = FixtureTruth.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: truthPath) }
+        let runs = 3
+        let outcome = try RunHarness.run(
+            fixture.program, runs: runs,
+            environment: [
+                "LP_FIXTURE_TRUTH": truthPath, "LP_DLOPEN_DIRECT": direct, "LP_DLOPEN_VIA": fixture.nest,
+                "LP_CTOR_lpdlnest_DLOPEN": fixture.leaf,
+            ])
+        try #require(outcome.runs.count == runs)
+        let truth = try FixtureTruth(contentsOf: truthPath)
+        #expect(truth.all("dlopen").count == 2 * runs, "\(truth.entries)")
+        // Each caller is a path the loader knows the object by; the names are unique here.
+        let expected = [("liblpdl.so", "run-dlopen-caller"), ("liblpdlnest.so", "liblpdlvia.so"), ("liblpdlleaf.so", "liblpdlnest.so")]
+        for (index, run) in outcome.runs.enumerated() {
+            for (file, caller) in expected {
+                let load = try #require(run.phase(LaunchPhase.dlopen, object: file), "run \(index): no dlopen \(file): \(run.phases.map(\.name))")
+                #expect(load.caller?.hasPrefix("/") == true && load.caller?.split(separator: "/").last.map(String.init) == caller,
+                    "run \(index): dlopen \(file) called from \(load.caller ?? "nowhere"), not \(caller)")
+            }
+            // The nested load lies inside the initialisation of the library whose constructor made it.
+            let nested = try #require(run.phase(LaunchPhase.dlopen, object: "liblpdlleaf.so"))
+            let outer = try #require(run.phase(LaunchPhase.dlopenInit, object: "liblpdlnest.so"))
+            #expect(outer.startNs <= nested.startNs && nested.endNs <= outer.endNs)
+        }
+    }
+
     /// One dlopen of a library that needs a second one, neither constructor doing any work: the
     /// loader's `call_init` probe fires once per object, and each is a `dlopen.init` of its own.
     /// The holder's filter of a process's repeated hits of one probe (within 50 µs, for spinning
@@ -81,8 +115,9 @@ struct RuntimePhaseTests {
 
     /// A toolkit fixture's 10 runs on Xvfb: in each, `willFinishLaunching` and
     /// `didFinishLaunching` from the toolkit (`source`) within max(2 ms, 10%) of the fixture's own
-    /// clock for them (`willTruth`, `didTruth`: kinds of its truth lines), then `firstFrame` after
-    /// them wherever the X11 observer saw one (at least 8 runs of 10, see below).
+    /// clock for them (`willTruth`, `didTruth`: kinds of its truth lines), after `main`, in that
+    /// order, then `firstFrame` after them wherever the X11 observer saw one (at least 8 runs of
+    /// 10, see below).
     static func expectToolkitPhases(
         _ program: String, source: String, willTruth: String, didTruth: String, environment: [String: String] = [:],
         sourceLocation: SourceLocation = #_sourceLocation
@@ -123,6 +158,7 @@ struct RuntimePhaseTests {
                 will.source == source && did.source == source
                 && willError <= toolkitTolerance(wills[index].durationNs)
                 && didError <= toolkitTolerance(dids[index].durationNs)
+                && (run.phase(LaunchPhase.main).map { $0.startNs <= will.startNs } ?? false)
                 && will.endNs <= did.startNs && did.endNs <= (frame?.startNs ?? .max)
             if within { matched += 1 }
             #expect(
@@ -148,6 +184,34 @@ struct RuntimePhaseTests {
     @Test func qt5ApplicationPhasesMatchTheAppsClock() throws {
         try Self.expectToolkitPhases(
             try ToolkitFixtures.qt5(), source: "qt5", willTruth: "construct", didTruth: "setup", environment: ["QT_QPA_PLATFORM": "xcb"])
+    }
+
+    /// A GTK 4 GtkApplication (gtk4's phases come from GApplication as GTK 3's do: GTK 4 has no
+    /// gtk_main, and its startup class handler is where gtk_init runs).
+    @Test(.enabled(if: ToolkitFixtures.installed("gtk4"), "GTK 4's development files (libgtk-4-dev) are not installed"))
+    func gtk4ApplicationPhasesMatchTheAppsClock() throws {
+        try Self.expectToolkitPhases(try ToolkitFixtures.gtk4(), source: "gtk4", willTruth: "register", didTruth: "activate-handler")
+    }
+
+    /// The Qt fixture built against Qt 6: the same constructor and `exec` probes.
+    @Test(.enabled(if: ToolkitFixtures.installed("Qt6Widgets"), "Qt 6's development files (qt6-base-dev) are not installed"))
+    func qt6ApplicationPhasesMatchTheAppsClock() throws {
+        try Self.expectToolkitPhases(
+            try ToolkitFixtures.qt6(), source: "qt6", willTruth: "construct", didTruth: "setup", environment: ["QT_QPA_PLATFORM": "xcb"])
+    }
+
+    /// An SDL 2 program: willFinishLaunching is `SDL_Init`, didFinishLaunching from its return to
+    /// the first `SDL_CreateWindow`'s return.
+    @Test(.enabled(if: ToolkitFixtures.installed("sdl2"), "SDL 2's development files (libsdl2-dev) are not installed"))
+    func sdl2PhasesMatchTheProgramsClock() throws {
+        try Self.expectToolkitPhases(try ToolkitFixtures.sdl2(), source: "sdl2", willTruth: "init", didTruth: "setup")
+    }
+
+    /// A Tk program: willFinishLaunching is `Tk_Init` (the main window), didFinishLaunching from
+    /// its return to `Tk_MainLoop`.
+    @Test(.enabled(if: ToolkitFixtures.installed("tk"), "Tk's development files (tk8.6-dev) are not installed"))
+    func tkPhasesMatchTheProgramsClock() throws {
+        try Self.expectToolkitPhases(try ToolkitFixtures.tk(), source: "tk", willTruth: "init", didTruth: "setup")
     }
 
     /// `python3 -X importtime -c 'import json, email.mime.text, http.client'`: the import phases
@@ -216,5 +280,45 @@ struct RuntimePhaseTests {
         }
         let closure = try InspectSession(configuration: .init(program: program, environment: environment)).run()
         #expect(result.closure.objects == closure.totals.objects && result.closure.relocations == closure.totals.relocations)
+    }
+
+    /// `inspect --dlopen --json`, run as a user runs it: a document valid against
+    /// inspect-dlopen.schema.json whose load of the library needing another lists both objects
+    /// exactly as `inspect --json` of that library lists them, the caller the program, the
+    /// run-time totals the sum of the objects, the closure's totals `inspect --json`'s own.
+    @Test func inspectDlopenJSONHasInspectsObjectShape() throws {
+        let program = try ToolkitFixtures.dlopenProgram()
+        let loaded = try ToolkitFixtures.libraryNeedingAnother()
+        var environment = ProcessInfo.processInfo.environment
+        environment["LP_DLOPEN"] = loaded
+        environment["LP_DLOPEN_DELAY_US"] = "1000"
+        let outcome = try LaunchprofCLI.run(["inspect", "--dlopen", "--json", program], environment: environment)
+        try #require(outcome.status == 0, "\(outcome.stderr)")
+        try SchemaValidator.expectValid(Array(outcome.stdout.utf8), against: .inspectDlopen, "inspect --dlopen --json")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any])
+        let loads = try #require(document["loads"] as? [[String: Any]])
+        let load = try #require(loads.first { $0["requested"] as? String == loaded }, "\(loads.map { $0["requested"] ?? "-" })")
+        #expect((load["caller"] as? String).map { ($0 as NSString).lastPathComponent } == "run-dlopen")
+        let objects = try #require(load["objects"] as? [[String: Any]])
+        // `inspect --json` of the library: its own closure's objects, in the same shape.
+        let inspected = try LaunchprofCLI.run(["inspect", "--json", "--no-cache", loaded], environment: environment)
+        try #require(inspected.status == 0, "\(inspected.stderr)")
+        let reference = try #require(try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [String: Any])
+        let referenceObjects = try #require(reference["objects"] as? [[String: Any]])
+        #expect(Set(objects.compactMap { ($0["path"] as? String).map { ($0 as NSString).lastPathComponent } }) == ["liblpdltop.so", "liblpdlneed.so"])
+        for object in objects {
+            let path = try #require(object["path"] as? String)
+            let same = try #require(referenceObjects.first { $0["path"] as? String == path }, "inspect --json has no \(path)")
+            #expect(NSDictionary(dictionary: object).isEqual(to: same), "\(path): \(object) vs inspect's \(same)")
+        }
+        // The run-time totals add up the objects of every load.
+        let runTime = try #require(document["runTime"] as? [String: Any])
+        let allObjects = loads.flatMap { ($0["objects"] as? [[String: Any]]) ?? [] }
+        let relocations = allObjects.reduce(0) { $0 + ((($1["relocations"] as? [String: Any])?["total"] as? Int) ?? 0) }
+        #expect(runTime["objects"] as? Int == allObjects.count + loads.reduce(0) { $0 + (($1["unread"] as? [Any])?.count ?? 0) })
+        #expect((runTime["relocations"] as? [String: Any])?["total"] as? Int == relocations)
+        let premain = try LaunchprofCLI.run(["inspect", "--json", "--no-cache", program], environment: environment)
+        let premainTotals = try #require((try JSONSerialization.jsonObject(with: Data(premain.stdout.utf8)) as? [String: Any])?["totals"] as? [String: Any])
+        #expect(NSDictionary(dictionary: try #require(document["closure"] as? [String: Any])).isEqual(to: premainTotals))
     }
 }

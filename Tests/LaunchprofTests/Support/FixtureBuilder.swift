@@ -17,10 +17,12 @@ enum FixtureBuilder {
         Bundle.module.resourceURL!.appendingPathComponent("Fixtures")
     }
 
-    /// Root of the build cache: one directory per test process, shared by all tests in it.
+    /// Root of the build cache: one directory per user and checkout, shared by all tests in it
+    /// (two checkouts' tests rebuilding one file from different sources would run each other's
+    /// half-written binaries).
     static let outputRoot: URL = {
         let root = FileManager.default.temporaryDirectory
-            .appendingPathComponent("launchprof-fixtures-\(getuid())")
+            .appendingPathComponent("launchprof-fixtures-\(getuid())-\(stableHash(packageRoot.path).prefix(8))")
         try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         return root
     }()

@@ -13,6 +13,7 @@ enum JSONSchemaName: String, CaseIterable {
     case benchSummary = "bench-summary"
     case comparison
     case calibration
+    case inspectDlopen = "inspect-dlopen"
 
     var fileName: String { rawValue + ".schema.json" }
 }

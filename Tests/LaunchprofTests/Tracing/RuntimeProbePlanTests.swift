@@ -43,9 +43,11 @@ struct RuntimeProbePlanTests {
         #expect(call.path == libc.path)
         #expect(call.fetch.map(\.tracefsText) == ["+0(%di):string", "+0(%sp):u64"])
         #expect(try probe(plan, .dlopenReturn).fetch.map(\.tracefsText) == ["%ax:u64"])
-        // call_init's name comes from its argument, at the guard's jump (Debian 12's glibc).
+        // call_init's name and load address (l_name, l_addr) come from its argument, at the
+        // guard's jump (Debian 12's glibc); the main program's unnamed map is the plan's program.
         let objectInit = try probe(plan, .loaderObjectInit)
-        #expect(objectInit.fetch.map(\.tracefsText) == ["+0(+8(%di)):string"])
+        #expect(objectInit.fetch.map(\.tracefsText) == ["+0(+8(%di)):string", "+0(%di):u64"])
+        #expect(plan.program == (try ToolkitFixtures.dlopenProgram()))
         #expect(objectInit.emulated)
         // The relocation probe is the pre-main plan's own: one event serves both.
         let program = try ELFImage.read(path: try ToolkitFixtures.dlopenProgram())

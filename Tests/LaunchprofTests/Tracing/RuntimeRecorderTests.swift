@@ -67,6 +67,40 @@ struct RuntimeRecorderTests {
         ])
     }
 
+    /// A dlopen's caller: among the objects initialised before the call (each `call_init` hit
+    /// carries the name and the load address), the one loaded highest at or below the return
+    /// address, if its file maps the address; the main program's unnamed link map is the plan's
+    /// program. An address no such object maps, or an object initialised only later, names none.
+    @Test func aDlopensCallerIsTheObjectWhoseFileMapsTheReturnAddress() {
+        var plan = Self.plan
+        plan.program = "/usr/bin/app"
+        // Each file maps its first 0x1000 bytes.
+        let maps: (String, UInt64) -> Bool = { _, address in address < 0x1000 }
+        let hits = [
+            hit(.loaderObjectInit, 1, .string(""), .integer(0x5555_0000)),
+            hit(.loaderObjectInit, 2, .string("/lib/libc.so.6"), .integer(0x7f00_0000)),
+            hit(.loaderObjectInit, 3, .string("/lib/libgmodule.so"), .integer(0x7f10_0000)),
+            hit(.dlopenCall, 10, .string("a.so"), .integer(0x5555_0400)),  // the program
+            hit(.dlopenReturn, 11, .integer(1)),
+            hit(.dlopenCall, 20, .string("b.so"), .integer(0x7f10_0800)),  // libgmodule, not libc below it
+            hit(.loaderInit, 21), hit(.loaderObjectInit, 22, .string("/opt/b.so"), .integer(0x7f20_0000)),
+            hit(.dlopenCall, 23, .string("c.so"), .integer(0x7f20_0010)),  // b.so's constructor
+            hit(.dlopenReturn, 24, .integer(1)),
+            hit(.dlopenReturn, 30, .integer(1)),
+            hit(.dlopenCall, 40, .string("d.so"), .integer(0x7f10_2000)),  // past libgmodule's file: anonymous code
+            hit(.dlopenReturn, 41, .integer(0)),
+            hit(.dlopenCall, 50, .string("e.so"), .integer(0x7f30_0000)),  // an object initialised later
+            hit(.dlopenReturn, 51, .integer(0)),
+            hit(.loaderObjectInit, 60, .string("/opt/late.so"), .integer(0x7f30_0000)),
+        ]
+        let loads = RuntimeRecorder(plan: plan, pid: Self.pid).spans(hits, objectMaps: maps).filter { $0.name == "dlopen" }
+        #expect(loads.map(\.object) == ["a.so", "b.so", "c.so", "d.so", "e.so"])
+        #expect(loads.map(\.caller) == ["/usr/bin/app", "/lib/libgmodule.so", "/opt/b.so", nil, nil])
+        // Without a file to check against (unreadable), no caller is named.
+        let unchecked = RuntimeRecorder(plan: plan, pid: Self.pid).spans(hits).filter { $0.name == "dlopen" }
+        #expect(unchecked.allSatisfy { $0.caller == nil })
+    }
+
     @Test func aFailedOrRepeatedDlopenOnlyMaps() {
         let result = spans([
             hit(.loaderObjectInit, 5, .string("/lib/libc.so.6")),

@@ -1,7 +1,7 @@
-// A Qt application that never calls launchprof: the QApplication constructor, then
-// LP_QT_SETUP_BUSY_US (30000) of set-up and a window shown, then exec(). Truth: "construct
-// QApplication <b> <e>" around the constructor, "setup setup <b> <e>" from its return to just
-// before exec(). LP_QT_GUI=1 builds a QGuiApplication with a QRasterWindow instead.
+// A Qt application (the same source for Qt 5 and Qt 6) that never calls launchprof: the
+// QApplication constructor, then LP_QT_SETUP_BUSY_US (30000) of set-up and a window shown, then
+// exec(). Truth: "construct QApplication <b> <e>" around the constructor, "setup setup <b> <e>"
+// from its return to just before exec().
 #include "run-fixture.h"
 #include <QApplication>
 #include <QWidget>
