@@ -99,8 +99,9 @@ let package = Package(
         .target(
             name: "LaunchprofELF", dependencies: ["CElf", "CLaunchprof", "LaunchprofSystem", "LaunchprofReport"]),
 
-        // Stacks: libunwind-ptrace for stopped tracees, perf-event sampling unwound offline,
-        // and naming frames through launchprof's own ELF readers.
+        // Stacks: one unwinder (launchprof's cached call frame rules, libunwind for the frames they
+        // cannot take) for perf samples and stopped tracees alike, and naming frames through
+        // launchprof's own ELF readers.
         .target(
             name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofReport", "LaunchprofSystem"]),
 

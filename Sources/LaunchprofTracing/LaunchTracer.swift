@@ -337,7 +337,7 @@ private struct TracedLaunch {
             return 0  // the stop was the point; the signal is not delivered
         }
         if Ptrace.isGroupStop(pid) { return 0 }
-        if isCrashSignal(stop.value) { captureCrash() }
+        if isCrashSignal(stop.value) { captureCrash(pid) }
         return stop.value
     }
 
@@ -346,6 +346,10 @@ private struct TracedLaunch {
         if stop.value == SIGSTOP, Ptrace.isGroupStop(process) { return 0 }
         if stop.value == SIGTRAP, try observer.descendantTrapped(process, forked: processes.forked.contains(process)) {
             return 0
+        }
+        // A thread of the child (traced until main) crashing takes the whole child with it.
+        if isCrashSignal(stop.value), processes.threads.contains(process), access("/proc/\(pid)/task/\(process)", F_OK) == 0 {
+            captureCrash(process)
         }
         return stop.value
     }
@@ -440,10 +444,11 @@ private struct TracedLaunch {
         [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP].contains(signal)
     }
 
-    /// The child is stopped at the delivery of a fatal signal: unwind it before it dies.
-    private mutating func captureCrash() {
+    /// The child's thread `tid` is stopped at the delivery of a fatal signal: unwind it before it
+    /// dies.
+    private mutating func captureCrash(_ tid: pid_t) {
         guard crashStack.isEmpty else { return }
-        crashStack = StackUnwinder.unwind(pid)
+        crashStack = StackUnwinder.unwindStopped(tid)
         crashMappings = ProcessMappings.files(pid)
     }
 
