@@ -91,8 +91,9 @@ let package = Package(
             resources: [.embedInCode("HTMLReportScript.js")]),
 
         // What every module below the CLI builds on to use the system: the thread helper
-        // (DedicatedThread: a raw pthread, placed off its creator's CPU or pinned to one), SmallFile and the
-        // user's private directory (PrivateDirectory: the holder's socket, the kernel symbol cache).
+        // (DedicatedThread: a raw pthread, placed off its creator's CPU or pinned to one), SmallFile, the
+        // user's private directory (PrivateDirectory: the holder's socket, the kernel symbol cache),
+        // Unix sockets with their peer's credentials (UnixSocket) and argv/envp arrays (CStringArray).
         .target(name: "LaunchprofSystem", dependencies: ["CLaunchprof"]),
 
         // ELF reading and the loader's dependency resolution, from files alone.
@@ -108,7 +109,7 @@ let package = Package(
         // ptrace-based launch tracer.
         .target(
             name: "LaunchprofTracing",
-            dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling"]),
+            dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling", "LaunchprofSystem"]),
 
         // First frames seen by the display server (X11: launchprof's own client on the display).
         .target(
