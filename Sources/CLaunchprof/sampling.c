@@ -109,25 +109,14 @@ fail:
 int lp_perf_drain(lp_perf_session *session, uint8_t *buffer, size_t capacity, size_t *length) {
     *length = 0;
     if (!session->ring) return EBADF;
-    struct perf_event_mmap_page *page = session->ring;
-    const uint8_t *data = (const uint8_t *)session->ring + 4096;
-    uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = page->data_tail;
-    size_t mask = session->data_bytes - 1;
+    lp_ring_reader ring = lp_ring_begin(session->ring, 4096, session->data_bytes);
     size_t copied = 0;
-    while (tail < head) {
-        struct perf_event_header header;
-        for (size_t i = 0; i < sizeof(header); i++) ((uint8_t *)&header)[i] = data[(tail + i) & mask];
-        if (header.size == 0 || copied + header.size > capacity) break;
-        size_t start = (size_t)(tail & mask);
-        size_t first = header.size;
-        if (start + first > session->data_bytes) first = session->data_bytes - start;
-        memcpy(buffer + copied, data + start, first);
-        memcpy(buffer + copied + first, data, header.size - first);
-        copied += header.size;
-        tail += header.size;
+    while (lp_ring_next(&ring) == 1 && copied + ring.record_size <= capacity) {
+        lp_ring_copy(&ring, 0, buffer + copied, ring.record_size);
+        copied += ring.record_size;
+        lp_ring_advance(&ring);
     }
-    __atomic_store_n(&page->data_tail, tail, __ATOMIC_RELEASE);
+    lp_ring_end(&ring);
     *length = copied;
     return 0;
 }

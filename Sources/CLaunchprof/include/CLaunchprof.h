@@ -359,5 +359,7 @@ uint64_t lp_ptrace_stop_ns(int stops);
 #include "lp_sched_events.h"
 // launchprof monitor's system-wide kernel events: lp_field.h.
 #include "lp_field.h"
+// The read loop every perf ring shares: lp_perf_ring.h.
+#include "lp_perf_ring.h"
 
 #endif
