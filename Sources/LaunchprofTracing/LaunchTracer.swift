@@ -463,11 +463,14 @@ private struct TracedLaunch {
     func result() -> TraceResult {
         let deferred = request.defersUprobeHits ? (observer as? UprobeLaunchObserver)?.pending(events: events) : nil
         let observation = deferred == nil ? observer.finish(events: events) : LaunchObservation(events: events)
+        // A stack taken at a crash signal the program handled and lived through is no crash's.
+        var diedOfSignal = false
+        if case .signaled = exitStatus { diedOfSignal = true }
         var result = TraceResult(
             pid: pid, events: observation.events,
             exitStatus: exitStatus ?? .killedByLaunchprof(signal: SIGKILL, reason: "tracer failed"),
             leftoverProcesses: leftovers, unplannedImages: unplannedImages,
-            crashStack: crashStack, crashMappings: crashMappings, pauseNs: pauseNs &- min(pauseNs, heldNs))
+            crashStack: diedOfSignal ? crashStack : [], crashMappings: diedOfSignal ? crashMappings : [], pauseNs: pauseNs &- min(pauseNs, heldNs))
         result.observerCosts = (observerCosts + observation.costs).sorted { $0.atNs < $1.atNs }
         result.lostSamples = observation.lostSamples
         result.pageFaults = pageFaults

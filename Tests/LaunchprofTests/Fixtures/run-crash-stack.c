@@ -3,11 +3,14 @@
  * frame: lp_crash_outer → lp_crash_middle → lp_crash_inner, which faults (SIGSEGV, the
  * default) or calls abort() (LP_CRASH=abort). With LP_CRASH_THREAD=1 the chain runs in a
  * thread the program's constructor starts and joins (lp_crash_thread: a thread other than main,
- * while launchprof still traces new threads), else from main.
+ * while launchprof still traces new threads), else from main. LP_CRASH=survive faults the same
+ * way under a SIGSEGV handler that jumps back to main, which then exits 0: no crash.
  */
 #include "run-fixture.h"
 
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +48,22 @@ __attribute__((constructor)) static void lp_crash_constructor(void) {
     if (pthread_create(&thread, NULL, lp_crash_thread, NULL) == 0) pthread_join(thread, NULL);
 }
 
+static sigjmp_buf lp_crash_survived;
+
+static void lp_crash_handler(int signal) {
+    (void)signal;
+    siglongjmp(lp_crash_survived, 1);
+}
+
 int main(void) {
+    const char *how = getenv("LP_CRASH");
+    if (how && strcmp(how, "survive") == 0) {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_handler = lp_crash_handler;
+        sigaction(SIGSEGV, &action, NULL);
+        if (sigsetjmp(lp_crash_survived, 1) != 0) return 0;
+    }
     lp_crash_outer();
     lp_crash_after++;
     return 0;

@@ -74,4 +74,12 @@ struct CrashStackTests {
         #expect(crashed.frames.count >= 3 && crashed.frames.dropFirst().allSatisfy { $0.object.hasPrefix("ld-linux") }, "\(crashed.text)")
         #expect(crashed.frames.dropFirst().contains { $0.function == "_dl_init" }, "\(crashed.text)")
     }
+
+    @Test("a fault the program handles and lives through is no crash: no crash stack")
+    func handledFaultIsNoCrash() throws {
+        let run = try #require(try RunHarness.run(
+            try RunFixtures.program("crash-stack"), environment: ["LP_CRASH": "survive"]).runs.first)
+        #expect(run.exitStatus?.code == 0 && run.exitStatus?.signal == nil, "\(String(describing: run.exitStatus))")
+        #expect(!run.warnings.contains { $0.code == .crashed }, "\(run.warnings)")
+    }
 }
