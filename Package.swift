@@ -91,23 +91,25 @@ let package = Package(
             resources: [.embedInCode("HTMLReportScript.js")]),
 
         // What every module below the CLI builds on to use the system: the thread helper
-        // (DedicatedThread: a raw pthread, placed off its creator's CPU or pinned to one), SmallFile and the
-        // user's private directory (PrivateDirectory: the holder's socket, the kernel symbol cache).
+        // (DedicatedThread: a raw pthread, placed off its creator's CPU or pinned to one), SmallFile, the
+        // user's private directory (PrivateDirectory: the holder's socket, the kernel symbol cache),
+        // Unix sockets with their peer's credentials (UnixSocket) and argv/envp arrays (CStringArray).
         .target(name: "LaunchprofSystem", dependencies: ["CLaunchprof"]),
 
         // ELF reading and the loader's dependency resolution, from files alone.
         .target(
             name: "LaunchprofELF", dependencies: ["CElf", "CLaunchprof", "LaunchprofSystem", "LaunchprofReport"]),
 
-        // Stacks: libunwind-ptrace for stopped tracees, perf-event sampling unwound offline,
-        // and naming frames through launchprof's own ELF readers.
+        // Stacks: one unwinder (launchprof's cached call frame rules, libunwind for the frames they
+        // cannot take) for perf samples and stopped tracees alike, and naming frames through
+        // launchprof's own ELF readers.
         .target(
             name: "LaunchprofSampling", dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofReport", "LaunchprofSystem"]),
 
         // ptrace-based launch tracer.
         .target(
             name: "LaunchprofTracing",
-            dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling"]),
+            dependencies: ["CLaunchprof", "LaunchprofELF", "LaunchprofSampling", "LaunchprofSystem"]),
 
         // First frames seen by the display server (X11: launchprof's own client on the display).
         .target(

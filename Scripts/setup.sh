@@ -11,8 +11,9 @@
 #
 # Run time (the package's Depends and Recommends):
 #   libelf1           ELF reading (launchprof links it, with zlib, dynamically)
-#   libunwind8        libunwind-ptrace, loaded with dlopen when launchprof first unwinds a stack
-#                     (--sample, a crash's stack)
+#   libunwind8        libunwind's remote unwinder (libunwind-x86_64), loaded with dlopen when
+#                     launchprof first unwinds a stack (--sample, a crash's stack), for the frames
+#                     its own call frame rules cannot take
 #   libc6-dbg         ld.so's symbol table, so the loader's map/relocate split can be observed
 #                     (without it those two phases are reported absent, with the reason)
 # Build:

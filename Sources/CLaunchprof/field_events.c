@@ -1,6 +1,7 @@
 // launchprof monitor's kernel events (see lp_field.h).
 #define _GNU_SOURCE
 #include "lp_field.h"
+#include "lp_perf_ring.h"
 
 #include <errno.h>
 #include <string.h>
@@ -46,46 +47,33 @@ int lp_field_event_open(uint64_t tracepoint_id, int cpu, int output_fd, const ch
 
 int lp_field_event_enable(int fd) { return ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? errno : 0; }
 
-// Copies `count` bytes starting at ring position `at` (the data area wraps at `size`).
-static void copy_out(const uint8_t *data, uint64_t size, uint64_t at, void *out, size_t count) {
-    uint64_t start = at % size;
-    size_t first = count;
-    if (start + count > size) first = (size_t)(size - start);
-    memcpy(out, data + start, first);
-    if (first < count) memcpy((uint8_t *)out + first, data, count - first);
-}
-
 int lp_field_ring_read(void *base, size_t length, lp_field_record *records, int capacity, uint8_t *raw,
                        size_t raw_capacity, int *count, uint64_t *lost, uint64_t *malformed, int *more) {
-    struct perf_event_mmap_page *header = base;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const uint8_t *data = (const uint8_t *)base + page;
-    uint64_t size = length - page;
-    uint64_t head = __atomic_load_n(&header->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = header->data_tail;
+    lp_ring_reader ring = lp_ring_begin(base, page, length - page);
+    const size_t header = sizeof(struct perf_event_header);
     size_t raw_used = 0;
     int stored = 0;
     *more = 0;
-    while (tail + sizeof(struct perf_event_header) <= head) {
-        struct perf_event_header record;
-        copy_out(data, size, tail, &record, sizeof record);
-        if (record.size < sizeof record || tail + record.size > head) {
+    int framed;
+    while ((framed = lp_ring_next(&ring)) != 0) {
+        if (framed < 0) {
             // A record the kernel did not write this way: what follows cannot be framed.
             *malformed += 1;
-            tail = head;
+            lp_ring_discard(&ring);
             break;
         }
-        if (record.type == PERF_RECORD_SAMPLE) {
+        if (ring.type == PERF_RECORD_SAMPLE) {
             // IDENTIFIER (8), TID (4 + 4), TIME (8), RAW (4 + size), in that order.
             enum { FIXED = 8 + 8 + 8 + 4 };
             uint8_t fixed[FIXED];
-            if (record.size < sizeof record + FIXED) {
+            if (ring.record_size < header + FIXED) {
                 *malformed += 1;
             } else {
-                copy_out(data, size, tail + sizeof record, fixed, FIXED);
+                lp_ring_copy(&ring, header, fixed, FIXED);
                 uint32_t raw_size;
                 memcpy(&raw_size, fixed + 24, 4);
-                if (raw_size > record.size - sizeof record - FIXED) {
+                if (raw_size > ring.record_size - header - FIXED) {
                     *malformed += 1;
                 } else if (stored == capacity || raw_used + raw_size > raw_capacity) {
                     *more = 1;
@@ -98,18 +86,18 @@ int lp_field_ring_read(void *base, size_t length, lp_field_record *records, int 
                     memcpy(&out->time_ns, fixed + 16, 8);
                     out->raw_offset = (uint32_t)raw_used;
                     out->raw_size = raw_size;
-                    copy_out(data, size, tail + sizeof record + FIXED, raw + raw_used, raw_size);
+                    lp_ring_copy(&ring, header + FIXED, raw + raw_used, raw_size);
                     raw_used += raw_size;
                 }
             }
-        } else if (record.type == PERF_RECORD_LOST && record.size >= sizeof record + 16) {
+        } else if (ring.type == PERF_RECORD_LOST && ring.record_size >= header + 16) {
             uint64_t dropped;
-            copy_out(data, size, tail + sizeof record + 8, &dropped, 8);
+            lp_ring_copy(&ring, header + 8, &dropped, 8);
             *lost += dropped;
         }
-        tail += record.size;
+        lp_ring_advance(&ring);
     }
-    __atomic_store_n(&header->data_tail, tail, __ATOMIC_RELEASE);
+    lp_ring_end(&ring);
     *count = stored;
     return 0;
 }

@@ -87,20 +87,14 @@ int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int ca
 
 int lp_perf_ring_read_raw(void *base, size_t length, lp_perf_sample *samples, int capacity, int *count,
                           uint64_t *lost, uint8_t *raw, size_t raw_stride, uint32_t *raw_lengths) {
-    struct perf_event_mmap_page *header = base;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const uint8_t *data = (const uint8_t *)base + page;
-    uint64_t size = length - page;
-    uint64_t head = __atomic_load_n(&header->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = header->data_tail;
+    lp_ring_reader ring = lp_ring_begin(base, page, length - page);
+    const size_t header = sizeof(struct perf_event_header);
     int stored = 0;
-    while (tail + sizeof(struct perf_event_header) <= head && stored < capacity) {
-        struct perf_event_header record;
-        uint8_t bytes[64];
-        for (size_t i = 0; i < sizeof record; i++) ((uint8_t *)&record)[i] = data[(tail + i) % size];
-        if (record.size < sizeof record || tail + record.size > head) break;
-        if (record.type == PERF_RECORD_SAMPLE && record.size >= sizeof record + 32) {
-            for (size_t i = 0; i < 32; i++) bytes[i] = data[(tail + sizeof record + i) % size];
+    while (stored < capacity && lp_ring_next(&ring) == 1) {
+        if (ring.type == PERF_RECORD_SAMPLE && ring.record_size >= header + 32) {
+            uint8_t bytes[32];
+            lp_ring_copy(&ring, header, bytes, 32);
             lp_perf_sample *sample = &samples[stored++];
             memcpy(&sample->id, bytes, 8);
             memcpy(&sample->ip, bytes + 8, 8);
@@ -111,24 +105,21 @@ int lp_perf_ring_read_raw(void *base, size_t length, lp_perf_sample *samples, in
                 // After the time: a u32 size, then the payload (the record padded to 8 bytes). A
                 // sample of an event without PERF_SAMPLE_RAW ends at the time: no payload.
                 uint32_t payload = 0;
-                if (record.size >= sizeof record + 36) {
-                    for (size_t i = 0; i < 4; i++) ((uint8_t *)&payload)[i] = data[(tail + sizeof record + 32 + i) % size];
-                }
+                if (ring.record_size >= header + 36) lp_ring_copy(&ring, header + 32, &payload, 4);
                 // One the record cannot hold is no payload; a longer one than `raw_stride` is cut.
-                if (sizeof record + 36 + (size_t)payload > record.size) payload = 0;
+                if (header + 36 + (size_t)payload > ring.record_size) payload = 0;
                 if (payload > raw_stride) payload = (uint32_t)raw_stride;
-                uint8_t *into = raw + (size_t)(stored - 1) * raw_stride;
-                for (uint32_t i = 0; i < payload; i++) into[i] = data[(tail + sizeof record + 36 + i) % size];
+                lp_ring_copy(&ring, header + 36, raw + (size_t)(stored - 1) * raw_stride, payload);
                 raw_lengths[stored - 1] = payload;
             }
-        } else if (record.type == PERF_RECORD_LOST && record.size >= sizeof record + 16) {
+        } else if (ring.type == PERF_RECORD_LOST && ring.record_size >= header + 16) {
             uint64_t dropped;
-            for (size_t i = 0; i < 8; i++) ((uint8_t *)&dropped)[i] = data[(tail + sizeof record + 8 + i) % size];
+            lp_ring_copy(&ring, header + 8, &dropped, 8);
             *lost += dropped;
         }
-        tail += record.size;
+        lp_ring_advance(&ring);
     }
-    __atomic_store_n(&header->data_tail, tail, __ATOMIC_RELEASE);
+    lp_ring_end(&ring);
     *count = stored;
     return 0;
 }

@@ -128,25 +128,14 @@ int lp_sched_enable(lp_sched_cpu *events, bool enable) {
 int lp_sched_drain(lp_sched_cpu *events, uint8_t *buffer, size_t capacity, size_t *length) {
     *length = 0;
     if (!events->ring) return EBADF;
-    struct perf_event_mmap_page *page = events->ring;
-    const uint8_t *data = (const uint8_t *)events->ring + 4096;
-    uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = page->data_tail;
-    size_t mask = events->data_bytes - 1;
+    lp_ring_reader ring = lp_ring_begin(events->ring, 4096, events->data_bytes);
     size_t copied = 0;
-    while (tail < head) {
-        struct perf_event_header header;
-        for (size_t i = 0; i < sizeof(header); i++) ((uint8_t *)&header)[i] = data[(tail + i) & mask];
-        if (header.size == 0 || copied + header.size > capacity) break;
-        size_t start = (size_t)(tail & mask);
-        size_t first = header.size;
-        if (start + first > events->data_bytes) first = events->data_bytes - start;
-        memcpy(buffer + copied, data + start, first);
-        memcpy(buffer + copied + first, data, header.size - first);
-        copied += header.size;
-        tail += header.size;
+    while (lp_ring_next(&ring) == 1 && copied + ring.record_size <= capacity) {
+        lp_ring_copy(&ring, 0, buffer + copied, ring.record_size);
+        copied += ring.record_size;
+        lp_ring_advance(&ring);
     }
-    __atomic_store_n(&page->data_tail, tail, __ATOMIC_RELEASE);
+    lp_ring_end(&ring);
     *length = copied;
     return 0;
 }

@@ -1,10 +1,9 @@
-// libunwind's remote unwinder (libunwind-x86_64) and its ptrace accessors (libunwind-ptrace),
-// loaded with dlopen the first time a stack is unwound: loading them (and the liblzma they
-// use) at start-up is a fifth of the cost of starting launchprof, which `inspect` and most runs
-// pay for nothing. Private to CLaunchprof.
+// libunwind's remote unwinder (libunwind-x86_64), loaded with dlopen the first time a stack is
+// unwound: loading it (and the liblzma it uses) at start-up is a fifth of the cost of starting
+// launchprof, which `inspect` and most runs pay for nothing. Private to CLaunchprof.
 #pragma once
 
-#include <libunwind-ptrace.h>
+#include <libunwind.h>
 
 // The remote variant of libunwind's table search; libunwind exports it but declares it only in
 // its private headers.
@@ -21,9 +20,6 @@ typedef struct lp_unwind_library {
     __typeof__(&unw_get_reg) get_reg;
     __typeof__(&unw_step) step;
     __typeof__(&_Ux86_64_dwarf_search_unwind_table) search_unwind_table;
-    __typeof__(&_UPT_create) upt_create;
-    __typeof__(&_UPT_destroy) upt_destroy;
-    unw_accessors_t *upt_accessors;
 } lp_unwind_library;
 
 /// The loaded library, or NULL when it cannot be loaded (lp_unwind_library_missing says why).

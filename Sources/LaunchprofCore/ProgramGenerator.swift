@@ -384,13 +384,9 @@ public struct ProgramGenerator: Sendable {
             cursor += 1
         }
         var pid: pid_t = 0
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else { return -1 }
+        let argv = CStringArray(arguments)
+        let envp = CStringArray(environment)
+        guard posix_spawn(&pid, arguments[0], &actions, nil, argv.pointers, envp.pointers) == 0 else { return -1 }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             if errno != EINTR { return -1 }

@@ -13,17 +13,7 @@ import LaunchprofReport
 public final class SampleTimelineBuilder {
     private let symbolizer: StackSymbolizer
     private let kernelSymbols: KernelSymbols
-    /// libunwind, for the frames the call frame rules cannot take.
-    private let unwinder: OpaquePointer
-    private let frameUnwinder = CallFrameUnwinder()
-    /// The registers of the frame being unwound, DWARF numbering.
-    private let dwarfRegisters = UnsafeMutablePointer<UInt64>.allocate(capacity: CallFrameUnwinder.registerCount)
-    private let libunwindOnly: Bool
-    /// Each object's call frame table, read once per builder (nil: none or unreadable), and its
-    /// number for the unwinder's rules.
-    private var tables: [String: (table: CallFrameTable?, id: Int)] = [:]
-    private var mappings: [StackSymbolizer.LoadedMapping] = []
-    private var lastMapping = 0
+    private let unwinder: StackUnwinder
     private var addresses = [UInt64](repeating: 0, count: CallStackTree.maximumDepth)
     /// Samples unwound in the last `spans` call, their frames, and the time unwinding them took.
     public private(set) var unwoundSamples = 0
@@ -32,16 +22,10 @@ public final class SampleTimelineBuilder {
 
     /// `libunwindOnly`: without launchprof's cached call-frame rules (to compare the two).
     public init?(symbolizer: StackSymbolizer, kernelSymbols: KernelSymbols = .shared, libunwindOnly: Bool = false) {
-        guard let unwinder = lp_unwinder_create() else { return nil }
-        self.libunwindOnly = libunwindOnly
+        guard let unwinder = StackUnwinder(symbolizer: symbolizer, libunwindOnly: libunwindOnly) else { return nil }
         self.symbolizer = symbolizer
         self.kernelSymbols = kernelSymbols
         self.unwinder = unwinder
-    }
-
-    deinit {
-        lp_unwinder_destroy(unwinder)
-        dwarfRegisters.deallocate()
     }
 
     private struct ThreadState {
@@ -58,7 +42,7 @@ public final class SampleTimelineBuilder {
     /// Spans of every sampled thread, times in ns from `originNs` (the spawn).
     public func spans(_ capture: LaunchSampler.Capture, originNs: UInt64) -> (spans: [SampledSpan], lostRecords: Int) {
         reset()
-        for mapping in capture.initialMappings { add(mapping) }
+        for mapping in capture.initialMappings { unwinder.add(mapping) }
         var threads: [Int32: ThreadState] = [:]
         var spans: [SampledSpan] = []
         var lost = 0
@@ -74,7 +58,7 @@ public final class SampleTimelineBuilder {
             switch record {
             case .mapping(_, let start, let length, let offset, let path, let executable):
                 guard executable, path.hasPrefix("/") else { continue }
-                add(StackSymbolizer.Mapping(start: start, end: start &+ length, offset: offset, path: path))
+                unwinder.add(StackSymbolizer.Mapping(start: start, end: start &+ length, offset: offset, path: path))
             case .lost(let count):
                 lost += Int(clamping: count)
             case .stack(let sample):
@@ -140,85 +124,17 @@ public final class SampleTimelineBuilder {
         unwoundSamples = 0
         unwoundFrames = 0
         unwindNs = 0
-        lp_unwinder_reset(unwinder)
-        frameUnwinder.reset()
-        mappings = []
-        lastMapping = 0
+        unwinder.reset()
     }
 
-    private func add(_ mapping: StackSymbolizer.Mapping) {
-        let loaded = symbolizer.load(mapping)
-        // A mapping over an older one replaces it (a library unloaded and another loaded there).
-        mappings.removeAll { $0.mapping.start < mapping.end && mapping.start < $0.mapping.end }
-        mappings.append(loaded)
-        lastMapping = 0
-        let path = loaded.symbols?.path ?? mapping.path
-        let entry = tables[path] ?? (loaded.symbols.flatMap { (try? CallFrameTable(object: $0)) ?? nil }, tables.count)
-        tables[path] = entry
-        frameUnwinder.add(
-            textStart: mapping.start, textEnd: mapping.end, bias: loaded.bias, table: entry.table, objectID: entry.id)
-        guard let symbols = loaded.symbols else { return }
-        let segments = symbols.segments.map { lp_segment(vaddr: $0.vaddr, offset: $0.offset, file_size: $0.fileSize) }
-        segments.withUnsafeBufferPointer { segmentPointer in
-            guard let image = symbols.bytes.baseAddress else { return }
-            var object = lp_unwind_object(
-                bias: loaded.bias, text_start: mapping.start, text_end: mapping.end,
-                image: image.assumingMemoryBound(to: UInt8.self), image_size: UInt64(symbols.bytes.count),
-                segments: segmentPointer.baseAddress!, segment_count: Int32(segments.count),
-                eh_frame_hdr: symbols.ehFrameHeader ?? 0)
-            _ = lp_unwinder_add_object(unwinder, &object)
-        }
-    }
-
-    private func mapping(containing address: UInt64) -> StackSymbolizer.LoadedMapping? {
-        if lastMapping < mappings.count {
-            let candidate = mappings[lastMapping]
-            if candidate.mapping.start <= address && address < candidate.mapping.end { return candidate }
-        }
-        guard let index = mappings.firstIndex(where: { $0.mapping.start <= address && address < $0.mapping.end }) else {
-            return nil
-        }
-        lastMapping = index
-        return mappings[index]
-    }
-
-    /// The sample's return addresses into `addresses`, innermost first: by the cached call frame
-    /// rules while they apply, then by libunwind from the frame they could not take.
+    /// The sample's return addresses into `addresses`, innermost first.
     private func unwind(_ sample: StackSample) -> Int {
-        let stackAddress = sample.registers[Int(LP_SAMPLE_REGISTER_SP)]
-        return sample.registers.withUnsafeBufferPointer { registers in
+        sample.registers.withUnsafeBufferPointer { registers in
             sample.stack.withUnsafeBytes { stack in
-                addresses.withUnsafeMutableBufferPointer { output in
-                    var count = 0
-                    if !libunwindOnly {
-                        for dwarf in 0..<Self.perfIndex.count { dwarfRegisters[dwarf] = registers[Self.perfIndex[dwarf]] }
-                        let complete = frameUnwinder.unwind(
-                            registers: dwarfRegisters, stackAddress: stackAddress, stack: stack, output: output, count: &count)
-                        guard !complete, count > 0 else { return count }
-                        // libunwind takes the frame again, from the registers recovered so far.
-                        count -= 1
-                        var more: Int32 = 0
-                        withUnsafeTemporaryAllocation(of: UInt64.self, capacity: Self.perfIndex.count) { perf in
-                            for dwarf in 0..<Self.perfIndex.count { perf[Self.perfIndex[dwarf]] = dwarfRegisters[dwarf] }
-                            _ = lp_unwinder_unwind(
-                                unwinder, perf.baseAddress!, stack.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                stackAddress, stack.count, output.baseAddress! + count, Int32(output.count - count), &more)
-                        }
-                        return count + Int(more)
-                    }
-                    var more: Int32 = 0
-                    _ = lp_unwinder_unwind(
-                        unwinder, registers.baseAddress!, stack.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                        stackAddress, stack.count, output.baseAddress!, Int32(output.count), &more)
-                    return Int(more)
-                }
+                addresses.withUnsafeMutableBufferPointer { unwinder.unwind(registers: registers, stack: stack, output: $0) }
             }
         }
     }
-
-    /// perf's register order (AX BX CX DX SI DI BP SP IP R8–R15) by DWARF number (RAX RDX RCX
-    /// RBX RSI RDI RBP RSP R8–R15, the return address = IP).
-    private static let perfIndex: InlineArray<17, Int> = [0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8]
 
     /// The sample's frames, named.
     private func symbolize(_ sample: StackSample) -> [SampledFrame] {
@@ -241,7 +157,7 @@ public final class SampleTimelineBuilder {
         frames.reserveCapacity(Int(count))
         for index in 0..<Int(count) {
             let address = addresses[index]
-            frames.append(symbolizer.frame(address, in: mapping(containing: address), isReturnAddress: index > 0))
+            frames.append(symbolizer.frame(address, in: unwinder.mapping(containing: address), isReturnAddress: index > 0))
         }
         return frames
     }

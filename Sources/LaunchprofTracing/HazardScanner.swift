@@ -230,7 +230,7 @@ private struct HazardScan {
         callerAddress: UInt64? = nil
     ) {
         let maps = ProcessMappings.files(pid)
-        var frames = StackUnwinder.unwind(tid)
+        var frames = StackUnwinder.unwindStopped(tid)
         if let callerAddress { frames.insert(callerAddress, at: 0) }
         func object(_ address: UInt64) -> String? {
             maps.first { $0.start <= address && address < $0.end }.map { $0.path.split(separator: "/").last.map(String.init) ?? $0.path }

@@ -337,7 +337,7 @@ private struct TracedLaunch {
             return 0  // the stop was the point; the signal is not delivered
         }
         if Ptrace.isGroupStop(pid) { return 0 }
-        if isCrashSignal(stop.value) { captureCrash() }
+        if isCrashSignal(stop.value) { captureCrash(pid) }
         return stop.value
     }
 
@@ -346,6 +346,10 @@ private struct TracedLaunch {
         if stop.value == SIGSTOP, Ptrace.isGroupStop(process) { return 0 }
         if stop.value == SIGTRAP, try observer.descendantTrapped(process, forked: processes.forked.contains(process)) {
             return 0
+        }
+        // A thread of the child (traced until main) crashing takes the whole child with it.
+        if isCrashSignal(stop.value), processes.threads.contains(process), access("/proc/\(pid)/task/\(process)", F_OK) == 0 {
+            captureCrash(process)
         }
         return stop.value
     }
@@ -440,10 +444,11 @@ private struct TracedLaunch {
         [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP].contains(signal)
     }
 
-    /// The child is stopped at the delivery of a fatal signal: unwind it before it dies.
-    private mutating func captureCrash() {
+    /// The child's thread `tid` is stopped at the delivery of a fatal signal: unwind it before it
+    /// dies.
+    private mutating func captureCrash(_ tid: pid_t) {
         guard crashStack.isEmpty else { return }
-        crashStack = StackUnwinder.unwind(pid)
+        crashStack = StackUnwinder.unwindStopped(tid)
         crashMappings = ProcessMappings.files(pid)
     }
 
@@ -458,11 +463,14 @@ private struct TracedLaunch {
     func result() -> TraceResult {
         let deferred = request.defersUprobeHits ? (observer as? UprobeLaunchObserver)?.pending(events: events) : nil
         let observation = deferred == nil ? observer.finish(events: events) : LaunchObservation(events: events)
+        // A stack taken at a crash signal the program handled and lived through is no crash's.
+        var diedOfSignal = false
+        if case .signaled = exitStatus { diedOfSignal = true }
         var result = TraceResult(
             pid: pid, events: observation.events,
             exitStatus: exitStatus ?? .killedByLaunchprof(signal: SIGKILL, reason: "tracer failed"),
             leftoverProcesses: leftovers, unplannedImages: unplannedImages,
-            crashStack: crashStack, crashMappings: crashMappings, pauseNs: pauseNs &- min(pauseNs, heldNs))
+            crashStack: diedOfSignal ? crashStack : [], crashMappings: diedOfSignal ? crashMappings : [], pauseNs: pauseNs &- min(pauseNs, heldNs))
         result.observerCosts = (observerCosts + observation.costs).sorted { $0.atNs < $1.atNs }
         result.lostSamples = observation.lostSamples
         result.pageFaults = pageFaults

@@ -2,6 +2,7 @@ import CLaunchprof
 
 #if canImport(Glibc)
 import Glibc
+import LaunchprofSystem
 #endif
 
 /// The processes of one traced launch: the child, spawned stopped under ptrace, and every process

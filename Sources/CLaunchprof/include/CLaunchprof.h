@@ -208,8 +208,6 @@ void lp_untrack_child(pid_t pid);
 /// SIGKILLs every registered child (used on cancellation).
 void lp_kill_tracked_children(void);
 
-// MARK: Stack unwinding of a stopped tracee (libunwind-ptrace)
-
 /// The CPU's brand string (/proc/cpuinfo's "model name") into `out`; -1 where CPUID has none.
 int lp_cpu_brand(char *_Nonnull out, size_t capacity);
 /// Sets `attributes` (a pthread_attr_t) so that the thread runs on the caller's allowed CPUs
@@ -269,10 +267,6 @@ int lp_detach_teardown(void);
 /// NULL when libunwind's remote unwinder loads (on first use), else the soname or symbol that
 /// is missing: `--sample` refuses to start without it.
 const char *_Nullable lp_unwind_library_missing(void);
-
-/// Unwinds the stopped thread `tid`, storing up to `capacity` instruction pointers, innermost
-/// first. Returns 0 or a negative libunwind error; `*count` frames were stored.
-int lp_unwind(pid_t tid, uint64_t *_Nonnull ips, int capacity, int *_Nonnull count);
 
 // MARK: Prewarm hazard scan (prewarm.c)
 
@@ -365,5 +359,7 @@ uint64_t lp_ptrace_stop_ns(int stops);
 #include "lp_sched_events.h"
 // launchprof monitor's system-wide kernel events: lp_field.h.
 #include "lp_field.h"
+// The read loop every perf ring shares: lp_perf_ring.h.
+#include "lp_perf_ring.h"
 
 #endif

@@ -111,6 +111,13 @@ int lp_unwinder_unwind(lp_unwinder *_Nonnull unwinder, const uint64_t *_Nonnull 
                        const uint8_t *_Nullable stack, uint64_t stack_address, size_t stack_size,
                        uint64_t *_Nonnull ips, int capacity, int *_Nonnull count);
 
+/// Copies a stopped tracee thread's registers (perf's sample order, LP_SAMPLE_REGISTER_COUNT)
+/// and its stack from the stack pointer up, at most `capacity` bytes and no further than its
+/// mapping goes, so that the thread is unwound as a sample is. The caller must be its tracer.
+/// Returns 0 or errno; `*length` bytes were copied.
+int lp_thread_snapshot(pid_t tid, uint64_t *_Nonnull registers, uint8_t *_Nonnull stack, size_t capacity,
+                       size_t *_Nonnull length);
+
 // MARK: Demangling
 
 /// C++ names through the C++ ABI's `__cxa_demangle`. Returns a malloc'ed string or NULL.

@@ -198,7 +198,7 @@ struct UprobeObserverTests {
         #expect(run.phases.filter { $0.name == "main" }.map { $0.image ?? 0 } == [0, 1, 2])
         #expect(run.phases.filter { $0.name == "loader.relocate" }.count == 3)
         #expect(run.absent.filter { !Self.afterMainUnderPtrace($0, observer) }.isEmpty, "\(run.absent)")
-        // A crash in a constructor: its stack, through ptrace and libunwind either way.
+        // A crash in a constructor: its stack, copied through ptrace and unwound either way.
         let marker = RunHarness.marker()
         let crashed = try #require(try RunHarness.run(
             try RunFixtures.program("crash"), environment: [String(marker.split(separator: "=")[0]): String(marker.split(separator: "=")[1])]

@@ -3,22 +3,30 @@ import Glibc
 #endif
 
 /// Unix stream sockets by path, and who is at the other end as the kernel saw it.
-enum UnixSocket {
+public enum UnixSocket {
     /// A failed system call's errno.
-    struct Failure: Error, Equatable {
-        var errno: Int32
+    public struct Failure: Error, Equatable {
+        public var errno: Int32
+
+        public init(errno: Int32) { self.errno = errno }
     }
 
     /// The process at the other end of a connection when it connected or listened
     /// (SO_PEERCRED): vouched for by the kernel, not by anything the peer says.
-    struct Peer: Equatable {
-        var pid: Int32
-        var uid: uid_t
-        var gid: gid_t
+    public struct Peer: Equatable, Sendable {
+        public var pid: Int32
+        public var uid: uid_t
+        public var gid: gid_t
+
+        public init(pid: Int32, uid: uid_t, gid: gid_t) {
+            self.pid = pid
+            self.uid = uid
+            self.gid = gid
+        }
     }
 
     /// A connected descriptor, or the errno of the failure.
-    static func connect(_ path: String) -> Result<Int32, Failure> {
+    public static func connect(_ path: String) -> Result<Int32, Failure> {
         guard var address = address(path) else { return .failure(Failure(errno: ENAMETOOLONG)) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(Failure(errno: errno)) }
@@ -34,7 +42,7 @@ enum UnixSocket {
     }
 
     /// A descriptor bound to `path` and listening, or the errno of the failure.
-    static func listen(_ path: String, backlog: Int32 = 64) -> Result<Int32, Failure> {
+    public static func listen(_ path: String, backlog: Int32 = 64) -> Result<Int32, Failure> {
         guard var address = address(path) else { return .failure(Failure(errno: ENAMETOOLONG)) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(Failure(errno: errno)) }
@@ -49,7 +57,7 @@ enum UnixSocket {
         return .success(fd)
     }
 
-    static func peer(_ fd: Int32) -> Peer? {
+    public static func peer(_ fd: Int32) -> Peer? {
         // struct ucred: pid_t, uid_t, gid_t (Glibc hides it behind _GNU_SOURCE).
         var credentials: (Int32, UInt32, UInt32) = (0, 0, 0)
         var length = socklen_t(MemoryLayout.size(ofValue: credentials))

@@ -3,11 +3,11 @@ import Glibc
 #endif
 
 /// A NULL-terminated array of C strings (argv, envp) that owns its memory.
-final class CStringArray {
-    let pointers: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+public final class CStringArray {
+    public let pointers: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
     private let count: Int
 
-    init(_ strings: [String]) {
+    public init(_ strings: [String]) {
         count = strings.count
         pointers = .allocate(capacity: strings.count + 1)
         for (index, string) in strings.enumerated() { pointers[index] = strdup(string) }
