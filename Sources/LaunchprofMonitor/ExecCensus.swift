@@ -106,6 +106,9 @@ public struct ExecCensus: Sendable {
         self.isWatched = isWatched
     }
 
+    /// Records begun and not yet finished (lost when the monitor stops: counted as such).
+    public var inFlight: Int { processes.values.reduce(0) { $0 + ($1.open == nil ? 0 : 1) } }
+
     /// The records finished so far.
     public mutating func takeFinished() -> [Record] {
         defer { finished = [] }

@@ -299,7 +299,8 @@ public final class FieldMonitor {
             census?.expire(nowNs: horizon)
         }
         metrics.setInFlight(assembler.launchesInFlight)
-        try record(assembler.takeFinished(), unfinished: final ? UInt64(assembler.launchesInFlight) : 0)
+        // At the stop, launches and unwatched execs still in flight are counted lost.
+        try record(assembler.takeFinished(), unfinished: final ? UInt64(assembler.launchesInFlight + (census?.inFlight ?? 0)) : 0)
         if now - lastMaintenanceNs >= Self.maintenanceNs {
             lastMaintenanceNs = now
             try maintain()
@@ -356,7 +357,7 @@ public final class FieldMonitor {
         case "malformed": "kernel samples did not parse and were dropped"
         case "exits": "times the exit messages overflowed their buffer (an exit each at least)"
         case "processes": "process histories dropped for room (their exits never came)"
-        default: "launches not recorded (too many in flight, or in flight at the stop)"
+        default: "launches (or --all execs) not recorded (too many in flight, or in flight at the stop)"
         }
     }
 
