@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # What `launchprof monitor` costs the machine (issue 36), and whether it holds up under a flood:
 #
-# 1. Launch overhead, in rounds that alternate "monitor running" and "no monitor" (odd rounds
-#    measure with the monitor first, even rounds without it first) so a slow spell of a shared
-#    machine falls on both: hyperfine -N times a bare launch of an unwatched program (/bin/true;
-#    goal ≤ 1.02× with the monitor) and of a watched one (bench-app.c, which uses the hooks, so
-#    its USDT probes and main are probed; goal ≤ 1.05×). Each ratio is a round's median wall time
-#    with the monitor ÷ the same round's without; the verdict is the median of the rounds, with
-#    its 95% interval (distribution-free, from the rounds' order statistics): a verdict whose
-#    interval straddles the goal is said to be unresolved, not met. Beside the wall time: the
-#    launches' own CPU time (user + system, what the kernel's tracepoints and exit messages add
-#    to them) with ÷ without; each round's 10th percentile with ÷ without (the launches least
-#    disturbed by the machine's other work); and the monitor's CPU per launch made meanwhile (its
-#    threads' scheduler time, /proc/PID/task/*/schedstat, over the launches made with it running).
+# 1. Launch overhead, in paired rounds: each round measures three conditions back to back — no
+#    monitor ("off"), a monitor watching bench-app ("one"), and `monitor --all-main` watching
+#    nothing ("all": every exec recorded and timed to main by one uprobe in libc that every glibc
+#    process hits; plain --all adds no in-launch work to "one") — in an order
+#    that cycles through all six permutations, so a slow spell of a shared machine falls on each
+#    condition alike. hyperfine -N times bare launches of /bin/true and of bench-app.c (about 2 ms
+#    of work, LP_BENCH_ITERATIONS; it uses the hooks, so "one" probes its main and USDT probes).
+#    Goals: /bin/true with "one" ≤ 1.02× off (an unwatched launch), bench-app with "one" ≤ 1.05×
+#    (a watched launch); "all" is measured against the same goals to decide whether it may be on.
+#    Each ratio is a round's median wall time ÷ the same round's "off"; the verdict is the median
+#    of the rounds, with its 95% interval (distribution-free, from the rounds' order statistics):
+#    a verdict whose interval straddles the goal is said to be unresolved, not met. Beside it: the
+#    launches' own CPU time (user + system: what the kernel's tracepoints, probes and exit
+#    messages add to them), each round's 10th percentile (the launches least disturbed by the
+#    machine's other work), and the monitor's CPU per launch (its threads' scheduler time,
+#    /proc/PID/task/*/schedstat). CPU placement (PIN, default 1 on ≥ 2 CPUs): the launches run on
+#    the last CPU, the monitor on the first, so the monitor's own work never takes the launches'
+#    CPU and what is left is its cost inside the launches (the kernel's work on their CPU).
 # 2. Idle CPU: the monitor's own user+system time over IDLE seconds with nothing launched by the
 #    script (the machine's other processes still exec, fork and exit; their count is shown),
 #    as a share of one core. Goal ≤ 0.1%.
@@ -20,21 +26,22 @@
 #    a shell loop, the copy watched. The monitor's resident memory is sampled every tenth of the
 #    way; every launch is in the store or counted lost (the store's losses table, /metrics).
 #
-#   sudo Benchmarks/monitor-overhead.sh [ROUNDS (20)] [RUNS-PER-ROUND (100)] [LAUNCHES (100000)] [IDLE (30)]
-# Environment: LAUNCHPROF_BIN (default: the .build-bench or .build release build). Needs root.
+#   sudo Benchmarks/monitor-overhead.sh [ROUNDS (30)] [RUNS-PER-ROUND (60)] [LAUNCHES (100000)] [IDLE (30)]
+# Environment: LAUNCHPROF_BIN (default: the .build-bench or .build release build); PIN=0 leaves
+# the CPUs to the scheduler. Needs root.
 # LAUNCHES=0 or IDLE=0 skips that part.
 # Exits 2 on a broken setup; otherwise reports, and exits 1 when a launch was neither recorded nor
 # counted lost, or memory grew by more than 20% after the first tenth.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-rounds="${1:-20}"
-runs="${2:-100}"
+rounds="${1:-30}"
+runs="${2:-60}"
 launches="${3:-100000}"
 idle="${4:-30}"
 . "$here/lib/launchprof-binary.sh"
 find_launchprof monitor-overhead
-require_tools monitor-overhead hyperfine cc python3
+require_tools monitor-overhead hyperfine cc python3 taskset
 [ "$(id -u)" = 0 ] || { echo "monitor-overhead: the monitor needs root (tracefs, system-wide perf events)" >&2; exit 2; }
 
 work="$(mktemp -d)"
@@ -49,16 +56,21 @@ trap 'stop_monitor; rm -rf "$work"' EXIT
 fixtures="$root/Tests/LaunchprofTests/Fixtures"
 cc -O1 -I "$fixtures" -I "$root/Sources/LaunchprofHooks/include" -o "$work/bench-app" "$fixtures/bench-app.c"
 cp /bin/true "$work/true"
+# About 2 ms of work in bench-app's didFinishLaunching on this machine's CPUs.
+export LP_BENCH_ITERATIONS="${LP_BENCH_ITERATIONS:-1500000}"
+cpus=$(nproc)
+pin_launches=() pin_monitor=()
+if [ "${PIN:-1}" = 1 ] && [ "$cpus" -ge 2 ]; then
+    pin_launches=(taskset -c "$((cpus - 1))") pin_monitor=(taskset -c 0)
+fi
 
-# Starts a monitor on STORE watching PROGRAM…; returns once it says it records (its probes and
-# events are open by then), reading its stderr through a FIFO.
+# Starts a monitor on STORE with the monitor's arguments (--program P, --all); returns once it says
+# it records (its probes and events are open by then), reading its stderr through a FIFO.
 start_monitor() {
     local store="$1"
     shift
-    local args=()
-    for program in "$@"; do args+=(--program "$program"); done
     rm -f "$work/said" && mkfifo "$work/said"
-    "$launchprof" monitor --store "$store" "${args[@]}" 2>"$work/said" &
+    "${pin_monitor[@]}" "$launchprof" monitor --store "$store" "$@" 2>"$work/said" &
     monitor=$!
     exec 4<"$work/said"
     local line
@@ -73,46 +85,67 @@ start_monitor() {
 }
 
 timed() { # NAME PROGRAM → RUNS bare launches timed by hyperfine, its JSON in $work/NAME.json
-    hyperfine -N -w 5 -r "$runs" --export-json "$work/$1.json" "$2" >/dev/null 2>&1 || { echo "hyperfine failed on $2" >&2; exit 2; }
+    "${pin_launches[@]}" hyperfine -N -w 5 -r "$runs" --export-json "$work/$1.json" "$2" >/dev/null 2>&1 || { echo "hyperfine failed on $2" >&2; exit 2; }
 }
 monitor_ns() { cat "/proc/$monitor"/task/*/schedstat | awk '{ ns += $1 } END { print ns }'; } # its threads' time on a CPU
 
 echo "start: $(date -u +%Y-%m-%dT%H:%M:%SZ)   load: $(cut -d' ' -f1-3 /proc/loadavg)   $(nproc) CPUs   $launchprof"
-echo "1. bare launches, $rounds rounds of $runs runs each way (hyperfine -N), the monitor watching bench-app"
+echo "1. bare launches, $rounds rounds of $runs runs of each program in each condition (hyperfine -N; PIN=${PIN:-1}: ${pin_launches[*]:-no placement})"
 : >"$work/rounds"
+orders=("off one all" "one all off" "all off one" "off all one" "all one off" "one off all")
 for round in $(seq "$rounds"); do
-    # Odd rounds measure with the monitor first, even rounds without it first.
-    if [ $((round % 2)) = 0 ]; then
-        timed true-off /bin/true
-        timed app-off "$work/bench-app"
-    fi
-    start_monitor "$work/store-$round" "$work/bench-app"
-    before=$(monitor_ns)
-    timed true-on /bin/true
-    middle=$(monitor_ns)
-    timed app-on "$work/bench-app"
-    after=$(monitor_ns)
-    stop_monitor
-    if [ $((round % 2)) = 1 ]; then
-        timed true-off /bin/true
-        timed app-off "$work/bench-app"
-    fi
-    python3 - "$work" "$runs" "$before" "$middle" "$after" >>"$work/rounds" <<'PY'
+    spent_true_one=0 spent_app_one=0 spent_true_all=0 spent_app_all=0
+    for condition in ${orders[$(( (round - 1) % 6 ))]}; do
+        case "$condition" in
+        off)
+            timed true-off /bin/true
+            timed app-off "$work/bench-app"
+            ;;
+        one | all)
+            if [ "$condition" = one ]; then start_monitor "$work/store-$round-one" --program "$work/bench-app"; else start_monitor "$work/store-$round-all" --all-main; fi
+            before=$(monitor_ns)
+            timed "true-$condition" /bin/true
+            middle=$(monitor_ns)
+            timed "app-$condition" "$work/bench-app"
+            after=$(monitor_ns)
+            stop_monitor
+            printf -v "spent_true_$condition" %s $((middle - before))
+            printf -v "spent_app_$condition" %s $((after - middle))
+            ;;
+        esac
+    done
+    python3 - "$work" "$runs" "$spent_true_one" "$spent_app_one" "$spent_true_all" "$spent_app_all" >>"$work/rounds" <<'PY'
 import json, statistics, sys
-work, runs, before, middle, after = sys.argv[1], int(sys.argv[2]), *map(int, sys.argv[3:])
+work, runs = sys.argv[1], int(sys.argv[2])
+spent = dict(zip(["true-one", "app-one", "true-all", "app-all"], map(int, sys.argv[3:])))
 def load(name):
     result = json.load(open(f"{work}/{name}.json"))["results"][0]
     times = sorted(result["times"])
     return statistics.median(times), result["user"] + result["system"], times[len(times) // 10]
-row = []
-for name, spent in (("true", middle - before), ("app", after - middle)):
-    (on, on_cpu, on_fast), (off, off_cpu, off_fast) = load(f"{name}-on"), load(f"{name}-off")
-    # hyperfine's 5 warm-up runs are launches made with the monitor running too.
-    row += [on * 1e6, off * 1e6, on / off, on_cpu / off_cpu, spent / 1e3 / (runs + 5), on_fast / off_fast]
+row = {}
+for program in ("true", "app"):
+    off, off_cpu, off_fast = load(f"{program}-off")
+    row[f"{program}-off"] = off * 1e6
+    for condition in ("one", "all"):
+        on, on_cpu, on_fast = load(f"{program}-{condition}")
+        key = f"{program}-{condition}"
+        # hyperfine's 5 warm-up runs are launches made with the monitor running too.
+        row[key] = {"us": on * 1e6, "wall": on / off, "cpu": on_cpu / off_cpu, "p10": on_fast / off_fast,
+                    "monitor_us": spent[key] / 1e3 / (runs + 5)}
 print(json.dumps(row))
 PY
-    python3 -c 'import json, sys; r = json.loads(sys.argv[1]); print(f"   round {sys.argv[2]:>3}: true {r[0]:7.1f} vs {r[1]:7.1f} µs  wall {r[2]:.3f}  p10 {r[5]:.3f}  cpu {r[3]:.3f}  monitor {r[4]:5.1f} µs/launch   app {r[6]:7.1f} vs {r[7]:7.1f} µs  wall {r[8]:.3f}  p10 {r[11]:.3f}  cpu {r[9]:.3f}  monitor {r[10]:5.1f} µs/launch")' \
-        "$(tail -1 "$work/rounds")" "$round"
+    python3 - "$(tail -1 "$work/rounds")" "$round" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+parts = []
+for p in ("true", "app"):
+    text = f"{p} off {r[p + '-off']:7.1f} µs"
+    for c in ("one", "all"):
+        m = r[f"{p}-{c}"]
+        text += f"  {c} {m['wall']:.3f} (p10 {m['p10']:.3f}, mon {m['monitor_us']:4.1f} µs)"
+    parts.append(text)
+print(f"   round {sys.argv[2]:>3}: " + "   ".join(parts))
+PY
 done
 python3 - "$work/rounds" <<'PY'
 import json, math, statistics, sys
@@ -127,11 +160,13 @@ def interval(values):
         tail += math.comb(n, k) / 2 ** n
         k += 1
     return (ordered[k - 1], ordered[n - k]) if k >= 1 else None
-for name, offset, goal in (("unwatched (/bin/true)", 0, 1.02), ("watched (bench-app)", 6, 1.05)):
-    wall = [row[offset + 2] for row in rows]
-    cpu = [row[offset + 3] for row in rows]
-    spent = [row[offset + 4] for row in rows]
-    fast = [row[offset + 5] for row in rows]
+def shown(bounds):
+    return f"[{bounds[0]:.3f}, {bounds[1]:.3f}]" if bounds else "—"
+for key, name, goal in (("true-one", "unwatched /bin/true, monitor watching one program", 1.02),
+                        ("app-one", "watched bench-app, monitor watching it", 1.05),
+                        ("true-all", "/bin/true under --all-main", 1.02),
+                        ("app-all", "bench-app under --all-main", 1.02)):
+    wall = [row[key]["wall"] for row in rows]
     median, bounds = statistics.median(wall), interval(wall)
     if bounds is None:
         verdict = "too few rounds for an interval"
@@ -141,19 +176,18 @@ for name, offset, goal in (("unwatched (/bin/true)", 0, 1.02), ("watched (bench-
         verdict = "OVER"
     else:
         verdict = "unresolved: the interval holds the goal"
-    shown = f"[{bounds[0]:.3f}, {bounds[1]:.3f}]" if bounds else "—"
-    print(f"   {name}: wall with ÷ without, median of {n} rounds {median:.3f}, 95% interval {shown} (goal ≤ {goal}): {verdict}")
-    fast_bounds = interval(fast)
-    fast_shown = f"[{fast_bounds[0]:.3f}, {fast_bounds[1]:.3f}]" if fast_bounds else "—"
-    print(f"      the fastest tenth (each round's 10th percentile, least disturbed by the machine's other work) with ÷ without:"
-          f" median {statistics.median(fast):.3f}, 95% interval {fast_shown}")
-    print(f"      launch CPU with ÷ without {statistics.median(cpu):.3f}; rounds over 1: {sum(v > 1 for v in wall)} of {n};"
-          f" the monitor's CPU {statistics.mean(spent):.1f} µs per launch (mean of rounds: a round's work may fall in the next)")
+    fast = [row[key]["p10"] for row in rows]
+    cpu = [row[key]["cpu"] for row in rows]
+    print(f"   {name}: wall ÷ off, median of {n} rounds {median:.3f}, 95% interval {shown(bounds)} (goal ≤ {goal}): {verdict}")
+    print(f"      10th percentiles ÷ off: median {statistics.median(fast):.3f}, 95% interval {shown(interval(fast))};"
+          f" launch CPU ÷ off: median {statistics.median(cpu):.3f}, 95% interval {shown(interval(cpu))}; rounds over 1: {sum(v > 1 for v in wall)} of {n};"
+          f" the monitor's CPU {statistics.mean(row[key]['monitor_us'] for row in rows):.1f} µs per launch")
+print(f"   off: /bin/true median {statistics.median(row['true-off'] for row in rows):.1f} µs, bench-app {statistics.median(row['app-off'] for row in rows):.1f} µs")
 PY
 
 if [ "$idle" -gt 0 ]; then
 echo "2. idle: ${idle} s with the monitor watching bench-app, nothing launched by this script"
-start_monitor "$work/store-idle" "$work/bench-app"
+start_monitor "$work/store-idle" --program "$work/bench-app"
 ticks=$(getconf CLK_TCK)
 cpu() { awk '{ print $14 + $15 }' "/proc/$monitor/stat"; }
 forks() { awk '/^processes/ { print $2 }' /proc/stat; }
@@ -171,7 +205,7 @@ status=0
 if [ "$launches" -gt 0 ]; then
 echo "3. flood: $launches launches of a copy of /bin/true from a shell loop, the copy watched"
 store="$work/store-flood"
-start_monitor "$store" "$work/true"
+start_monitor "$store" --program "$work/true"
 step=$((launches / 10))
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$monitor/status"; }
 echo "   resident KiB at 0: $(rss)"

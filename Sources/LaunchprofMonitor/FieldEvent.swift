@@ -24,6 +24,8 @@ public enum FieldEvent: Sendable, Equatable {
     case boundary(pid: Int32, program: Int?, boundaries: [Boundary], atNs: UInt64)
     /// A hook's USDT probe fired in `pid` (the name as the kernel copied it, cut and cleaned).
     case hook(pid: Int32, HookEvent)
+    /// `pid` reached the libc call `ExecCensus` marks (`--all`: every glibc process hits it once).
+    case libcStarted(pid: Int32, atNs: UInt64)
     /// A display server showed a window of `pid` (or of a descendant of it), or its first frame.
     case display(pid: Int32, DisplayEvent)
     /// The display `pid` names was not watched when it was exec'd (first watched only then, or
@@ -34,7 +36,7 @@ public enum FieldEvent: Sendable, Equatable {
         switch self {
         case .forked(_, let child, _): child
         case .execed(let pid, _, _), .exited(let pid, _, _), .stopped(let pid, _), .continued(let pid, _),
-            .boundary(let pid, _, _, _), .hook(let pid, _), .display(let pid, _), .displayUnwatched(let pid, _, _):
+            .boundary(let pid, _, _, _), .hook(let pid, _), .display(let pid, _), .displayUnwatched(let pid, _, _), .libcStarted(let pid, _):
             pid
         }
     }
@@ -42,7 +44,7 @@ public enum FieldEvent: Sendable, Equatable {
     public var atNs: UInt64 {
         switch self {
         case .forked(_, _, let at), .execed(_, _, let at), .exited(_, _, let at), .stopped(_, let at),
-            .continued(_, let at), .boundary(_, _, _, let at), .displayUnwatched(_, _, let at):
+            .continued(_, let at), .boundary(_, _, _, let at), .displayUnwatched(_, _, let at), .libcStarted(_, let at):
             at
         case .hook(_, let event): event.atNs
         case .display(_, let event): event.atNs

@@ -162,6 +162,7 @@ public struct FieldLaunchAssembler: Sendable {
         case .hook(let pid, let hook): hooked(pid: pid, hook, event: event)
         case .display(let pid, let display): displayed(pid: pid, display)
         case .displayUnwatched(let pid, let reason, _): displayUnwatched(pid: pid, reason: reason, event: event)
+        case .libcStarted: break  // `--all`'s marker: ExecCensus's, not a watched launch's boundary
         }
     }
 

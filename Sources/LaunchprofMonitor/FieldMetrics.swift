@@ -47,14 +47,34 @@ public final class FieldMetrics: Sendable {
         var main: [String: Histogram] = [:]
         var lost: [String: UInt64] = [:]
         var inFlight = 0
+        /// `--all`: unwatched execs by program label and outcome, and their time to the marker.
+        var execs: [ExecKey: UInt64] = [:]
+        var execMain: [String: Histogram] = [:]
+        var execLabels: Set<String> = []
     }
+
+    struct ExecKey: Hashable, Comparable {
+        var program: String
+        var outcome: String
+
+        static func < (a: ExecKey, b: ExecKey) -> Bool { (a.program, a.outcome) < (b.program, b.outcome) }
+    }
+
+    /// `--all`: how many unwatched programs get a `program` label of their own — the first seen
+    /// since the monitor started; every later one is counted under `program="other"`. First come
+    /// rather than the most frequent, so that a series never moves (a counter never goes down).
+    public static let labelledExecPrograms = 20
+    public static let otherPrograms = "other"
 
     private let state = Mutex(State())
     /// Programs watched: each has its series from the start, at zero.
     private let programs: [String]
+    /// `--all`'s marker: its families are served only then.
+    private let execMarker: ExecCensus.Marker?
 
-    public init(programs: [String]) {
+    public init(programs: [String], execMarker: ExecCensus.Marker? = nil) {
         self.programs = programs
+        self.execMarker = execMarker
         state.withLock { state in
             for program in programs {
                 state.firstFrame[program] = Histogram(bounds: Self.firstFrameBuckets)
@@ -76,6 +96,25 @@ public final class FieldMetrics: Sendable {
             }
             if let main = run.metrics.timeToMainNs {
                 state.main[program, default: Histogram(bounds: Self.mainBuckets)].add(main)
+            }
+        }
+    }
+
+    /// Counts one unwatched exec (`--all`); times it from its spawn when its fork was seen.
+    public func record(exec: LaunchStore.Exec) {
+        let record = exec.record
+        state.withLock { state in
+            var program = record.program
+            if !state.execLabels.contains(program) {
+                if state.execLabels.count < Self.labelledExecPrograms {
+                    state.execLabels.insert(program)
+                } else {
+                    program = Self.otherPrograms
+                }
+            }
+            state.execs[ExecKey(program: program, outcome: record.outcome.rawValue), default: 0] += 1
+            if let exec = record.execNs, let toMarker = record.toMarkerNs {
+                state.execMain[program, default: Histogram(bounds: Self.mainBuckets)].add(exec + toMarker)
             }
         }
     }
@@ -110,6 +149,18 @@ public final class FieldMetrics: Sendable {
         families.append(histogramFamily(
             "launchprof_field_time_to_main_seconds", help: "Cold launches' time from the spawn to main, seconds.",
             state.main))
+        if let marker = execMarker {
+            families.append(MetricFamily(
+                name: "launchprof_field_unwatched_execs", type: .counter,
+                help: "launchprof monitor --all: execs of programs not watched since it started, by program (the first \(Self.labelledExecPrograms) seen; later ones under other) and outcome (reached: the marker was hit).",
+                samples: state.execs.keys.sorted().map { key in
+                    MetricSample(suffix: "_total", labels: [("program", key.program), ("outcome", key.outcome)], value: String(state.execs[key] ?? 0))
+                }))
+            if marker != .unprobed { families.append(histogramFamily(
+                "launchprof_field_unwatched_time_to_main_seconds",
+                help: "launchprof monitor --all: unwatched execs' time from the spawn to \(marker.meaning), seconds; execs whose fork was not seen are counted, not timed.",
+                state.execMain, extraLabels: [("marker", marker.rawValue)])) }
+        }
         families.append(MetricFamily(
             name: "launchprof_field_events_lost", type: .counter,
             help: "Kernel events launchprof monitor could not use, by source (kernel: samples its rings had no room for).",
@@ -121,18 +172,21 @@ public final class FieldMetrics: Sendable {
         return MetricsExposition(families: families)
     }
 
-    private func histogramFamily(_ name: String, help: String, _ histograms: [String: Histogram]) -> MetricFamily {
+    private func histogramFamily(
+        _ name: String, help: String, _ histograms: [String: Histogram], extraLabels: [(name: String, value: String)] = []
+    ) -> MetricFamily {
         var samples: [MetricSample] = []
-        for program in histograms.keys.sorted() {
-            guard let histogram = histograms[program] else { continue }
+        for key in histograms.keys.sorted() {
+            guard let histogram = histograms[key] else { continue }
+            let program: [(name: String, value: String)] = [("program", key)] + extraLabels
             for (index, bound) in histogram.bounds.enumerated() {
                 samples.append(MetricSample(
-                    suffix: "_bucket", labels: [("program", program), ("le", Self.boundText(bound))],
+                    suffix: "_bucket", labels: program + [("le", Self.boundText(bound))],
                     value: String(histogram.counts[index])))
             }
-            samples.append(MetricSample(suffix: "_bucket", labels: [("program", program), ("le", "+Inf")], value: String(histogram.count)))
-            samples.append(MetricSample(suffix: "_count", labels: [("program", program)], value: String(histogram.count)))
-            samples.append(MetricSample(suffix: "_sum", labels: [("program", program)], value: MetricsExposition.seconds(histogram.sumNs)))
+            samples.append(MetricSample(suffix: "_bucket", labels: program + [("le", "+Inf")], value: String(histogram.count)))
+            samples.append(MetricSample(suffix: "_count", labels: program, value: String(histogram.count)))
+            samples.append(MetricSample(suffix: "_sum", labels: program, value: MetricsExposition.seconds(histogram.sumNs)))
         }
         return MetricFamily(name: name, type: .histogram, unit: "seconds", help: help, samples: samples)
     }

@@ -50,11 +50,16 @@ public final class FieldMonitor {
     private let host: LaunchReport.Host
 
     private var assembler: FieldLaunchAssembler
+    /// `--all`: the unwatched programs' execs, and what its libc probe marks (nil: no probe).
+    private var census: ExecCensus?
+    public private(set) var censusMarker: ExecCensus.Marker?
     private var reorder: [FieldEvent] = []
     private var reported = Losses()
     private var lastMaintenanceNs: UInt64 = 0
     /// Launches recorded by this monitor.
     public private(set) var recorded = 0
+    /// Unwatched execs recorded (`--all`).
+    public private(set) var execsRecorded = 0
 
     /// Events are used once they are this old: every source has delivered what came before.
     static let settleNs: UInt64 = 20_000_000
@@ -86,14 +91,18 @@ public final class FieldMonitor {
         }
         self.programs = programs
         host = HostInfo.current()
-        metrics = FieldMetrics(programs: programs.map(\.path))
         assembler = FieldLaunchAssembler(programs: programs, timeoutNs: configuration.launchTimeoutNs)
 
         tracefs = try TracefsEvents()
         tracefs.removeStale()
         source = try FieldEventSource()
         try source.addProcessEvents(tracefs)
-        try Self.addProbes(programs, tracefs: tracefs, source: source)
+        let libcProbe = try Self.addProbes(programs, allMain: configuration.allMain, tracefs: tracefs, source: source, say: say)
+        if configuration.all || configuration.allMain {
+            census = ExecCensus(timeoutNs: configuration.launchTimeoutNs, isWatched: Self.watchedExecs(programs))
+            censusMarker = libcProbe?.marker
+        }
+        metrics = FieldMetrics(programs: programs.map(\.path), execMarker: configuration.all || configuration.allMain ? libcProbe?.marker ?? .unprobed : nil)
         exits = try ProcessExitConnector()
         prompt = Self.promptExecs(programs, tracefs: tracefs)
 
@@ -121,8 +130,22 @@ public final class FieldMonitor {
 
     deinit { close(stopSignals) }
 
-    /// The uprobes of every watched program, shared where two name the same file and offset.
-    static func addProbes(_ programs: [WatchedProgram], tracefs: TracefsEvents, source: FieldEventSource) throws(MonitorError) {
+    /// Is an exec'd path a watched program's? By its absolute paths, or its file name when the exec
+    /// named it relatively (as the assembler matches a launch that failed before its code).
+    static func watchedExecs(_ programs: [WatchedProgram]) -> @Sendable (String) -> Bool {
+        let paths = Set(programs.flatMap { [$0.givenPath, $0.path] }.filter { $0.hasPrefix("/") })
+        let names = Set(programs.flatMap(\.fileNames))
+        return { filename in
+            filename.hasPrefix("/") ? paths.contains(filename) : names.contains(WatchedProgram.fileName(filename))
+        }
+    }
+
+    /// The uprobes of every watched program, shared where two name the same file and offset, and
+    /// `--all-main`'s one probe in libc (returned; nil, said why, when it cannot be placed).
+    static func addProbes(
+        _ programs: [WatchedProgram], allMain: Bool = false, tracefs: TracefsEvents, source: FieldEventSource,
+        say: (String) -> Void = { _ in }
+    ) throws(MonitorError) -> ExecCensus.Probe? {
         var rules: [String: (path: String, offset: UInt64, argument: String?, rule: FieldRecordDecoder.Rule)] = [:]
         var order: [String] = []
         for (index, program) in programs.enumerated() {
@@ -153,6 +176,20 @@ public final class FieldMonitor {
             }
             try source.add(tracepoint: event.id, name: "the uprobe on \(entry.path)+0x\(String(entry.offset, radix: 16))", rule: rule)
         }
+        guard allMain else { return nil }
+        let (probe, reason) = ExecCensus.plan()
+        guard let probe else {
+            say("--all-main: no time to main for unwatched programs: \(reason ?? "no libc probe"); their execs are recorded")
+            return nil
+        }
+        guard rules["\(probe.path)\u{0}\(probe.offset)"] == nil else {
+            // A watched program's loader probe is on the same instruction: one probe, one meaning.
+            say("--all-main: no time to main for unwatched programs: a watched program's probe is on \(probe.path)'s start-up")
+            return nil
+        }
+        let event = try tracefs.uprobe(path: probe.path, offset: probe.offset, arguments: [])
+        try source.add(tracepoint: event.id, name: "the uprobe on \(probe.path)'s \(probe.marker.rawValue)", rule: .libcStart)
+        return probe
     }
 
     /// The exec tracepoint once more, filtered by the kernel to the watched programs' file
@@ -253,11 +290,17 @@ public final class FieldMonitor {
         if !final, let busy { horizon = min(horizon, busy - 1) }
         reorder.sort { $0.atNs < $1.atNs }
         let split = reorder.firstIndex { $0.atNs > horizon } ?? reorder.endIndex
-        assembler.ingest(Array(reorder[..<split]))
+        let ready = Array(reorder[..<split])
+        assembler.ingest(ready)
+        census?.ingest(ready)
         reorder.removeFirst(split)
-        if !final { assembler.expire(nowNs: horizon) }
+        if !final {
+            assembler.expire(nowNs: horizon)
+            census?.expire(nowNs: horizon)
+        }
         metrics.setInFlight(assembler.launchesInFlight)
-        try record(assembler.takeFinished(), unfinished: final ? UInt64(assembler.launchesInFlight) : 0)
+        // At the stop, launches and unwatched execs still in flight are counted lost.
+        try record(assembler.takeFinished(), unfinished: final ? UInt64(assembler.launchesInFlight + (census?.inFlight ?? 0)) : 0)
         if now - lastMaintenanceNs >= Self.maintenanceNs {
             lastMaintenanceNs = now
             try maintain()
@@ -267,6 +310,11 @@ public final class FieldMonitor {
     /// Stores finished launches and the losses since the last pass.
     private func record(_ launches: [FieldLaunchAssembler.Launch], unfinished: UInt64) throws(MonitorError) {
         let clocks = Self.clocks()
+        let execs = (census?.takeFinished() ?? []).map { record in
+            LaunchStore.Exec(
+                record: record, marker: censusMarker ?? .unprobed,
+                startedAtUnixNs: Int64(bitPattern: record.startNs) &+ clocks.realtimeOffsetNs)
+        }
         var rows: [LaunchStore.Launch] = []
         for launch in launches {
             let program = programs[launch.program]
@@ -282,7 +330,7 @@ public final class FieldMonitor {
         }
         let now = Losses(
             kernel: source.lost + (prompt?.lost ?? 0), malformed: source.malformed + (prompt?.malformed ?? 0),
-            exits: exits.overruns, evicted: assembler.counts.evictedProcesses, launches: assembler.counts.droppedLaunches + unfinished)
+            exits: exits.overruns, evicted: assembler.counts.evictedProcesses + (census?.evicted ?? 0), launches: assembler.counts.droppedLaunches + unfinished)
         let unixNs = Int64(bitPattern: lp_now_ns()) &+ clocks.realtimeOffsetNs
         let losses = [
             LaunchStore.Loss(source: "kernel", count: now.kernel - reported.kernel, atUnixNs: unixNs),
@@ -291,14 +339,16 @@ public final class FieldMonitor {
             LaunchStore.Loss(source: "processes", count: now.evicted - reported.evicted, atUnixNs: unixNs),
             LaunchStore.Loss(source: "launches", count: now.launches - reported.launches, atUnixNs: unixNs),
         ].filter { $0.count > 0 }
-        try store.record(rows, losses: losses)
+        try store.record(rows, execs: execs, losses: losses)
         for row in rows { metrics.record(program: row.program, run: row.run) }
+        for exec in execs { metrics.record(exec: exec) }
         for loss in losses {
             metrics.lost(loss.count, source: loss.source)
             say("\(loss.count) \(Self.lossMeaning(loss.source)); counted in the store and in /metrics")
         }
         reported = now
         recorded += rows.count
+        execsRecorded += execs.count
     }
 
     static func lossMeaning(_ source: String) -> String {
@@ -307,7 +357,7 @@ public final class FieldMonitor {
         case "malformed": "kernel samples did not parse and were dropped"
         case "exits": "times the exit messages overflowed their buffer (an exit each at least)"
         case "processes": "process histories dropped for room (their exits never came)"
-        default: "launches not recorded (too many in flight, or in flight at the stop)"
+        default: "launches (or --all execs) not recorded (too many in flight, or in flight at the stop)"
         }
     }
 

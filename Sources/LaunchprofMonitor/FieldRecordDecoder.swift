@@ -18,6 +18,8 @@ public struct FieldRecordDecoder: Sendable {
         case boundary(program: Int?, boundaries: [Boundary])
         /// A uprobe on a hook's USDT probe; `name`: its fetched string argument.
         case hook(kind: HookEvent.Kind, name: TracefsEvents.Field?)
+        /// `--all`'s one uprobe in libc (`ExecCensus.Marker`).
+        case libcStart
     }
 
     /// The longest name a hook event keeps (the hook channel's line limit).
@@ -55,6 +57,8 @@ public struct FieldRecordDecoder: Sendable {
             }
         case .boundary(let program, let boundaries):
             return (.boundary(pid: pid, program: program, boundaries: boundaries, atNs: timeNs), false)
+        case .libcStart:
+            return (.libcStarted(pid: pid, atNs: timeNs), false)
         case .hook(let kind, let nameField):
             var name = ""
             if let nameField {

@@ -149,6 +149,17 @@ public final class LaunchStore {
                 CREATE INDEX IF NOT EXISTS launches_by_time ON launches(started_at_unix_ns);
                 CREATE TABLE IF NOT EXISTS losses(
                   id INTEGER PRIMARY KEY, at_unix_ns INTEGER NOT NULL, source TEXT NOT NULL, count INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS execs(
+                  id INTEGER PRIMARY KEY,
+                  program TEXT NOT NULL,
+                  started_at_unix_ns INTEGER NOT NULL,
+                  exec_ns INTEGER,
+                  to_marker_ns INTEGER,
+                  to_exit_ns INTEGER,
+                  marker TEXT NOT NULL,
+                  outcome TEXT NOT NULL,
+                  status INTEGER);
+                CREATE INDEX IF NOT EXISTS execs_by_time ON execs(started_at_unix_ns);
                 CREATE TABLE IF NOT EXISTS payloads(
                   program TEXT NOT NULL, day TEXT NOT NULL, PRIMARY KEY(program, day));
                 PRAGMA user_version = \(Self.schemaVersion);
@@ -190,9 +201,29 @@ public final class LaunchStore {
         }
     }
 
-    /// Stores launches and losses in one transaction: all of them or none.
-    public func record(_ launches: [Launch], losses: [Loss] = []) throws(MonitorError) {
-        guard !launches.isEmpty || !losses.isEmpty else { return }
+    /// An unwatched program's exec (`--all`): what `ExecCensus` measured of it. A column is NULL
+    /// where that part was not seen (`exec_ns`: the fork; `to_marker_ns`: the marker, with the
+    /// outcome saying why; `to_exit_ns`: an exit before the marker); `marker` names what the time
+    /// runs to (`main`, `libc-start`, or `none` without `--all-main`).
+    public struct Exec: Sendable, Equatable {
+        public var record: ExecCensus.Record
+        public var marker: ExecCensus.Marker
+        public var startedAtUnixNs: Int64
+
+        public init(record: ExecCensus.Record, marker: ExecCensus.Marker, startedAtUnixNs: Int64) {
+            self.record = record
+            self.marker = marker
+            self.startedAtUnixNs = startedAtUnixNs
+        }
+    }
+
+    /// Unwatched execs kept at most (the oldest go first, at retention): `--all` on a machine
+    /// that execs hundreds of programs a second would otherwise fill the disk within the retention.
+    public static let maximumExecs = 1_000_000
+
+    /// Stores launches, unwatched execs and losses in one transaction: all of them or none.
+    public func record(_ launches: [Launch], execs: [Exec] = [], losses: [Loss] = []) throws(MonitorError) {
+        guard !launches.isEmpty || !execs.isEmpty || !losses.isEmpty else { return }
         do throws(SQLiteDatabase.Failure) {
             try database.transaction { () throws(SQLiteDatabase.Failure) in
                 let insert = try database.prepare(
@@ -218,6 +249,24 @@ public final class LaunchStore {
                     insert.bind(8, try hostID(launch.host))
                     insert.bind(9, bytes: encoded)
                     try insert.run()
+                }
+                if !execs.isEmpty {
+                    let insertExec = try database.prepare(
+                        """
+                        INSERT INTO execs(program, started_at_unix_ns, exec_ns, to_marker_ns, to_exit_ns, marker, outcome, status)
+                          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        """)
+                    for exec in execs {
+                        insertExec.bind(1, exec.record.program)
+                        insertExec.bind(2, exec.startedAtUnixNs)
+                        insertExec.bind(3, exec.record.execNs.map { Int64(clamping: $0) })
+                        insertExec.bind(4, exec.record.toMarkerNs.map { Int64(clamping: $0) })
+                        insertExec.bind(5, exec.record.toExitNs.map { Int64(clamping: $0) })
+                        insertExec.bind(6, exec.marker.rawValue)
+                        insertExec.bind(7, exec.record.outcome.rawValue)
+                        insertExec.bind(8, exec.record.status.map { Int64($0) })
+                        try insertExec.run()
+                    }
                 }
                 let loss = try database.prepare("INSERT INTO losses(at_unix_ns, source, count) VALUES (?, ?, ?)")
                 for entry in losses where entry.count > 0 {
@@ -266,6 +315,10 @@ public final class LaunchStore {
                 launches.bind(1, unixNs)
                 try launches.run()
                 let count = database.changes
+                let execs = try database.prepare("DELETE FROM execs WHERE started_at_unix_ns < ?")
+                execs.bind(1, unixNs)
+                try execs.run()
+                try database.execute("DELETE FROM execs WHERE id <= (SELECT max(id) FROM execs) - \(Self.maximumExecs)")
                 let losses = try database.prepare("DELETE FROM losses WHERE at_unix_ns < ?")
                 losses.bind(1, unixNs)
                 try losses.run()
@@ -356,6 +409,27 @@ public final class LaunchStore {
             return (host, select.text(1))
         } catch {
             throw .database(path: database.path, operation: error.operation, message: error.message)
+        }
+    }
+
+    /// The unwatched execs (`--all`) started since `sinceUnixNs`, oldest first.
+    public func forEachExec(sinceUnixNs: Int64, _ body: (Exec) throws -> Void) throws {
+        let select = try database.prepare(
+            """
+            SELECT program, started_at_unix_ns, exec_ns, to_marker_ns, marker, outcome, status, to_exit_ns FROM execs
+              WHERE started_at_unix_ns >= ? ORDER BY started_at_unix_ns, id
+            """)
+        select.bind(1, sinceUnixNs)
+        while try select.step() {
+            guard let program = select.text(0), let started = select.integer(1),
+                let marker = select.text(4).flatMap(ExecCensus.Marker.init(rawValue:)),
+                let outcome = select.text(5).flatMap(ExecCensus.Record.Outcome.init(rawValue:))
+            else { continue }
+            var record = ExecCensus.Record(
+                program: program, pid: 0, startNs: 0, execNs: select.integer(2).map { UInt64(max(0, $0)) },
+                toMarkerNs: select.integer(3).map { UInt64(max(0, $0)) }, outcome: outcome, status: select.integer(6).map { Int32(truncatingIfNeeded: $0) })
+            record.toExitNs = select.integer(7).map { UInt64(max(0, $0)) }
+            try body(Exec(record: record, marker: marker, startedAtUnixNs: started))
         }
     }
 

@@ -9,6 +9,10 @@ public struct MonitorConfiguration: Sendable {
     /// `--loader-phases`: probe the loader and the programs' libraries too (every process on the
     /// machine that maps them pays a probe hit).
     public var loaderPhases = false
+    /// `--all`: every other program's exec too (`ExecCensus`): its exec time and how it ended.
+    public var all = false
+    /// `--all-main`: and its time to `main`, from one uprobe in libc every glibc process hits.
+    public var allMain = false
     /// `--display`: displays watched from the start.
     public var displays: [String] = []
     /// `--metrics-listen ADDRESS:PORT`.

@@ -90,6 +90,71 @@ struct MonitorEndToEndTests {
         #expect(checked.status == 0, "\(checked.output)")
     }
 
+    /// `--all-main`, nothing watched: 20 shell launches of the app (2 ms of work in its own
+    /// constructor) are each a census row whose marker lies on the app's clock — `main`: between
+    /// its constructor's end and main's first clock read; libc's start-up: before its constructor
+    /// began — and `monitor report --execs` lists it and /bin/true.
+    @Test("--all-main: 20 unwatched launches from a shell, each with its time to main on the app's clock")
+    func allExecs() throws {
+        let app = try Self.app("all")
+        let work = try MonitorProcess.scratch("monitor-all")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let store = work.appendingPathComponent("store").path
+        let truth = work.appendingPathComponent("truth").path
+        let monitor = try MonitorProcess(store: store, ["--all-main"])
+        try MonitorProcess.shell(
+            "i=0; while [ $i -lt 20 ]; do \"$APP\"; /bin/true; i=$((i + 1)); done",
+            environment: ["APP": app, "LP_FIXTURE_TRUTH": truth, "LP_PROGRAM_BUSY_US": "2000"])
+        // Every row is committed by the time the monitor has stopped.
+        #expect(monitor.stop() == 0, "\(monitor.stderr)")
+        #expect(monitor.stderr.contains("--all: every other program's exec recorded, with their time to"), "\(monitor.stderr)")
+
+        var rows: [LaunchStore.Exec] = []
+        var trues = 0
+        try LaunchStore.openForReading(store).forEachExec(sinceUnixNs: .min) { exec in
+            if exec.record.program == app { rows.append(exec) }
+            if exec.record.program == "/bin/true" { trues += 1 }
+        }
+        #expect(rows.count == 20, "\(rows.count) rows of \(app); the monitor said: \(monitor.stderr)")
+        #expect(trues >= 20)
+        let truths = try FixtureTruth(contentsOf: truth).entries
+        let mains = truths.filter { $0.kind == "main" }.map(\.beginNs).sorted()
+        let constructors = truths.filter { $0.kind == "ctor" }.sorted { $0.beginNs < $1.beginNs }
+        #expect(mains.count == 20 && constructors.count == 20)
+        // The rows' wall clock back on the monotonic clock the app reads.
+        var realtime = timespec()
+        var monotonic = timespec()
+        clock_gettime(CLOCK_REALTIME, &realtime)
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        let offset = (Int64(realtime.tv_sec) - Int64(monotonic.tv_sec)) * 1_000_000_000 + Int64(realtime.tv_nsec) - Int64(monotonic.tv_nsec)
+        for ((row, truthMain), constructor) in zip(zip(rows, mains), constructors) {
+            let record = row.record
+            #expect(record.outcome == .reached && record.status == nil)
+            let exec = try #require(record.execNs, "\(record): the shell's fork was not seen")
+            let toMarker = try #require(record.toMarkerNs)
+            let marker = UInt64(row.startedAtUnixNs - offset) + exec + toMarker
+            let tolerance = max(1_000_000, (exec + toMarker) / 10)
+            switch row.marker {
+            case .main:
+                #expect(
+                    marker + tolerance >= constructor.endNs && marker <= truthMain + tolerance,
+                    "main at \(marker): the app's constructor ended \(constructor.endNs), main read \(truthMain)")
+            case .libcStart:
+                #expect(marker <= constructor.beginNs + tolerance, "libc's start-up at \(marker): the constructor began \(constructor.beginNs)")
+            case .unprobed:
+                Issue.record("no libc probe: \(monitor.stderr)")
+            }
+        }
+
+        let summaryFile = work.appendingPathComponent("execs.json").path
+        let reported = try LaunchprofCLI.run(["monitor", "report", "--store", store, "--execs", summaryFile])
+        #expect(reported.status == 0, "\(reported.stderr)")
+        let summary = try JSONDecoder().decode(ExecSummary.self, from: Data(contentsOf: URL(fileURLWithPath: summaryFile)))
+        let listed = try #require(summary.programs.first { $0.program == app }, "\(summary.programs.map(\.program))")
+        #expect(listed.execs == 20 && listed.timed == 20 && listed.outcomes == ["reached": 20])
+        #expect(summary.programs.contains { $0.program == "/bin/true" })
+    }
+
     /// The plain xcb fixture on Xvfb, 6 launches from a shell; the monitor is told no display: it
     /// finds it in the first launch's environment, and watches it from then on. Each launch's
     /// first frame lies between the fixture's clock just before its drawing request and after
