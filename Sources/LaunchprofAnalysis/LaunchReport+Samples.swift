@@ -40,7 +40,7 @@ extension LaunchReport {
     /// The runs of `base` and `new` made side by side — the same `bench --rounds` session and
     /// round (the k-th run of a round with the k-th, when a round made several) — each pair's
     /// values by key, for the quantities both runs have. Nil when the reports are not of one
-    /// interleaved session: a run that succeeded without a session or round, on either side, or
+    /// interleaved session: a run without a session or round, on either side, or
     /// no round in common.
     /// `baseKey` renames the base's keys (a library that moved to another folder).
     public static func pairedSamples(
