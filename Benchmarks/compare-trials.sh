@@ -19,7 +19,12 @@
 # LOAD=N adds N compile loops (cc -O2, nice 0) for the trials' length, on top of whatever else
 # the machine runs; each trial's line shows the 1-minute load average. The runs go through
 # high-priority.sh, as the recipe says (as root; PRIORITY=0 measures at the default priority).
-# KEEP=1 keeps the work folder (suites, reports, comparisons).
+# KEEP=1 keeps the work folder (suites, each trial's bench folder bench-N, comparisons).
+# Each trial is judged twice, on the same reports: with `compare`'s default statistic
+# (`--statistic independent`: the two sides as independent samples) and with `--statistic
+# paired` (the runs of the one session matched round by round, issue 32); the table shows the
+# first, the last lines count both. REPORTS=DIR judges a kept work folder
+# again without measuring (e.g. with another launchprof: LAUNCHPROF=…).
 set -euo pipefail
 if [ "${MODE:-recipe}" = recipe ]; then
 recipe() {
@@ -30,8 +35,13 @@ runs="${2:-20}"
 launchprof="${LAUNCHPROF:-$root/.build/debug/launchprof}"
 demo="${DEMO:-$root/.build/debug/launchprof-demo}"
 [ -x "$launchprof" ] && [ -x "$demo" ] || { echo "build launchprof and launchprof-demo first, or set LAUNCHPROF and DEMO" >&2; exit 1; }
-work="$(mktemp -d "${TMPDIR:-/tmp}/recipe-trials.XXXXXX")"
 loaders=()
+if [ -n "${REPORTS:-}" ]; then
+    work="$REPORTS"
+    trials=$(find "$work" -maxdepth 1 -name 'bench-*' -type d | wc -l)
+    [ "$trials" -gt 0 ] || { echo "$work has no bench-N folders (a work folder kept with KEEP=1)" >&2; exit 1; }
+else
+work="$(mktemp -d "${TMPDIR:-/tmp}/recipe-trials.XXXXXX")"
 cleanup() {
     for pid in "${loaders[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${loaders[@]}"; do wait "$pid" 2>/dev/null || true; done
@@ -155,13 +165,16 @@ pair dfl "$(launch app-base "$work/dfl/bench-app")" \
     "$(launch app-slow "$work/dfl/bench-app" '[]' '{"LP_BENCH_SLOWDOWN_PERCENT": "10"}')"
 pair libs "$(launch libs-base "$work/base/bench-app")" \
     "$(launch libs-head "$work/main/bench-app" '[]' "{\"LP_EXTRA_ITERATIONS\": \"$iterations\"}")"
+fi
 
-verdict() { # base head key → "exit shift% verdict-of-key flagged-keys"
+verdict() { # bench-folder statistic base head key → "exit shift% verdict-of-key flagged-keys"
+    local bench="$1" statistic="$2"
+    shift 2
     set +e
-    "$launchprof" compare --format json "$work/bench/$1.json" "$work/bench/$2.json" >"$work/$1-$2.json" 2>"$work/$1-$2.err"
+    "$launchprof" compare --statistic "$statistic" --format json "$bench/$1.json" "$bench/$2.json" >"$bench/$1-$2.$statistic.json" 2>"$bench/$1-$2.err"
     local status=$?
     set -e
-    python3 - "$work/$1-$2.json" "$3" "$status" <<'PY'
+    python3 - "$bench/$1-$2.$statistic.json" "$3" "$status" <<'PY'
 import json, sys
 try:
     entry = json.load(open(sys.argv[1]))["entries"][0]
@@ -174,36 +187,45 @@ print(sys.argv[3], shift, key["verdict"] if key else "absent", ",".join(flagged)
 PY
 }
 
-quiet=(0 0 0)
-caught=(0 0)
+declare -A quiet=() caught=()
+for statistic in independent paired; do
+    for name in git true demo dfl libs; do quiet[$statistic.$name]=0; caught[$statistic.$name]=0; done
+done
 printf '%5s %6s  %-28s %-28s %-28s %-32s %-32s\n' trial load git true demo "slow-dfl (didFinishLaunching)" "slow-main (timeToMainNs)"
 for trial in $(seq 1 "$trials"); do
-    rm -rf "$work/bench"
-    for name in git true demo dfl libs; do
-        "${priority[@]}" "$launchprof" bench "$work/$name.json" --rounds "$runs" --output "$work/bench" >/dev/null 2>"$work/bench.err" \
-            || { [ -s "$work/bench.err" ] && sed "s/^/  trial $trial, $name: /" "$work/bench.err" | tail -3 >&2; }
-        # Each session rewrites the folder's suite.json; the reports stay, one per launch.
+    bench="$work/bench-$trial"
+    load="-"
+    if [ -z "${REPORTS:-}" ]; then
+        rm -rf "$bench"
+        for name in git true demo dfl libs; do
+            "${priority[@]}" "$launchprof" bench "$work/$name.json" --rounds "$runs" --output "$bench" >/dev/null 2>"$work/bench.err" \
+                || { [ -s "$work/bench.err" ] && sed "s/^/  trial $trial, $name: /" "$work/bench.err" | tail -3 >&2; }
+            # Each session rewrites the folder's suite.json; the reports stay, one per launch.
+        done
+        load="$(cut -d' ' -f1 /proc/loadavg)"
+    fi
+    for statistic in independent paired; do
+        cells=()
+        for name in git true demo; do
+            read -r status shift key flagged <<<"$(verdict "$bench" "$statistic" "$name-base" "$name-head" timeToMainNs)"
+            if [ "$status" = 0 ] || [ "$status" = 5 ]; then quiet[$statistic.$name]=$((quiet[$statistic.$name] + 1)); fi
+            cells+=("$status $flagged")
+        done
+        read -r status shift key flagged <<<"$(verdict "$bench" "$statistic" app-base app-slow phase:didFinishLaunching)"
+        if [ "$status" = 2 ] && [ "$key" = regression ]; then caught[$statistic.dfl]=$((caught[$statistic.dfl] + 1)); fi
+        cells+=("$status $shift $key")
+        read -r status shift key flagged <<<"$(verdict "$bench" "$statistic" libs-base libs-head timeToMainNs)"
+        if [ "$status" = 2 ] && [ "$key" = regression ]; then caught[$statistic.libs]=$((caught[$statistic.libs] + 1)); fi
+        cells+=("$status $shift $key")
+        [ "$statistic" = independent ] && printf '%5d %6s  %-28s %-28s %-28s %-32s %-32s\n' "$trial" "$load" "${cells[@]}"
     done
-    cells=()
-    index=0
-    for name in git true demo; do
-        read -r status shift key flagged <<<"$(verdict "$name-base" "$name-head" timeToMainNs)"
-        if [ "$status" = 0 ] || [ "$status" = 5 ]; then quiet[$index]=$((quiet[index] + 1)); fi
-        cells+=("$status $flagged")
-        index=$((index + 1))
-    done
-    read -r status shift key flagged <<<"$(verdict app-base app-slow phase:didFinishLaunching)"
-    if [ "$status" = 2 ] && [ "$key" = regression ]; then caught[0]=$((caught[0] + 1)); fi
-    cells+=("$status $shift $key")
-    read -r status shift key flagged <<<"$(verdict libs-base libs-head timeToMainNs)"
-    if [ "$status" = 2 ] && [ "$key" = regression ]; then caught[1]=$((caught[1] + 1)); fi
-    cells+=("$status $shift $key")
-    printf '%5d %6s  %-28s %-28s %-28s %-32s %-32s\n' "$trial" "$(cut -d' ' -f1 /proc/loadavg)" "${cells[@]}"
 done
-echo "identical binaries quiet: git ${quiet[0]}/$trials, true ${quiet[1]}/$trials, demo ${quiet[2]}/$trials;" \
-    "caught: didFinishLaunching +10% ${caught[0]}/$trials, time to main +10% ${caught[1]}/$trials"
-[ "${quiet[0]}" = "$trials" ] && [ "${quiet[1]}" = "$trials" ] && [ "${quiet[2]}" = "$trials" ] \
-    && [ "${caught[0]}" = "$trials" ] && [ "${caught[1]}" = "$trials" ]
+for statistic in independent paired; do
+    echo "statistic $statistic: identical binaries quiet: git ${quiet[$statistic.git]}/$trials, true ${quiet[$statistic.true]}/$trials, demo ${quiet[$statistic.demo]}/$trials;" \
+        "caught: didFinishLaunching +10% ${caught[$statistic.dfl]}/$trials, time to main +10% ${caught[$statistic.libs]}/$trials"
+done
+[ "${quiet[independent.git]}" = "$trials" ] && [ "${quiet[independent.true]}" = "$trials" ] && [ "${quiet[independent.demo]}" = "$trials" ] \
+    && [ "${caught[independent.dfl]}" = "$trials" ] && [ "${caught[independent.libs]}" = "$trials" ]
 }
 recipe "$@"
 exit $?

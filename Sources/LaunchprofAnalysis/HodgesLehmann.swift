@@ -47,7 +47,7 @@ public enum HodgesLehmann {
 
     static let maximumSampleCount = 1_024
 
-    static func thinned(_ values: [UInt64], to count: Int) -> [UInt64] {
+    static func thinned<Value: Comparable>(_ values: [Value], to count: Int) -> [Value] {
         guard values.count > count else { return values }
         let sorted = values.sorted()
         return (0..<count).map { sorted[$0 * sorted.count / count + sorted.count / (2 * count)] }

@@ -8,31 +8,74 @@ extension LaunchReport {
     /// Sorted by key.
     public func samples() -> [(key: String, valuesNs: [UInt64])] {
         var byKey: [String: [UInt64]] = [:]
-        var order: [String] = []
-        func record(_ key: String, _ value: UInt64) {
-            if byKey[key] == nil { order.append(key) }
-            byKey[key, default: []].append(value)
-        }
         for run in runs where !run.failed {
-            for metric in run.metrics.named {
-                if let value = metric.valueNs { record(metric.name, value) }
-            }
-            var seen: [String: Int] = [:]
-            for phase in run.phases {
-                let base = Self.phaseKey(phase, occurrence: nil)
-                let occurrence = seen[base, default: 0]
-                seen[base] = occurrence + 1
-                let key = Self.phaseKey(phase, occurrence: occurrence)
-                record(key, phase.durationNs)
-                if let states = phase.threadState {
-                    for state in ThreadState.allCases { record(Self.stateKey(state, phaseKey: key), states[state]) }
-                }
-            }
-            if let launch = run.threadStates?.launch {
-                for state in ThreadState.allCases { record(Self.stateKey(state, phaseKey: nil), launch[state]) }
+            for (key, value) in Self.values(of: run) { byKey[key, default: []].append(value) }
+        }
+        return byKey.keys.sorted().map { ($0, byKey[$0] ?? []) }
+    }
+
+    /// One run's value of every quantity `samples()` collects, under the same keys.
+    public static func values(of run: LaunchRun) -> [(key: String, valueNs: UInt64)] {
+        var values: [(key: String, valueNs: UInt64)] = []
+        for metric in run.metrics.named {
+            if let value = metric.valueNs { values.append((metric.name, value)) }
+        }
+        var seen: [String: Int] = [:]
+        for phase in run.phases {
+            let base = phaseKey(phase, occurrence: nil)
+            let occurrence = seen[base, default: 0]
+            seen[base] = occurrence + 1
+            let key = phaseKey(phase, occurrence: occurrence)
+            values.append((key, phase.durationNs))
+            if let states = phase.threadState {
+                for state in ThreadState.allCases { values.append((stateKey(state, phaseKey: key), states[state])) }
             }
         }
-        return order.sorted().map { ($0, byKey[$0] ?? []) }
+        if let launch = run.threadStates?.launch {
+            for state in ThreadState.allCases { values.append((stateKey(state, phaseKey: nil), launch[state])) }
+        }
+        return values
+    }
+
+    /// The runs of `base` and `new` made side by side — the same `bench --rounds` session and
+    /// round (the k-th run of a round with the k-th, when a round made several) — each pair's
+    /// values by key, for the quantities both runs have. Nil when the reports are not of one
+    /// interleaved session: a run without a session or round, on either side, or
+    /// no round in common.
+    /// `baseKey` renames the base's keys (a library that moved to another folder).
+    public static func pairedSamples(
+        base: LaunchReport, new: LaunchReport, baseKey: (String) -> String = { $0 }
+    ) -> [String: [(base: UInt64, new: UInt64)]]? {
+        struct Slot: Hashable {
+            var session: String
+            var round: Int
+            var occurrence: Int
+        }
+        func slots(_ report: LaunchReport) -> [Slot: LaunchRun]? {
+            var slots: [Slot: LaunchRun] = [:]
+            var seen: [String: Int] = [:]
+            for run in report.runs.sorted(by: { $0.index < $1.index }) {
+                guard let session = run.session, let round = run.round else { return nil }
+                let place = "\(session)/\(round)"
+                let occurrence = seen[place, default: 0]
+                seen[place] = occurrence + 1
+                // A failed run keeps its place (the k-th of its round), but has nothing to pair.
+                if !run.failed { slots[Slot(session: session, round: round, occurrence: occurrence)] = run }
+            }
+            return slots
+        }
+        guard let baseSlots = slots(base), let newSlots = slots(new) else { return nil }
+        var pairs: [String: [(base: UInt64, new: UInt64)]] = [:]
+        var paired = false
+        for (slot, newRun) in newSlots.sorted(by: { ($0.key.session, $0.key.round, $0.key.occurrence) < ($1.key.session, $1.key.round, $1.key.occurrence) }) {
+            guard let baseRun = baseSlots[slot] else { continue }
+            paired = true
+            let baseValues = Dictionary(values(of: baseRun).map { (baseKey($0.key), $0.valueNs) }, uniquingKeysWith: { a, _ in a })
+            for (key, value) in values(of: newRun) {
+                if let baseValue = baseValues[key] { pairs[key, default: []].append((baseValue, value)) }
+            }
+        }
+        return paired ? pairs : nil
     }
 
     /// `phase:NAME`, then `[object]`, `{task}`, `@image` and `#occurrence` when set (the second

@@ -5,13 +5,29 @@ extension ReportComparison {
     /// counts exactly, and the verdict of the whole.
     public init(
         name: String, base: LaunchReport?, new: LaunchReport, baseCounts: LaunchCounts? = nil,
-        newCounts: LaunchCounts? = nil, settings: ComparisonSettings = ComparisonSettings()
+        newCounts: LaunchCounts? = nil, settings: ComparisonSettings = ComparisonSettings(),
+        soname: (String) -> String? = { _ in nil }
     ) {
-        let baseSamples = Dictionary(uniqueKeysWithValues: (base?.samples() ?? []).map { ($0.key, $0.valuesNs) })
+        // A library at another path in the base (built in another folder) is the same library:
+        // its base keys are renamed to the new path, and the change remembers the base's key.
+        let moved = base.map { Self.movedObjects(base: $0, new: new, soname: soname) } ?? [:]
+        let newPathOfBase = Dictionary(uniqueKeysWithValues: moved.map { ($0.value, $0.key) })
+        var baseKeys: [String: String] = [:]
+        let baseSamples = Dictionary(uniqueKeysWithValues: (base?.samples() ?? []).map { sample in
+            let key = Self.renamingMoved(sample.key, newPathOfBase)
+            if key != sample.key { baseKeys[key] = sample.key }
+            return (key, sample.valuesNs)
+        })
         let newSamples = Dictionary(uniqueKeysWithValues: new.samples().map { ($0.key, $0.valuesNs) })
         var keys = Set(newSamples.keys)
         if base != nil { keys.formUnion(baseSamples.keys) }
         let isReference = settings.reference == name && settings.driftPercent != nil
+        // `--statistic paired`: runs of one interleaved session pair up round by round (nil when
+        // the reports are not of one session, or the independent statistic is asked for).
+        let pairs = base.flatMap { base in
+            settings.statistic == .paired
+                ? LaunchReport.pairedSamples(base: base, new: new) { Self.renamingMoved($0, newPathOfBase) } : nil
+        }
         // Thread states need them on both sides: a report without any (not root, or the kernel
         // dropped every run's records) gives no verdict on a state, not an added or removed one.
         let statesMissing = base.flatMap { base -> String? in
@@ -21,7 +37,8 @@ extension ReportComparison {
         let changes = keys.sorted(by: Self.order).map { key in
             var change = Self.change(
                 key: key, base: base == nil ? nil : baseSamples[key] ?? [], new: newSamples[key] ?? [],
-                settings: isReference ? settings.withoutDrift : settings)
+                pairs: pairs.map { $0[key] ?? [] }, settings: isReference ? settings.withoutDrift : settings)
+            change.baseKey = baseKeys[key]
             if isReference, change.verdict == .regression || change.verdict == .improvement {
                 // The reference did not change: its shift is the sessions' difference.
                 change.verdict = .noVerdict
@@ -75,8 +92,13 @@ extension ReportComparison {
         return ia != ib ? ia < ib : a < b
     }
 
-    /// One quantity: `base` is nil when there is no baseline at all (limits only).
-    static func change(key: String, base: [UInt64]?, new: [UInt64], settings: ComparisonSettings) -> QuantityChange {
+    /// One quantity: `base` is nil when there is no baseline at all (limits only); `pairs` are its
+    /// values in the runs of one interleaved session, matched round by round (nil when the
+    /// reports are not of one session).
+    static func change(
+        key: String, base: [UInt64]?, new: [UInt64], pairs: [(base: UInt64, new: UInt64)]? = nil,
+        settings: ComparisonSettings
+    ) -> QuantityChange {
         let threshold = settings.thresholds[key]
         let baseMedian = base.flatMap(median)
         let newMedian = median(new)
@@ -99,16 +121,22 @@ extension ReportComparison {
         if baseMedian > 0 {
             change.medianChangePercent = (Double(newMedian) - Double(baseMedian)) / Double(baseMedian) * 100
         }
-        guard let shift = HodgesLehmann.shift(base: base, new: new, confidence: settings.confidence) else {
+        let paired = pairs.flatMap { HodgesLehmann.pairedShift($0, confidence: settings.confidence) }
+        guard let shift = paired ?? HodgesLehmann.shift(base: base, new: new, confidence: settings.confidence) else {
             return change
         }
         change.shift = shift
+        change.statistic = paired == nil ? .independent : .paired
+        change.pairs = paired == nil ? nil : pairs?.count
+        let statistic = paired == nil ? "" : " (paired, \(pairs?.count ?? 0) rounds)"
         let percent = baseMedian > 0 ? Double(shift.shiftNs) / Double(baseMedian) * 100 : nil
         change.shiftPercent = percent
         guard change.verdict == .unchanged else { return change }
         guard shift.confidence >= settings.confidence else {
             change.verdict = .noVerdict
-            change.reason = "too few runs for a \(Int(settings.confidence * 100))% interval (\(base.count) and \(new.count)); the widest, [\(DurationText.signed(shift.lowerNs)), \(DurationText.signed(shift.upperNs))], is only \(DurationText.percent(shift.confidence * 100)) confident"
+            let pairCount = pairs?.count ?? 0
+            let sizes = paired == nil ? "\(base.count) and \(new.count)" : "\(pairCount) pair\(pairCount == 1 ? "" : "s")"
+            change.reason = "too few runs for a \(Int(settings.confidence * 100))% interval (\(sizes)); the widest, [\(DurationText.signed(shift.lowerNs)), \(DurationText.signed(shift.upperNs))], is only \(DurationText.percent(shift.confidence * 100)) confident"
             return change
         }
         let minimumPercent = threshold?.maxRegressionPercent ?? settings.minEffectPercent
@@ -126,11 +154,11 @@ extension ReportComparison {
         }
         if shift.lowerNs > 0, largeEnough {
             change.verdict = .regression
-            change.reason = "slower by \(interval) at \(Int(settings.confidence * 100))%, over the \(DurationText.percent(minimumPercent)) minimum"
+            change.reason = "slower by \(interval) at \(Int(settings.confidence * 100))%\(statistic), over the \(DurationText.percent(minimumPercent)) minimum"
                 + (drift > 0 ? " + \(DurationText.percent(drift)) drift" : "")
         } else if shift.upperNs < 0, largeEnough {
             change.verdict = .improvement
-            change.reason = "faster by \(interval) at \(Int(settings.confidence * 100))%"
+            change.reason = "faster by \(interval) at \(Int(settings.confidence * 100))%\(statistic)"
         }
         return change
     }

@@ -1,4 +1,5 @@
 import LaunchprofAnalysis
+import LaunchprofELF
 import LaunchprofReport
 
 /// One side of `launchprof compare`: a bench folder (its `suite.json` and reports) or a single
@@ -105,7 +106,7 @@ public struct BenchFolder: Sendable {
             }
             var comparison = ReportComparison(
                 name: entry.name, base: baseEntry?.report, new: report, baseCounts: baseEntry?.counts,
-                newCounts: entry.counts, settings: entrySettings)
+                newCounts: entry.counts, settings: entrySettings, soname: Self.soname)
             if let base, baseEntry?.report?.runs.isEmpty ?? true {
                 // A launch the baseline lacks (failed in, or has no runs of) cannot pass as unchanged.
                 let why = baseEntry == nil
@@ -121,5 +122,11 @@ public struct BenchFolder: Sendable {
             base.isFolder ? base.entries.map(\.name).filter { name in !new.entries.contains { $0.name == name } } : []
         } ?? []
         return SuiteComparison(entries: comparisons, missing: missing)
+    }
+
+    /// A library's DT_SONAME, read from the file where it still is (nil if it is gone or has none):
+    /// how `compare` knows `../base/build/libx.so.1.2` and `build/libx.so.1.3` for one library.
+    static func soname(_ path: String) -> String? {
+        (try? ELFImage.read(path: path))?.dynamic.soname
     }
 }

@@ -70,6 +70,15 @@ public final class LaunchPipeline {
         self.init(entries: [Entry(session: session, sinks: sinks)])
     }
 
+    /// A new session's id: 128 random bits in hex, so two benches' rounds are never taken for one's.
+    static func sessionID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let hex = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+
     /// Makes every entry's runs. Returns each entry's report, or the error that ended it (its
     /// sinks cancelled; the other entries go on). Throws only when the whole pipeline stops:
     /// Ctrl-C or SIGTERM (every sink cancelled, nothing half-written left behind; with
@@ -102,6 +111,9 @@ public final class LaunchPipeline {
         }
         let context = LaunchContext(cpus: cpus, monitorThread: monitorThread)
         let rounds = rounds
+        // Runs made in rounds carry the session and round, so `compare` can pair two launches'
+        // runs of one round; a single round has no interleaving to pair on.
+        let session = rounds > 1 ? Self.sessionID() : nil
         // The sinks and states are used by the tracer's thread only while this one waits in join().
         nonisolated(unsafe) let schedule = states
         let tracer = DedicatedThread(pinnedCPU: cpu) { () -> RunError? in
@@ -111,7 +123,7 @@ public final class LaunchPipeline {
                 // neither side of a comparison may always be the second.
                 for state in round % 2 == 0 ? schedule : schedule.reversed() where state.failure == nil {
                     if lp_interrupted() != 0 { return .interrupted(signal: lp_interrupted()) }
-                    if let interruption = state.makeRuns(round: round, of: rounds, context: context) {
+                    if let interruption = state.makeRuns(round: round, of: rounds, session: session, context: context) {
                         return interruption
                     }
                 }
@@ -233,7 +245,7 @@ private final class EntryState {
 
     /// This entry's share of round `round`: its runs spread evenly over the rounds, its warm-ups
     /// in the first. Returns the interruption that stops the whole pipeline, if one did.
-    func makeRuns(round: Int, of rounds: Int, context: LaunchContext) -> RunError? {
+    func makeRuns(round: Int, of rounds: Int, session: String?, context: LaunchContext) -> RunError? {
         let (runs, warmup) = entry.source.plannedRuns
         let batch = LaunchBatch(
             warmups: round == 0 ? warmup : 0, runs: runs / rounds + (round < runs % rounds ? 1 : 0),
@@ -243,6 +255,11 @@ private final class EntryState {
         do throws(RunError) {
             try entry.source.makeRuns(batch, context: context) { launch, measured throws(RunError) in
                 if !batch.isWarmup(launch) {
+                    var measured = measured
+                    if let session {
+                        measured.run.session = session
+                        measured.run.round = round
+                    }
                     builder.add(measured.run)
                     lastRun = measured.run
                     recorded += 1

@@ -51,7 +51,8 @@ enum ComparisonRows {
             return allPhases || !$0.key.hasPrefix("phase:") || ($0.verdict != .unchanged && $0.verdict != .noVerdict)
         }.map { change in
             [
-                quantity(change.key),
+                // A library built in another folder for the base names where it was there.
+                quantity(change.key) + (change.baseKey.map { " (base: \(quantity($0)))" } ?? ""),
                 change.baseMedianNs.map(DurationText.text) ?? "-",
                 change.newMedianNs.map(DurationText.text) ?? "-",
                 change.medianChangePercent.map(DurationText.signedPercent) ?? "-",
@@ -59,6 +60,7 @@ enum ComparisonRows {
                     // An interval below the confidence asked says its own.
                     "\(DurationText.signed($0.shiftNs)) [\(DurationText.signed($0.lowerNs)), \(DurationText.signed($0.upperNs))]"
                         + ($0.confidence < entry.settings.confidence ? " at \(DurationText.percent($0.confidence * 100))" : "")
+                        + (change.statistic == .paired ? " paired" : "")
                 } ?? "-",
                 rowVerdict(change, entry),
             ]

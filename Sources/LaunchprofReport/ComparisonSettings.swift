@@ -19,6 +19,15 @@ public struct ComparisonSettings: Sendable, Equatable, Codable {
     /// between the two sessions over its headline metrics, in percent (signed). Every other
     /// quantity's minimum effect is widened by its size; absent when no reference was compared.
     public var driftPercent: Double?
+    /// `paired` (`compare --statistic paired`): runs of one interleaved bench session are matched
+    /// round by round and judged on their differences (Wilcoxon signed-rank); nil or
+    /// `independent`: the two sides as independent samples (Mann–Whitney), the default — on the
+    /// trials of docs/ci-regressions.md pairing caught no more and widened CPU-bound phases.
+    public var statistic: StatisticChoice?
+
+    public enum StatisticChoice: String, Sendable, Equatable, Codable, CaseIterable {
+        case independent, paired
+    }
 
     public init(
         confidence: Double = 0.95, minEffectPercent: Double = 5, minEffectNs: UInt64 = 100_000,

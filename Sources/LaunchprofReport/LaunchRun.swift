@@ -42,6 +42,12 @@ public struct LaunchRun: Sendable, Equatable, Codable {
     public var threadStates: LaunchThreadStates?
     /// The spawn on the system's clocks (the phases count from it); nil in reports that predate it.
     public var spawnedAt: SpawnInstant?
+    /// `bench --rounds`: the interleaved session that made this run (one id per bench, shared by
+    /// every launch of its suite) and the round it was made in (0-based). Runs of two launches
+    /// with the same session and round were measured side by side, on the same CPU, so `compare`
+    /// can pair them. Nil for runs not made in rounds (`run`, `bench` without `--rounds`).
+    public var session: String?
+    public var round: Int?
     /// A launch `launchprof monitor` recorded (not started by launchprof): its start type and
     /// wall-clock time.
     public var field: FieldLaunchFacts?

@@ -62,6 +62,15 @@ public struct ReportComparison: Sendable, Equatable, Codable {
         public var shift: ShiftEstimate?
         /// The shift relative to the base median, in percent.
         public var shiftPercent: Double?
+        /// Which statistic gave `shift`: `paired` (the runs of one `bench --rounds` session
+        /// matched round by round; the Wilcoxon signed-rank interval of their differences) or
+        /// `independent` (every run against every run; Mann–Whitney). Nil without a shift.
+        public var statistic: Statistic?
+        /// The pairs the paired statistic had (runs that succeeded on both sides of a round).
+        public var pairs: Int?
+        /// The quantity's key in the base report when it differs: a library at another path there
+        /// (base and new built in two folders), compared as the same library.
+        public var baseKey: String?
         public var verdict: Verdict
         /// Why, when the verdict is not `unchanged`.
         public var reason: String?
@@ -81,6 +90,10 @@ public struct ReportComparison: Sendable, Equatable, Codable {
             self.shiftPercent = shiftPercent
             self.verdict = verdict
             self.reason = reason
+        }
+
+        public enum Statistic: String, Sendable, Equatable, Codable, CaseIterable {
+            case paired, independent
         }
 
         public enum Verdict: String, Sendable, Equatable, Codable, CaseIterable {

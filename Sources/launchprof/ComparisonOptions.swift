@@ -30,6 +30,9 @@ struct ComparisonOptions: ParsableArguments {
     })
     var confidence: Double?
 
+    @Option(help: "independent (default): base and new as two independent samples; paired: the runs of one interleaved bench session (--rounds) matched round by round, judged on their differences (falls back to independent for reports of two sessions).")
+    var statistic: ComparisonSettings.StatisticChoice?
+
     @Flag(help: "List every phase in text output, not only those that changed.")
     var allPhases = false
 
@@ -46,6 +49,7 @@ struct ComparisonOptions: ParsableArguments {
         if let minEffect { settings.minEffectPercent = minEffect }
         if let minEffectNs { settings.minEffectNs = minEffectNs }
         if let confidence { settings.confidence = confidence }
+        if let statistic { settings.statistic = statistic }
         return settings
     }
 
@@ -57,3 +61,5 @@ struct ComparisonOptions: ParsableArguments {
         }
     }
 }
+
+extension ComparisonSettings.StatisticChoice: ExpressibleByArgument {}

@@ -263,13 +263,30 @@ extension BenchCommandTests {
         // Warm-ups run in the first round: base ×2, new ×2, then one each per round, every
         // other round in the reverse order so neither is always the second.
         #expect(order == ["base", "base", "new", "new", "new", "base", "base", "new", "new", "base", "base", "new"], "\(order)")
+        var sessions: Set<String?> = []
         for name in ["base", "new"] {
             let report = try ReportFiles.readReport(output + "/\(name).json")
             #expect(report.runs.map(\.index) == [0, 1, 2, 3, 4])
             #expect(report.mode.runs == 5 && report.mode.warmup == 1)
+            // Each run says its round, and both launches the one session they were made in.
+            #expect(report.runs.map(\.round) == [0, 1, 2, 3, 4])
+            sessions.formUnion(report.runs.map(\.session))
         }
+        #expect(sessions.count == 1 && sessions.first??.count == 32, "\(sessions)")
         let comparison = try launchprof(["compare", output + "/base.json", output + "/new.json"])
         #expect(comparison.status == 2, "\(comparison.stdout)")
+        // Paired on request: the five rounds' differences; the JSON and the text say so.
+        let paired = try launchprof(["compare", "--statistic", "paired", "--format", "json", output + "/base.json", output + "/new.json"])
+        let entry = try #require(try JSONDecoder().decode(SuiteComparison.self, from: Data(paired.stdout.utf8)).entries.first)
+        let work = try #require(entry.changes.first { $0.key == "phase:didFinishLaunching" })
+        #expect(work.statistic == .paired && work.pairs == 5, "\(work)")
+        #expect(entry.changes.first { $0.key == "timeToMainNs" }?.statistic == .paired)
+        let independent = try launchprof(["compare", "--format", "json", output + "/base.json", output + "/new.json"])
+        #expect(!independent.stdout.contains("\"paired\""), "the default is the independent statistic")
+        // A bench without rounds has no session to pair on: the reports say nothing of one.
+        let single = directory.appendingPathComponent("single").path
+        #expect(try launchprof(["bench", suite, "-o", single]).status == 0)
+        #expect(try ReportFiles.readReport(single + "/base.json").runs.allSatisfy { $0.session == nil && $0.round == nil })
         #expect(try launchprof(["bench", suite, "--rounds", "0", "-o", output]).status == 64)
     }
 }
