@@ -1,3 +1,4 @@
+import CLaunchprof
 import LaunchprofTracing
 import Synchronization
 
@@ -27,6 +28,9 @@ enum PageCache {
             let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             guard fd >= 0 else { continue }
             defer { close(fd) }
+            // Dirty pages (a program just built, the usual case) are not dropped, only queued
+            // for writing: written first, without a disk flush, so that they can be.
+            _ = lp_write_back(fd)
             posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
             let file = measure(fd)
             residency.residentBytes += file.residentBytes

@@ -337,6 +337,9 @@ void lp_set_thread_name(const char *_Nonnull name);
 /// with its last descriptor unless linked in. The descriptor, or -errno (EOPNOTSUPP, EISDIR:
 /// a file system or kernel without O_TMPFILE).
 int lp_open_unnamed_file(const char *_Nonnull directory, unsigned int mode);
+/// Writes the file's dirty pages and waits for them, without a disk cache flush (sync_file_range):
+/// the page cache drops clean pages only. 0 or an errno value.
+int lp_write_back(int fd);
 /// 1 when the file at `path` has file capabilities (a `security.capability` attribute).
 int lp_has_file_capabilities(const char *_Nonnull path);
 /// A ring buffer for every event of `cpu` to share (PERF_EVENT_IOC_SET_OUTPUT): a dummy software

@@ -168,11 +168,13 @@ struct ReportExportCommandTests {
         let states = report.summary.threadStates
         #expect(page.bodyAttribute("data-charts") == (states == nil ? "5" : "7"))
         if states != nil {
-            // A state bar under each phase that has states, the launch's, run 0's and its threads'.
+            // A state bar under each phase that has states, the launch's, run 0's and its threads',
+            // and one under each run's row of "every run" (the first 300).
             let phaseBars = report.summary.phases.filter { $0.durationNs.median > 0 && ($0.threadState?.totalNs ?? 0) > 0 }.count
             let first = try #require(report.runs.first { $0.threadStates != nil }?.threadStates)
             let threadBars = first.threads.filter { $0.states.totalNs > 0 }.count
-            #expect(page.count(class: "state-bar") == phaseBars + 2 + threadBars)
+            let rowBars = report.runs.prefix(300).filter { $0.threadStates != nil }.count
+            #expect(page.count(class: "state-bar") == phaseBars + 2 + threadBars + rowBars)
             #expect(page.count(class: "reason") == report.summary.threadStates?.reasons.count)
         }
         let spans = report.summary.phases.filter { $0.durationNs.median > 0 }

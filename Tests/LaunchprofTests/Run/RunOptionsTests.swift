@@ -102,6 +102,23 @@ struct RunOptionsTests {
         #expect(residency.residentBytes == 0)
     }
 
+    /// A program just built: its pages are dirty, which the kernel's eviction skips until they
+    /// are written. `--cold` writes them first, so they go too.
+    @Test func coldEvictsAFileJustWritten() throws {
+        let path = temporaryPath("dirty")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let size = 4 << 20
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        let bytes = [UInt8](repeating: 0x5a, count: size)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, size) }
+        close(fd)
+        try #require(written == size)
+        let residency = PageCache.evict([path])
+        #expect(residency.totalBytes == UInt64(size))
+        #expect(residency.residentBytes == 0, "a file just written is evicted")
+    }
+
     @Test func coldRunsReportResidencyOfTheClosure() throws {
         let app = try RunFixtures.app(libraries: ["coldlib"])
         let outcome = try RunHarness.run(app) { $0.cold = true }
