@@ -36,6 +36,8 @@ static int open_probe_event(struct perf_event_attr *attr, pid_t pid, int cpu, in
     if (raw) attr->sample_type |= PERF_SAMPLE_RAW;
     attr->use_clockid = 1;
     attr->clockid = CLOCK_MONOTONIC;
+    // A PERF_RECORD_LOST then carries the time its loss ended (the sample_id trailer).
+    attr->sample_id_all = 1;
     // A ring's reader (the holder) is woken when a quarter of its 64 pages is written: a process
     // hitting a probe in a loop fills a ring in ~10 ms, faster than the reader's 20 ms timer.
     attr->watermark = 1;
@@ -82,11 +84,12 @@ void lp_perf_ring_unmap(void *base, size_t length) { munmap(base, length); }
 
 int lp_perf_ring_read(void *base, size_t length, lp_perf_sample *samples, int capacity,
                       int *count, uint64_t *lost) {
-    return lp_perf_ring_read_raw(base, length, samples, capacity, count, lost, NULL, 0, NULL);
+    return lp_perf_ring_read_raw(base, length, samples, capacity, count, lost, NULL, 0, NULL, NULL);
 }
 
 int lp_perf_ring_read_raw(void *base, size_t length, lp_perf_sample *samples, int capacity, int *count,
-                          uint64_t *lost, uint8_t *raw, size_t raw_stride, uint32_t *raw_lengths) {
+                          uint64_t *lost, uint8_t *raw, size_t raw_stride, uint32_t *raw_lengths,
+                          lp_ring_reading *reading) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     lp_ring_reader ring = lp_ring_begin(base, page, length - page);
     const size_t header = sizeof(struct perf_event_header);
@@ -95,6 +98,28 @@ int lp_perf_ring_read_raw(void *base, size_t length, lp_perf_sample *samples, in
         if (ring.type == PERF_RECORD_SAMPLE && ring.record_size >= header + 32) {
             uint8_t bytes[32];
             lp_ring_copy(&ring, header, bytes, 32);
+            if (reading) {
+                // A hit of the probe this ring's previous hit was of, by the same process, within
+                // `repeat_ns` of it (a process hitting one probe in a loop: ~2 µs a hit) is not
+                // handed out: the first of the run is the boundary. A hit with a payload (a
+                // runtime probe's) always is. Read here, a flood costs the reader a few
+                // nanoseconds a hit instead of a sample's trip through the caller.
+                uint64_t id, time;
+                uint32_t pid;
+                memcpy(&id, bytes, 8);
+                memcpy(&pid, bytes + 16, 4);
+                memcpy(&time, bytes + 24, 8);
+                int repeat = reading->last_id == id && reading->last_pid == pid && time >= reading->last_time_ns &&
+                             time - reading->last_time_ns < reading->repeat_ns && ring.record_size == header + 32;
+                reading->last_id = id;
+                reading->last_pid = pid;
+                reading->last_time_ns = time;
+                if (repeat) {
+                    reading->repeats++;
+                    lp_ring_advance(&ring);
+                    continue;
+                }
+            }
             lp_perf_sample *sample = &samples[stored++];
             memcpy(&sample->id, bytes, 8);
             memcpy(&sample->ip, bytes + 8, 8);
@@ -116,6 +141,24 @@ int lp_perf_ring_read_raw(void *base, size_t length, lp_perf_sample *samples, in
             uint64_t dropped;
             lp_ring_copy(&ring, header + 8, &dropped, 8);
             *lost += dropped;
+            // After id and count, the trailer (sample_id_all): pid and tid, then the time the
+            // loss ended. It began after this ring's previous record: the loss window.
+            if (reading && ring.record_size >= header + 32) {
+                uint64_t ended;
+                lp_ring_copy(&ring, header + 24, &ended, 8);
+                if (reading->windows < LP_RING_LOSS_WINDOWS) {
+                    reading->loss_begin_ns[reading->windows] = reading->last_time_ns;
+                    reading->loss_end_ns[reading->windows] = ended;
+                    reading->loss_count[reading->windows] = dropped;
+                    reading->windows++;
+                } else {
+                    // Out of room: the last window grows to cover this one.
+                    reading->loss_end_ns[LP_RING_LOSS_WINDOWS - 1] = ended;
+                    reading->loss_count[LP_RING_LOSS_WINDOWS - 1] += dropped;
+                }
+                reading->last_time_ns = ended;
+                reading->last_id = 0;
+            }
         }
         lp_ring_advance(&ring);
     }

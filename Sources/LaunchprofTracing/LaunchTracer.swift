@@ -132,6 +132,12 @@ public struct LaunchTracer: LaunchTracing {
     public func trace(
         _ request: TraceRequest, planForImage: (String) -> ImagePlan?, control: TraceControl
     ) throws(TracerError) -> TraceResult {
+        // The probe holder releases nothing while the launch runs (a release stalls forks and
+        // execs machine-wide): told before the spawn, and once everything the launch made is
+        // reaped. Only a connection made already: a ptrace-only session starts no holder.
+        let holder = request.uprobes != nil ? UprobeHolderClient.shared() : UprobeHolderClient.existing()
+        holder?.launchBegins()
+        defer { holder?.launchEnded() }
         var launch = try TracedLaunch.spawn(request, control: control, learned: learned)
         do {
             try launch.run(planForImage: planForImage)

@@ -101,6 +101,8 @@ public final class UprobeHolder: @unchecked Sendable {
         var greeted = false
         var events: Set<String> = []
         var watched: Set<Int32> = []
+        /// When each of its launches in flight began (CLOCK_MONOTONIC ns), oldest first.
+        var launches: [UInt64] = []
     }
 
     private struct Watched {
@@ -156,7 +158,12 @@ public final class UprobeHolder: @unchecked Sendable {
         var overwrittenNewestNs: UInt64 = 0
         /// Hits the kernel dropped while nobody was watched: no session's.
         var lostUnwatched: UInt64 = 0
+        /// The latest losses (when each ended, how many hits), for a watch that arrives after
+        /// they were read.
+        var recentLosses: [(endNs: UInt64, count: UInt64)] = []
         var buffer: [lp_perf_sample] = []
+        /// Each ring's reading state (same order as `rings`): its repeat filter and loss windows.
+        var readings: [lp_ring_reading] = []
         /// Each read sample's payload (`maxRuntimePayloadBytes` apart) and its length.
         var payloads: [UInt8] = []
         var payloadLengths: [UInt32] = []
@@ -182,6 +189,13 @@ public final class UprobeHolder: @unchecked Sendable {
     static let maxEvents = 4096
     /// A client whose unread replies exceed this is disconnected.
     static let maxClientOutput = 64 << 20
+    /// A launch in flight defers releases for this long at most: one whose client never says
+    /// it ended (a hung program without a timeout, a client stuck while connected) must not pin
+    /// probes for ever. A launch lasts what its timeout allows, 10 s by default.
+    static let maxLaunchNs: UInt64 = 60_000_000_000
+    /// Launches in flight one client may have (a session launches on one thread at a time;
+    /// several sessions in one process share a connection); beyond it the oldest is dropped.
+    static let maxLaunchesPerClient = 64
 
     private let listener: Int32
     private let directory: Int32
@@ -202,14 +216,20 @@ public final class UprobeHolder: @unchecked Sendable {
     static let firstClientNs: UInt64 = 10_000_000_000
     private let stopping = Atomic<Bool>(false)
     private var releasers: [DedicatedThread<Void>] = []
-    /// Releases under way. Releasing a uprobe waits grace periods while every fork on the
-    /// machine waits behind it (a measured launch stalled 0.2–0.85 s in vfork, its waker
-    /// `lp-uprobe-free`): a client arriving during a release is greeted — and so launches
-    /// nothing — once it is over. (A session already running when another's probes expire
-    /// can still meet one; its thread states name the waker.)
+    /// Releases under way. Releasing a uprobe walks every process mapping the file under its
+    /// memory-map lock and waits grace periods, while forks and execs on the machine wait
+    /// behind it (a measured launch stalled 0.2–0.85 s in vfork, its waker `lp-uprobe-free`;
+    /// ~10 ms after a prewarm resume). So no release starts while a client has a launch in
+    /// flight (`launchBegins` … `launchEnded`), and a launch begins — like a new client's
+    /// greeting — only once the releases under way are over.
     private let releasesInFlight = Atomic<Int>(0)
+    /// A pipe a releaser writes to as it ends (`.write`), so the request loop, polling its
+    /// `.read`, answers at once what waited for it.
+    private let releaseEnded: (read: Int32, write: Int32)
     /// Clients whose greeting waits for the releases under way.
     private var greetingsDue: [Int32] = []
+    /// Clients whose `launchMayBegin` waits for the releases under way.
+    private var launchesDue: [Int32] = []
 
     private init(listener: Int32, directory: Int32, socketName: String, tracefs: String, lingerNs: UInt64) {
         self.listener = listener
@@ -223,6 +243,10 @@ public final class UprobeHolder: @unchecked Sendable {
         for name in DirectoryListing.names("/proc/self/fd") ?? [] {
             if let fd = Int32(name), fd > 4 { close(fd) }
         }
+        var ends: [Int32] = [-1, -1]
+        _ = pipe(&ends)
+        for fd in ends { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        releaseEnded = (ends[0], ends[1])
         _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
         rings = Self.openRings()
         hits.withLock { state in
@@ -230,6 +254,9 @@ public final class UprobeHolder: @unchecked Sendable {
             state.buffer = [lp_perf_sample](repeating: lp_perf_sample(), count: Self.readBatch)
             state.payloads = [UInt8](repeating: 0, count: Self.readBatch * UprobeHolderProtocol.maxRuntimePayloadBytes)
             state.payloadLengths = [UInt32](repeating: 0, count: Self.readBatch)
+            var reading = lp_ring_reading()
+            reading.repeat_ns = Self.repeatNs
+            state.readings = [lp_ring_reading](repeating: reading, count: rings.count)
         }
         removeStaleEvents()
     }
@@ -251,10 +278,11 @@ public final class UprobeHolder: @unchecked Sendable {
         return Array(0..<max(Int32(sysconf(Int32(_SC_NPROCESSORS_CONF))), 1))
     }
 
-    /// Data pages per CPU ring: 64 (~6,500 hits) on a small host, fewer on a large one, at most
-    /// ~8 MiB of rings in all (the reader wakes at half full).
+    /// Data pages per CPU ring: 512 (2 MiB, ~50,000 hits: ~0.1 s of a process hitting a probe
+    /// in a loop, time for a reader a loaded machine schedules late) on a small host, fewer on
+    /// a large one, at most ~8 MiB of rings in all (the reader wakes at half full).
     static func ringPages(cpus: Int) -> Int32 {
-        var pages: Int32 = 64
+        var pages: Int32 = 512
         while pages > 8, Int(pages) * cpus * 4096 > 8 << 20 { pages /= 2 }
         return pages
     }
@@ -267,34 +295,41 @@ public final class UprobeHolder: @unchecked Sendable {
             var fd: Int32 = -1
             var base: UnsafeMutableRawPointer?
             var length = 0
-            // ENODEV: an offline CPU, which runs nothing.
-            guard lp_perf_ring_open(cpu, pages, &fd, &base, &length) == 0, let base else { continue }
+            // ENODEV: an offline CPU, which runs nothing. EPERM/ENOMEM: over the locked-memory
+            // limit (without CAP_IPC_LOCK): smaller rings.
+            var opened = lp_perf_ring_open(cpu, pages, &fd, &base, &length)
+            var smaller = pages
+            while opened == EPERM || opened == ENOMEM, smaller > 8 {
+                smaller /= 2
+                opened = lp_perf_ring_open(cpu, smaller, &fd, &base, &length)
+            }
+            guard opened == 0, let base else { continue }
             rings.append(Ring(cpu: cpu, fd: fd, base: base, length: length))
         }
         return rings
     }
 
-    /// Reads every ring: a watched process's hits go to it, others' to `recent`; hits the kernel
-    /// dropped count against every process watched now (one of them may have lost some).
+    /// Reads every ring: a watched process's hits go to it, others' to `recent`. Hits the kernel
+    /// dropped (a ring full) count against every process watched while they were dropped: the
+    /// ring's loss window, from its previous record to the loss's end, tells when — a process
+    /// watched from after it lost none there.
     private func readRings(_ state: inout Hits) {
         if state.readMarks.count >= 1024 { state.readMarks.removeFirst(512) }
         state.readMarks.append((state.recentAppended, Self.nowNs()))
-        for ring in rings {
+        for (number, ring) in rings.enumerated() {
             var count: Int32 = 0
             repeat {
                 var lost: UInt64 = 0
                 let stride = UprobeHolderProtocol.maxRuntimePayloadBytes
+                state.readings[number].windows = 0
                 _ = state.payloads.withUnsafeMutableBufferPointer { payloads in
                     state.payloadLengths.withUnsafeMutableBufferPointer { lengths in
                         lp_perf_ring_read_raw(
                             ring.base, ring.length, &state.buffer, Int32(state.buffer.count), &count, &lost,
-                            payloads.baseAddress, stride, lengths.baseAddress)
+                            payloads.baseAddress, stride, lengths.baseAddress, &state.readings[number])
                     }
                 }
-                if lost > 0 {
-                    if state.watched.isEmpty { state.lostUnwatched &+= lost }
-                    for pid in state.watched.keys { state.watched[pid]?.lost &+= lost }
-                }
+                if lost > 0 { Self.chargeLosses(state.readings[number], lost: lost, &state) }
                 for (index, sample) in state.buffer[..<Int(count)].enumerated() {
                     guard let tracepoint = state.tracepointBySampleID[sample.id] else { continue }
                     let pid = Int32(bitPattern: sample.pid)
@@ -334,6 +369,34 @@ public final class UprobeHolder: @unchecked Sendable {
                 }
             } while count == Int32(state.buffer.count)
         }
+    }
+
+    /// Charges the losses one read found to the processes watched while they happened.
+    private static func chargeLosses(_ reading: lp_ring_reading, lost: UInt64, _ state: inout Hits) {
+        let windows = withUnsafeBytes(of: reading.loss_end_ns) { ends in
+            withUnsafeBytes(of: reading.loss_count) { counts in
+                (0..<Int(reading.windows)).map { (endNs: ends.load(fromByteOffset: $0 * 8, as: UInt64.self), count: counts.load(fromByteOffset: $0 * 8, as: UInt64.self)) }
+            }
+        }
+        // A record without its time (an older kernel's): every process watched now.
+        let timed = windows.reduce(0) { $0 &+ $1.count }
+        var charged = false
+        for pid in state.watched.keys {
+            let since = state.watched[pid]!.sinceNs
+            let count = windows.filter { $0.endNs >= since }.reduce(0) { $0 &+ $1.count } &+ (lost &- min(lost, timed))
+            if count > 0 {
+                state.watched[pid]!.lost &+= count
+                charged = true
+            }
+        }
+        if !charged { state.lostUnwatched &+= lost }
+        state.recentLosses += windows
+        if state.recentLosses.count > 256 { state.recentLosses.removeFirst(state.recentLosses.count - 256) }
+    }
+
+    /// Hits lost from `sinceNs` on among the latest losses.
+    private static func recentlyLost(sinceNs: UInt64, _ state: Hits) -> UInt64 {
+        state.recentLosses.filter { $0.endNs >= sinceNs }.reduce(0) { $0 &+ $1.count }
     }
 
     /// `pid`'s hits from `sinceNs` on among the recent ones, taken out of them.
@@ -545,7 +608,11 @@ public final class UprobeHolder: @unchecked Sendable {
         let tracefs = tracefs
         releasesInFlight.add(1, ordering: .sequentiallyConsistent)
         let thread = DedicatedThread<Void> { [self] in
-            defer { releasesInFlight.subtract(1, ordering: .sequentiallyConsistent) }
+            defer {
+                releasesInFlight.subtract(1, ordering: .sequentiallyConsistent)
+                var byte: UInt8 = 1
+                _ = write(releaseEnded.write, &byte, 1)
+            }
             lp_set_thread_name("lp-uprobe-free")
             for event in released { for fd in event.descriptors { close(fd) } }
             let fd = Glibc.open(tracefs + "/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC)
@@ -560,14 +627,22 @@ public final class UprobeHolder: @unchecked Sendable {
         releasers.append(thread)
     }
 
-    /// Releases the probes no client has held for the linger (not the loader's and libc's).
+    /// Releases the probes no client has held for the linger (not the loader's and libc's),
+    /// unless a launch is in flight: then they wait for its end.
     private func releaseExpired(now: UInt64) {
+        guard !Self.launchInFlight(clients.values.map(\.launches), now: now) else { return }
         let expired = events.values.filter { event in
             guard !event.lingers, let since = event.unusedSinceNs else { return false }
             return now >= since + lingerNs
         }
         for event in expired { events[event.name] = nil }
         release(expired)
+    }
+
+    /// Whether any of these launches (each client's begin times) defers releases at `now`:
+    /// one that began less than `maxLaunchNs` ago.
+    static func launchInFlight(_ launches: [[UInt64]], now: UInt64) -> Bool {
+        launches.contains { $0.contains { now < $0 &+ maxLaunchNs } }
     }
 
     // MARK: Serving
@@ -577,25 +652,35 @@ public final class UprobeHolder: @unchecked Sendable {
         while true {
             let now = Self.nowNs()
             releaseExpired(now: now)
-            if !greetingsDue.isEmpty, releasesInFlight.load(ordering: .sequentiallyConsistent) == 0 {
+            if !greetingsDue.isEmpty || !launchesDue.isEmpty, releasesInFlight.load(ordering: .sequentiallyConsistent) == 0 {
                 for fd in greetingsDue where clients[fd] != nil {
                     reply(.hello(version: UprobeHolderProtocol.version, holderPID: getpid()), to: fd)
                     flush(fd)
                 }
+                for fd in launchesDue where clients[fd] != nil {
+                    reply(.launchMayBegin, to: fd)
+                    flush(fd)
+                }
                 greetingsDue = []
+                launchesDue = []
             }
             if clients.isEmpty, now >= idleEndNs { break }
-            var polled = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            var polled = [
+                pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: releaseEnded.read, events: Int16(POLLIN), revents: 0),
+            ]
             for (fd, client) in clients {
                 polled.append(pollfd(fd: fd, events: Int16(POLLIN) | (client.output.isEmpty ? 0 : Int16(POLLOUT)), revents: 0))
             }
-            // Greetings that wait for a release are looked at every 10 ms.
-            let timeout = greetingsDue.isEmpty ? Self.pollTimeoutMs(now: now, deadlines: deadlines()) : 10
-            let ready = poll(&polled, nfds_t(polled.count), timeout)
+            let ready = poll(&polled, nfds_t(polled.count), Self.pollTimeoutMs(now: now, deadlines: deadlines(now: now)))
             if ready < 0, errno != EINTR { break }
             guard ready > 0 else { continue }
             if polled[0].revents & Int16(POLLIN) != 0 { accept() }
-            for entry in polled.dropFirst() where entry.revents != 0 {
+            if polled[1].revents & Int16(POLLIN) != 0 {
+                var bytes = [UInt8](repeating: 0, count: 64)
+                _ = read(releaseEnded.read, &bytes, bytes.count)
+            }
+            for entry in polled.dropFirst(2) where entry.revents != 0 {
                 if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { receive(from: entry.fd) }
                 if clients[entry.fd] != nil { flush(entry.fd) }
             }
@@ -613,9 +698,14 @@ public final class UprobeHolder: @unchecked Sendable {
         for thread in releasers { thread.join() }
     }
 
-    /// When something is due: the holder's own end and each unused probe's release.
-    private func deadlines() -> [UInt64] {
+    /// When something is due: the holder's own end and each unused probe's release — while a
+    /// launch is in flight, the moment it stops deferring releases (its end comes as a message).
+    private func deadlines(now: UInt64) -> [UInt64] {
         var due = events.values.compactMap { $0.lingers ? nil : $0.unusedSinceNs.map { $0 + lingerNs } }
+        let launches = clients.values.flatMap(\.launches).filter { now < $0 &+ Self.maxLaunchNs }
+        if !due.isEmpty, !launches.isEmpty {
+            due = [max(due.min()!, launches.map { $0 &+ Self.maxLaunchNs }.max()!)]
+        }
         if clients.isEmpty { due.append(idleEndNs) }
         return due
     }
@@ -699,8 +789,9 @@ public final class UprobeHolder: @unchecked Sendable {
                 let claimed = Self.claimRecent(pid, sinceNs: since, &state)
                 watched.hits = claimed.hits
                 watched.runtime = claimed.runtime
-                // Hits of it made before this watch arrived may have been overwritten.
+                // Hits of it made before this watch arrived may have been overwritten, or lost.
                 if state.overwrittenNewestNs >= since { watched.lost &+= 1 }
+                watched.lost &+= Self.recentlyLost(sinceNs: since, state)
                 state.watched[pid] = watched
             }
             clients[fd]?.watched.insert(pid)
@@ -716,6 +807,7 @@ public final class UprobeHolder: @unchecked Sendable {
                         // Never watched: its hits are whichever of the recent ones are left.
                         found = Watched(sinceNs: query.sinceNs, client: fd)
                         if state.overwrittenNewestNs >= query.sinceNs { found.lost &+= 1 }
+                        found.lost &+= Self.recentlyLost(sinceNs: query.sinceNs, state)
                     }
                     let late = Self.claimRecent(query.pid, sinceNs: query.sinceNs, &state)
                     let hits = (found.hits.filter { $0.timeNs >= query.sinceNs } + late.hits).sorted { $0.timeNs < $1.timeNs }
@@ -737,6 +829,18 @@ public final class UprobeHolder: @unchecked Sendable {
             reply(.calibration(calibration), to: fd)
         case .storeCalibration(let value):
             calibration = value
+        case .launchBegins:
+            // From now on no release starts (`releaseExpired`); one under way ends first.
+            if clients[fd]!.launches.count >= Self.maxLaunchesPerClient { clients[fd]!.launches.removeFirst() }
+            clients[fd]!.launches.append(Self.nowNs())
+            if releasesInFlight.load(ordering: .sequentiallyConsistent) > 0 {
+                launchesDue.append(fd)
+            } else {
+                reply(.launchMayBegin, to: fd)
+            }
+        case .launchEnded:
+            // Its oldest: which one ended does not matter, only how many remain.
+            if !clients[fd]!.launches.isEmpty { clients[fd]!.launches.removeFirst() }
         }
     }
 
@@ -764,8 +868,11 @@ public final class UprobeHolder: @unchecked Sendable {
     }
 
     private func disconnect(_ fd: Int32) {
+        // Its launches in flight end with it.
         guard let client = clients.removeValue(forKey: fd) else { return }
         close(fd)
+        greetingsDue.removeAll { $0 == fd }
+        launchesDue.removeAll { $0 == fd }
         let now = Self.nowNs()
         for name in client.events {
             events[name]?.clients.remove(fd)

@@ -63,7 +63,24 @@ public final class UprobeHolderClient: Sendable {
         }
     }
 
+    /// The process's connection if one was made already (nil otherwise, and never made here).
+    public static func existing() -> UprobeHolderClient? {
+        sharedClient.withLock { $0 ?? nil }
+    }
+
     // MARK: Requests
+
+    /// Tells the holder a launch is about to be spawned: it releases no probe until
+    /// `launchEnded` (a release stalls every fork and exec on the machine). Returns once no
+    /// release is under way — one round trip, a wait only when a release runs.
+    public func launchBegins() {
+        _ = request(.launchBegins)
+    }
+
+    /// Tells the holder the launch `launchBegins` announced has ended (its processes are gone).
+    public func launchEnded() {
+        _ = request(.launchEnded, replies: 0)
+    }
 
     /// Has the holder keep the probe at `path`+`offset` registered; its tracepoint id, for
     /// `lp_tracepoint_probe_open`. `lingers`: a probe of the loader or libc (kept while the

@@ -8,12 +8,13 @@
 /// (`Malformed`), never a crash or an unbounded allocation. Standard library only, so the fuzzer
 /// (Fuzz/run.sh) compiles this file on its own.
 public enum UprobeHolderProtocol {
-    /// Version 8: runtime probes (`holdRuntime`: fetched arguments, return probes, SDT
-    /// semaphores), their hits drained with their payloads. (7: framed binary messages, the
+    /// Version 9: a client says when a launch begins and ends (`launchBegins`, `launchEnded`),
+    /// and the holder releases no probe while one is in flight. (8: runtime probes (`holdRuntime`: fetched arguments, return probes, SDT
+    /// semaphores), their hits drained with their payloads; 7: framed binary messages, the
     /// holder a process of its own; 4–6: text protocols, the holder forked in C; 3 and before on
     /// an abstract socket.) The socket's name carries it, so holders of other versions run beside
     /// this one, unasked.
-    public static let version: UInt32 = 8
+    public static let version: UInt32 = 9
     /// The largest payload either side accepts: a drain reply of `maxHitsPerProcess` hits and
     /// `maxRuntimeHitsPerProcess` runtime hits, each payload as long as allowed.
     public static let maxPayload = hitsReplyHeaderBytes + maxHitsPerProcess * 16
@@ -70,6 +71,12 @@ public enum UprobeHolderProtocol {
         case calibration
         /// Store a calibration for later clients. No reply.
         case storeCalibration(Calibration)
+        /// The client is about to spawn a launch: no release may start until it says
+        /// `launchEnded` (or its connection closes). Replied `.launchMayBegin` once no release
+        /// is under way: a release stalls every fork and exec of the machine's processes.
+        case launchBegins
+        /// A launch the client began has ended (its processes are gone). No reply.
+        case launchEnded
     }
 
     public enum Reply: Sendable, Equatable {
@@ -83,6 +90,8 @@ public enum UprobeHolderProtocol {
         case failed(errno: Int32)
         case hits(ProcessHits)
         case calibration(Calibration?)
+        /// No release is under way, and none starts until the launch ends.
+        case launchMayBegin
     }
 
     public struct Calibration: Sendable, Equatable {
@@ -208,8 +217,8 @@ public enum UprobeHolderProtocol {
     // MARK: Kinds on the wire
 
     private enum Kind: UInt8 {
-        case hello = 1, hold, watch, drain, calibration, storeCalibration, holdRuntime
-        case helloReply = 0x81, held, failed, hits, calibrationReply, heldRuntime
+        case hello = 1, hold, watch, drain, calibration, storeCalibration, holdRuntime, launchBegins, launchEnded
+        case helloReply = 0x81, held, failed, hits, calibrationReply, heldRuntime, launchMayBegin
     }
 
     // MARK: Encoding
@@ -257,6 +266,10 @@ public enum UprobeHolderProtocol {
         case .storeCalibration(let calibration):
             out.byte(Kind.storeCalibration.rawValue)
             out.calibration(calibration)
+        case .launchBegins:
+            out.byte(Kind.launchBegins.rawValue)
+        case .launchEnded:
+            out.byte(Kind.launchEnded.rawValue)
         }
         return out.framed()
     }
@@ -304,6 +317,8 @@ public enum UprobeHolderProtocol {
             out.byte(Kind.calibrationReply.rawValue)
             out.byte(calibration == nil ? 0 : 1)
             if let calibration { out.calibration(calibration) }
+        case .launchMayBegin:
+            out.byte(Kind.launchMayBegin.rawValue)
         }
         return out.framed()
     }
@@ -406,6 +421,10 @@ public enum UprobeHolderProtocol {
             request = .calibration
         case .storeCalibration:
             request = .storeCalibration(try input.calibration())
+        case .launchBegins:
+            request = .launchBegins
+        case .launchEnded:
+            request = .launchEnded
         default:
             throw Malformed(reason: "an unknown request kind \(kind)")
         }
@@ -467,6 +486,8 @@ public enum UprobeHolderProtocol {
             case 1: reply = .calibration(try input.calibration())
             default: throw Malformed(reason: "a calibration flag that is neither 0 nor 1")
             }
+        case .launchMayBegin:
+            reply = .launchMayBegin
         default:
             throw Malformed(reason: "an unknown reply kind \(kind)")
         }

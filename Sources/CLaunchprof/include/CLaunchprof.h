@@ -293,6 +293,21 @@ typedef struct lp_perf_sample {
     uint64_t time_ns;
 } lp_perf_sample;
 
+#define LP_RING_LOSS_WINDOWS 8
+
+/// What a reader of one ring keeps between reads (`lp_perf_ring_read_raw`).
+typedef struct lp_ring_reading {
+    uint64_t repeat_ns;
+    /// The ring's previous hit (or the end of its previous loss).
+    uint64_t last_id, last_time_ns;
+    uint32_t last_pid;
+    /// Hits skipped as repeats, ever.
+    uint64_t repeats;
+    /// Loss windows found by the last read: CLOCK_MONOTONIC ns, and how many hits each lost.
+    int windows;
+    uint64_t loss_begin_ns[LP_RING_LOSS_WINDOWS], loss_end_ns[LP_RING_LOSS_WINDOWS], loss_count[LP_RING_LOSS_WINDOWS];
+} lp_ring_reading;
+
 /// Opens a uprobe on `path` at file `offset`, for the process `pid` (cpu -1: the breakpoint is
 /// installed in its memory only), or for every process on `cpu` (pid -1: installed in every
 /// process that maps the file), one sample per hit, timestamps in CLOCK_MONOTONIC. With `output_fd` >= 0 its samples go to that event's ring buffer
@@ -312,9 +327,13 @@ int lp_perf_ring_read(void *_Nonnull base, size_t length, lp_perf_sample *_Nonnu
 /// arguments): up to `raw_stride` bytes of it at raw + i * raw_stride (a longer one is cut
 /// there), its length in raw_lengths[i] (0: the sample has none). Samples of events with and
 /// without the payload may share the ring: a sample that ends at its time has none.
+/// With `reading` (one per ring, kept across calls): a payload-less hit repeating the ring's
+/// previous one (same event, same process, within `repeat_ns`) is skipped and counted in
+/// `repeats`; each PERF_RECORD_LOST adds a loss window (from the ring's previous record to the
+/// time the loss ended, with its count) — the caller empties `windows` after each call.
 int lp_perf_ring_read_raw(void *_Nonnull base, size_t length, lp_perf_sample *_Nonnull samples, int capacity,
                           int *_Nonnull count, uint64_t *_Nonnull lost, uint8_t *_Nullable raw, size_t raw_stride,
-                          uint32_t *_Nullable raw_lengths);
+                          uint32_t *_Nullable raw_lengths, struct lp_ring_reading *_Nullable reading);
 /// Closes perf event descriptors without waiting for the kernel's release of their uprobes
 /// (grace periods): a grandchild process holds the last references and closes them.
 void lp_perf_release_in_background(const int *_Nonnull fds, int count);

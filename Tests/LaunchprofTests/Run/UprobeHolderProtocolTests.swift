@@ -26,6 +26,8 @@ struct UprobeHolderProtocolTests {
         .drain([]),
         .calibration,
         .storeCalibration(.init(emulatedHitNs: 1200, steppedHitNs: 11_000, ptraceStopNs: 0)),
+        .launchBegins,
+        .launchEnded,
     ]
 
     static let replies: [P.Reply] = [
@@ -41,6 +43,7 @@ struct UprobeHolderProtocolTests {
         .hits(.init(pid: 9, lost: 0, hits: [])),
         .calibration(nil),
         .calibration(.init(emulatedHitNs: 1, steppedHitNs: 2, ptraceStopNs: 3)),
+        .launchMayBegin,
     ]
 
     private static func frames(_ bytes: [UInt8]) throws(P.Malformed) -> [ArraySlice<UInt8>] {

@@ -1,5 +1,7 @@
 import Foundation
 import LaunchprofReport
+import LaunchprofSystem
+@testable import LaunchprofTracing
 import Testing
 
 #if canImport(Glibc)
@@ -165,6 +167,54 @@ struct UprobeHolderTests {
         return events.split(separator: "\n").map(String.init).filter { $0.contains(text) }
     }
 
+    /// A client of the holder speaking its protocol directly: connected and greeted, with a
+    /// launch in flight only when told (`launchBegins`), so a test decides the launch window.
+    private final class RawClient {
+        private let fd: Int32
+        private var frames = UprobeHolderProtocol.FrameReader()
+
+        /// Connected to the holder serving `socket` (a name in root's private directory).
+        init(socket: String) throws {
+            guard case .success(let fd) = UnixSocket.connect(PrivateDirectory.standardPath + "/" + socket) else {
+                throw CocoaError(.fileNoSuchFile)
+            }
+            self.fd = fd
+            var limit = timeval(tv_sec: 30, tv_usec: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            let greeting = try exchange(.hello(version: UprobeHolderProtocol.version))
+            guard case .hello? = greeting else { throw CocoaError(.coderInvalidValue) }
+        }
+
+        deinit { close(fd) }
+
+        /// Sends `request`; its reply, when it has one.
+        @discardableResult
+        func exchange(_ request: UprobeHolderProtocol.Request, replied: Bool = true) throws -> UprobeHolderProtocol.Reply? {
+            let bytes = UprobeHolderProtocol.encode(request)
+            guard send(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { throw CocoaError(.fileWriteUnknown) }
+            guard replied else { return nil }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                if let payload = try frames.next() { return try UprobeHolderProtocol.decodeReply(payload) }
+                let count = recv(fd, &chunk, chunk.count, 0)
+                guard count > 0 else { throw CocoaError(.fileReadUnknown) }
+                frames.append(chunk[..<count])
+            }
+        }
+    }
+
+    /// Polls `probes(of: path)` until `done` holds or `seconds` pass; the count last seen.
+    private static func probes(of path: String, within seconds: Double, until done: (Int) -> Bool) -> Int {
+        let deadline = monotonicNs() + UInt64(seconds * 1e9)
+        var count = probes(of: path)
+        while !done(count), monotonicNs() < deadline {
+            var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+            nanosleep(&pause, nil)
+            count = probes(of: path)
+        }
+        return count
+    }
+
     /// A launchprof kept running (its child waits on a FIFO), so the holder has a client while
     /// another session ends; it is connected once its child has said so.
     private final class Keeper {
@@ -206,7 +256,7 @@ struct UprobeHolderTests {
     }
 
     /// A session's probes on its own program leave `uprobe_events` within the linger after it
-    /// ends, while another launchprof keeps the holder alive; the loader's probe (shared by every
+    /// ends, while another client (with no launch in flight) keeps the holder alive; the loader's probe (shared by every
     /// process) stays as long as the holder does.
     @Test func aSessionsProgramProbesAreReleasedWithinTheLinger() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-linger-\(UUID().uuidString)").path
@@ -218,11 +268,10 @@ struct UprobeHolderTests {
         let name = "lp-test-holder-\(getpid())-linger"
         var environment = Self.environment(holder: name)
         environment["LAUNCHPROF_UPROBE_LINGER"] = "2"
-        let keeper = try Keeper(environment: environment, directory: directory)
-        defer { keeper.stop() }
-        _ = try #require(Self.holderProcess(socket: name), "the keeper started a holder")
+        let keeper = try Self.idleClient(socket: name, environment: environment)
+        _ = try #require(Self.holderProcess(socket: name), "a holder runs")
         let loaderProbesBefore = Self.probes(of: "/ld-linux")
-        #expect(loaderProbesBefore >= 1, "the keeper's session holds the loader's probe")
+        #expect(loaderProbesBefore >= 1, "the first session holds the loader's probe")
         #expect(Self.probes(of: program) == 0)
 
         let outcome = try LaunchprofCLI.run(["run", "-r", "2", "--observer", "uprobe", program], environment: environment)
@@ -232,13 +281,85 @@ struct UprobeHolderTests {
         #expect(during >= 2, "the program's initializer and main are probed: \(during); \(outcome.stderr)")
         Self.expectReleasedAfterTheLinger(of: program, held: during, endedNs: ended)
         #expect(Self.probes(of: "/ld-linux") >= loaderProbesBefore, "the loader's probe lingers with the holder")
+        withExtendedLifetime(keeper) {}
+    }
+
+    /// A client with no launch in flight keeping a holder alive: a first session starts the
+    /// holder (its probes are on /bin/true, shared with no test here), then this one connects.
+    private static func idleClient(socket: String, environment: [String: String]) throws -> RawClient {
+        let outcome = try LaunchprofCLI.run(["run", "-r", "1", "--observer", "uprobe", "/bin/true"], environment: environment)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        return try RawClient(socket: socket)
+    }
+
+    /// No release while another client has a launch in flight (a release stalls every fork and
+    /// exec on the machine): a session's program probes outlive their linger while a second
+    /// client's launch runs — a real launchprof whose child waits, then a client that says when
+    /// its launch begins and ends — and leave `uprobe_events` once that launch has ended, by its
+    /// `launchEnded` or by its connection's close.
+    @Test func noReleaseWhileAnotherClientsLaunchIsInFlight() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-inflight-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let program = directory + "/inflight-app"
+        try FileManager.default.copyItem(atPath: try RunFixtures.app(), toPath: program)
+        let name = "lp-test-holder-\(getpid())-inflight"
+        var environment = Self.environment(holder: name)
+        environment["LAUNCHPROF_UPROBE_LINGER"] = "1"
+
+        // 1. A launchprof whose launch is in flight (its child waits on a FIFO).
+        let keeper = try Keeper(environment: environment, directory: directory)
+        // A client with nothing in flight keeps the holder alive once the keeper has gone.
+        let idle = try RawClient(socket: name)
+        var outcome = try LaunchprofCLI.run(["run", "-r", "1", "--observer", "uprobe", program], environment: environment)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        let held = Self.probes(of: program)
+        #expect(held >= 2, "the program's initializer and main are probed: \(held)")
+        // Three times the 1 s linger: still held, the keeper's launch still runs.
+        var during = Self.probes(of: program, within: 3) { $0 < held }
+        #expect(during == held, "released during another client's launch: \(held) probes, \(during) left")
+        let launchEnded = Self.monotonicNs()
+        keeper.stop()
+        var after = Self.probes(of: program, within: 6) { $0 == 0 }
+        #expect(after == 0, "\(held) probes, \(after) left \((Self.monotonicNs() - launchEnded) / 1_000_000) ms after the launch ended")
+
+        // 2. A client that says when its launch begins and ends, the session's program run again.
+        let client = try RawClient(socket: name)
+        #expect(try client.exchange(.launchBegins) == .launchMayBegin)
+        outcome = try LaunchprofCLI.run(["run", "-r", "1", "--observer", "uprobe", program], environment: environment)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        during = Self.probes(of: program, within: 3) { $0 < held }
+        #expect(during == held, "released during another client's launch: \(held) probes, \(during) left")
+        try client.exchange(.launchEnded, replied: false)
+        after = Self.probes(of: program, within: 6) { $0 == 0 }
+        #expect(after == 0, "\(after) probes left after the launch ended")
+
+        // 3. A launch whose client closes its connection without saying it ended.
+        var closing: RawClient? = try RawClient(socket: name)
+        #expect(try closing?.exchange(.launchBegins) == .launchMayBegin)
+        outcome = try LaunchprofCLI.run(["run", "-r", "1", "--observer", "uprobe", program], environment: environment)
+        during = Self.probes(of: program, within: 3) { $0 < held }
+        #expect(during == held, "released during another client's launch: \(held) probes, \(during) left")
+        closing = nil
+        after = Self.probes(of: program, within: 6) { $0 == 0 }
+        #expect(after == 0, "\(after) probes left after the client closed")
+        withExtendedLifetime((client, idle)) {}
+    }
+
+    /// A launch in flight defers releases for `maxLaunchNs` at most, counted from its begin.
+    @Test func aLaunchInFlightDefersReleasesForABoundedTime() {
+        let begun: UInt64 = 1_000_000_000
+        #expect(UprobeHolder.launchInFlight([[begun]], now: begun + 1))
+        #expect(UprobeHolder.launchInFlight([[], [begun, begun + 5]], now: begun + UprobeHolder.maxLaunchNs))
+        #expect(!UprobeHolder.launchInFlight([[begun]], now: begun + UprobeHolder.maxLaunchNs))
+        #expect(!UprobeHolder.launchInFlight([[], []], now: begun))
     }
 
     /// Runtime probes follow the holder's release rules: a session's probes on an interpreter
     /// of its own (a private copy of python3: its start, its run and its SDT import probes with
     /// their semaphores as reference counters) are held while it runs — its imports reach the
     /// report through the holder's payloads — and leave `uprobe_events` within the linger after
-    /// it ends, while another launchprof keeps the holder alive; libc's `dlopen` probes (every
+    /// it ends, while another client (no launch in flight) keeps the holder alive; libc's `dlopen` probes (every
     /// process maps libc) stay as long as the holder does.
     @Test func aSessionsRuntimeProbesAreReleasedWithinTheLinger() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lp-linger-rt-\(UUID().uuidString)").path
@@ -249,8 +370,8 @@ struct UprobeHolderTests {
         let name = "lp-test-holder-\(getpid())-linger-rt"
         var environment = Self.environment(holder: name)
         environment["LAUNCHPROF_UPROBE_LINGER"] = "2"
-        let keeper = try Keeper(environment: environment, directory: directory)
-        defer { keeper.stop() }
+        let keeper = try Self.idleClient(socket: name, environment: environment)
+        defer { withExtendedLifetime(keeper) {} }
         #expect(Self.probes(of: python) == 0)
 
         let report = directory + "/python.json"
