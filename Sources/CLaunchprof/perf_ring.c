@@ -62,7 +62,12 @@ int lp_ring_open_switches(pid_t tid, int data_pages, int *fd, void **base, size_
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
     attr.exclude_hv = 1;
-    int result = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    return lp_perf_open_ring(&attr, tid, -1, data_pages, fd, base, length);
+}
+
+int lp_perf_open_ring(struct perf_event_attr *attr, pid_t pid, int cpu, int data_pages, int *fd, void **base,
+                      size_t *length) {
+    int result = (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     if (result < 0) return errno;
     int mapped = lp_perf_ring_map(result, data_pages, base, length);
     if (mapped != 0) {

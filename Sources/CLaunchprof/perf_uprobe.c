@@ -275,15 +275,7 @@ int lp_perf_ring_open(int cpu, int data_pages, int *fd, void **base, size_t *len
     // A reader polling the descriptor wakes when the ring is half full.
     attr.watermark = 1;
     attr.wakeup_watermark = (uint32_t)((size_t)data_pages * (size_t)sysconf(_SC_PAGESIZE) / 2);
-    int result = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-    if (result < 0) return errno;
-    int mapped = lp_perf_ring_map(result, data_pages, base, length);
-    if (mapped != 0) {
-        close(result);
-        return mapped;
-    }
-    *fd = result;
-    return 0;
+    return lp_perf_open_ring(&attr, -1, cpu, data_pages, fd, base, length);
 }
 
 void lp_set_thread_name(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }

@@ -45,6 +45,12 @@ void lp_ring_discard(lp_ring_reader *_Nonnull reader);
 /// Ends the read: the records passed are the kernel's again.
 void lp_ring_end(lp_ring_reader *_Nonnull reader);
 
+struct perf_event_attr;
+/// Opens the perf event `attr` describes (close-on-exec) for `pid` on `cpu`, as perf_event_open(2),
+/// and maps its ring of `data_pages` (a power of two) pages. 0 or an errno; nothing is left open
+/// on failure.
+int lp_perf_open_ring(struct perf_event_attr *_Nonnull attr, pid_t pid, int cpu, int data_pages, int *_Nonnull fd,
+                      void *_Nullable *_Nonnull base, size_t *_Nonnull length);
 /// A ring of the context switches of thread `tid` (a software dummy event with context_switch,
 /// PERF_SAMPLE_TID | TIME on CLOCK_MONOTONIC with every record), `data_pages` (a power of two)
 /// pages: the smallest real ring, to check the reader with. 0 or an errno.
