@@ -94,9 +94,10 @@ package final class DisplayWatch: @unchecked Sendable {
 
     /// A session's observer stamps each event when its thread takes it off the connection, so
     /// every wait for a CPU makes a first frame late: 2.9 ms after the fixture's own answer in a
-    /// full test run, ~3 ms beside two busy loops of the same session. Nice -20 does not fix it
+    /// full test run, ~3 ms beside two busy loops of the same session. Nice -20 did not help
     /// (waits of 2–26 ms remained: a time-shared wake-up need not preempt a running task before
-    /// its next tick); real-time priority 1 does, where permitted (root, CAP_SYS_NICE). The thread
+    /// its next tick); real-time priority 1, where permitted (root, CAP_SYS_NICE), did: the
+    /// test of it passed 6 of 7 times beside the loops, 1 of 3 before. The thread
     /// does a little work per event and blocks. The Wayland relay needs it twice over: every
     /// message of the launched program crosses it, so its latency adds to each round trip. Not
     /// for the monitor's long-lived watches, whose events any user of the display can cause: a
