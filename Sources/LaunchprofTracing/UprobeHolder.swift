@@ -417,9 +417,14 @@ public final class UprobeHolder: @unchecked Sendable {
         UprobeHolderProtocol.ProcessHits.LossWindow.appending(window, to: windows, limit: UprobeHolderProtocol.maxLossWindowsPerProcess)
     }
 
-    /// Charges a process watched (or drained) from `sinceNs` with the latest losses that ended
-    /// after it: read before its watch arrived.
-    private static func chargeRecentLosses(_ watched: inout Watched, sinceNs: UInt64, _ state: Hits) {
+    /// Charges a process watched (or drained) from `sinceNs` with what it may have lost before
+    /// its watch arrived: hits of it among the recent ones overwritten (at least one, from its
+    /// start to the newest overwritten), and the latest ring losses that ended after its start.
+    private static func chargeEarlierLosses(_ watched: inout Watched, sinceNs: UInt64, _ state: Hits) {
+        if state.overwrittenNewestNs >= sinceNs {
+            watched.lost &+= 1
+            watched.losses = adding(.init(beginNs: sinceNs, endNs: state.overwrittenNewestNs, count: 1), to: watched.losses)
+        }
         for window in state.recentLosses where window.endNs >= sinceNs {
             watched.lost &+= window.count
             watched.losses = adding(window, to: watched.losses)
@@ -817,8 +822,7 @@ public final class UprobeHolder: @unchecked Sendable {
                 watched.hits = claimed.hits
                 watched.runtime = claimed.runtime
                 // Hits of it made before this watch arrived may have been overwritten, or lost.
-                if state.overwrittenNewestNs >= since { watched.lost &+= 1 }
-                Self.chargeRecentLosses(&watched, sinceNs: since, state)
+                Self.chargeEarlierLosses(&watched, sinceNs: since, state)
                 state.watched[pid] = watched
             }
             clients[fd]?.watched.insert(pid)
@@ -833,8 +837,7 @@ public final class UprobeHolder: @unchecked Sendable {
                     } else {
                         // Never watched: its hits are whichever of the recent ones are left.
                         found = Watched(sinceNs: query.sinceNs, client: fd)
-                        if state.overwrittenNewestNs >= query.sinceNs { found.lost &+= 1 }
-                        Self.chargeRecentLosses(&found, sinceNs: query.sinceNs, state)
+                        Self.chargeEarlierLosses(&found, sinceNs: query.sinceNs, state)
                     }
                     let late = Self.claimRecent(query.pid, sinceNs: query.sinceNs, &state)
                     let hits = (found.hits.filter { $0.timeNs >= query.sinceNs } + late.hits).sorted { $0.timeNs < $1.timeNs }
