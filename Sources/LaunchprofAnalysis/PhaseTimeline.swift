@@ -50,6 +50,9 @@ public struct PhaseTimeline: Sendable, Equatable {
     /// library or symbol: the loader prints which and exits 127).
     public var exitedInLoader = false
 
+    /// How the reason of a span absent for hits lost inside it begins.
+    public static let endMayHaveBeenLost = "its end may have been lost"
+
     /// MetricKit's limits on extended-launch tasks.
     public static let maximumExtendedTasks = 16
     public static let maximumTaskIDLength = 128
@@ -117,6 +120,8 @@ private struct TimelineBuilder {
     var ended: (reason: String, atNs: UInt64)?
     /// Events stamped after `ended`, left out: how many, and the first one's name and time.
     var lateEvents: (count: Int, first: String, atNs: UInt64)?
+    /// When probe hits were dropped (`hitsLost`): a boundary hit may be missing there.
+    var losses: [(count: UInt64, fromNs: UInt64, toNs: UInt64)] = []
 
     var phases: [LaunchPhase] = []
     var absent: [AbsentPhase] = []
@@ -136,6 +141,11 @@ private struct TimelineBuilder {
             break
         }
         for event in events {
+            // A loss that ended late may still have begun inside the launch.
+            if case .hitsLost(let count, let fromNs, let toNs) = event {
+                losses.append((count, fromNs, toNs))
+                continue
+            }
             // What the child did after launchprof decided to end it is not part of its launch.
             if let ended, let time = event.timeNs, time > ended.atNs {
                 if case .exited = event {} else {
@@ -144,7 +154,7 @@ private struct TimelineBuilder {
                 }
             }
             switch event {
-            case .spawned, .endedByLaunchprof:
+            case .spawned, .endedByLaunchprof, .hitsLost:
                 continue
             case .imageStarted(let image, _, let atNs):
                 segments.append(ImageSegment(index: image, startNs: atNs))
@@ -345,7 +355,7 @@ private struct TimelineBuilder {
 
         // loader.map, loader.relocate
         if let start = segment.startNs, let relocationStarted {
-            addSpan(LaunchPhase.loaderMap, from: start, to: relocationStarted, image: image)
+            addBoundarySpan(LaunchPhase.loaderMap, from: start, to: relocationStarted, image: image)
         } else {
             missing[LaunchPhase.loaderMap] =
                 segment.startNs == nil
@@ -353,9 +363,7 @@ private struct TimelineBuilder {
                 : missingReason("relocation started", segmentAt: position)
         }
         if let relocationStarted, let relocationFinished {
-            addSpan(
-                LaunchPhase.loaderRelocate, from: relocationStarted, to: relocationFinished,
-                image: image)
+            addBoundarySpan(LaunchPhase.loaderRelocate, from: relocationStarted, to: relocationFinished, image: image)
         } else {
             missing[LaunchPhase.loaderRelocate] = missingReason(
                 relocationStarted == nil ? "relocation started" : "relocation finished",
@@ -378,7 +386,9 @@ private struct TimelineBuilder {
             }
             if end == nil, position + 1 < segments.count { end = segments[position + 1].startNs }
             if end == nil { end = exit?.atNs }
-            if let end {
+            if let end, let lost = lostHits(from: start, to: end) {
+                markAbsent(LaunchPhase.loaderInit, "the initializers of \(path): \(lost)", image: image)
+            } else if let end {
                 addSpan(LaunchPhase.loaderInit, from: start, to: end, object: path, image: image)
             } else {
                 markAbsent(
@@ -390,10 +400,10 @@ private struct TimelineBuilder {
 
         // program.start, program.init, main
         if let entry, let programInit {
-            addSpan(LaunchPhase.programStart, from: entry, to: programInit, image: image)
+            addBoundarySpan(LaunchPhase.programStart, from: entry, to: programInit, image: image)
         }
         if let start = programInit ?? entry, let main {
-            addSpan(LaunchPhase.programInit, from: start, to: main, image: image)
+            addBoundarySpan(LaunchPhase.programInit, from: start, to: main, image: image)
         } else {
             missing[LaunchPhase.programInit] = missingReason(
                 entry == nil ? "the program's entry point" : "main", segmentAt: position)
@@ -414,6 +424,33 @@ private struct TimelineBuilder {
                 markAbsent(phase, reason, image: image)
             }
         }
+    }
+
+    /// A span whose end is a boundary hit: absent when hits were lost inside it, since the
+    /// boundary's first hit may have been among them (the one seen a later, repeated one, or
+    /// the next boundary's). Its start was seen, so a loss before it changes nothing.
+    mutating func addBoundarySpan(_ name: String, from start: UInt64, to end: UInt64, image: Int?) {
+        if let lost = lostHits(from: start, to: end) {
+            markAbsent(name, lost, image: image)
+        } else {
+            addSpan(name, from: start, to: end, image: image)
+        }
+    }
+
+    /// Why a span from `start` to `end` is not measured, when a loss window overlaps it: the
+    /// windows' hits and their extent, in ms after the spawn.
+    func lostHits(from start: UInt64, to end: UInt64) -> String? {
+        let inside = losses.filter { $0.toNs > start && $0.fromNs < end }
+        guard let from = inside.map(\.fromNs).min(), let to = inside.map(\.toNs).max() else { return nil }
+        let count = inside.reduce(UInt64(0)) { $0 &+ $1.count }
+        return "\(PhaseTimeline.endMayHaveBeenLost) (\(count) hit(s) lost between \(Self.milliseconds(offset(from))) and \(Self.milliseconds(offset(to))) ms)"
+    }
+
+    /// `ns` as milliseconds with two decimals.
+    static func milliseconds(_ ns: UInt64) -> String {
+        let hundredths = (ns + 5_000) / 10_000
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 
     // MARK: Hook phases

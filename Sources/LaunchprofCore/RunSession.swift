@@ -319,7 +319,11 @@ public final class RunSession: LaunchSource, @unchecked Sendable {
             let whole = !timeline.absent.contains { boundaries.contains($0.phase) }
             // A boundary missing from a run that lost hits may be one of them: say so, rather
             // than the reason the timeline would infer (an exit "before relocation started").
-            for index in timeline.absent.indices where boundaries.contains(timeline.absent[index].phase) {
+            // A span absent because hits were lost inside it already says when.
+            for index in timeline.absent.indices
+            where boundaries.contains(timeline.absent[index].phase)
+                && !timeline.absent[index].reason.contains(PhaseTimeline.endMayHaveBeenLost)
+            {
                 timeline.absent[index].reason = "not observed: \(result.lostSamples) probe hit(s) of this run were lost (the uprobe ring buffer was full), this boundary's may be among them"
             }
             timeline.warnings.append(TimelineWarning(

@@ -1,6 +1,7 @@
 extension LaunchEvent {
     /// The event's time (CLOCK_MONOTONIC ns), for the events that have one: all but an
-    /// unobservable phase's note.
+    /// unobservable phase's note. Hits lost: when the loss ended (its window may begin before the
+    /// spawn, at a ring's previous record of another process).
     public var timeNs: UInt64? {
         switch self {
         case .spawned(let t), .imageStarted(_, _, let t), .relocationStarted(let t),
@@ -11,6 +12,7 @@ extension LaunchEvent {
         case .hook(let hook): hook.atNs
         case .probed(let span): span.startNs
         case .display(let event): event.atNs
+        case .hitsLost(_, _, let t): t
         case .unobservable: nil
         }
     }
@@ -34,6 +36,7 @@ extension LaunchEvent {
         case .display(let event):
             .display(DisplayEvent(kind: event.kind, atNs: transform(event.atNs), pid: event.pid, window: event.window, display: event.display))
         case .ready(let reason, let t): .ready(reason: reason, atNs: transform(t))
+        case .hitsLost(let count, let from, let to): .hitsLost(count: count, fromNs: transform(from), toNs: transform(to))
         case .unobservable: self
         case .endedByLaunchprof(let reason, let t): .endedByLaunchprof(reason: reason, atNs: transform(t))
         case .exited(let status, let t): .exited(status, atNs: transform(t))

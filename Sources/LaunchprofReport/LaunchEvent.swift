@@ -35,6 +35,10 @@ public enum LaunchEvent: Sendable, Equatable, Codable {
     /// A boundary that cannot be observed for this program, and why (e.g. a static program has
     /// no loader phases). The timeline reports the phase as absent, never estimated.
     case unobservable(phase: String, reason: String)
+    /// The kernel dropped `count` probe hits somewhere between `fromNs` and `toNs` (a full ring
+    /// buffer), any of which may have been this launch's: a span a boundary hit dropped there
+    /// could have ended earlier is reported absent, never measured long.
+    case hitsLost(count: UInt64, fromNs: UInt64, toNs: UInt64)
     /// launchprof decided to end the child (a timeout, the launch complete, Ctrl-C): what the
     /// child does after `atNs` is not part of its launch, so no boundary, hook, readiness or
     /// frame stamped later is a metric.

@@ -39,6 +39,8 @@ public struct PendingUprobeHits: Sendable {
         let images = zip(imageStarts, plans).map { UprobeLaunchEvents.Image(startNs: $0, plan: $1) }
         let observed = UprobeLaunchEvents(samples: drained.samples, images: images, calibration: calibration)
         var placed = observed.events
+        // No span a dropped boundary hit could have ended is measured (PhaseTimeline).
+        placed += drained.losses.map { .hitsLost(count: $0.count, fromNs: $0.beginNs, toNs: $0.endNs) }
         var costs = observed.costs
         var files = ObjectFiles()
         for (number, image) in images.enumerated() {

@@ -113,6 +113,8 @@ public final class UprobeHolder: @unchecked Sendable {
         /// consecutive objects within microseconds, and each one is a span of its own).
         var runtime: [UprobeHolderProtocol.ProcessHits.RuntimeHit] = []
         var lost: UInt64 = 0
+        /// When the hits counted in `lost` by a full ring were dropped (see `chargeLosses`).
+        var losses: [UprobeHolderProtocol.ProcessHits.LossWindow] = []
         /// The process's latest boundary hit, kept or not (see `isRepeat`).
         var lastHit: UprobeHolderProtocol.ProcessHits.Hit?
 
@@ -158,9 +160,8 @@ public final class UprobeHolder: @unchecked Sendable {
         var overwrittenNewestNs: UInt64 = 0
         /// Hits the kernel dropped while nobody was watched: no session's.
         var lostUnwatched: UInt64 = 0
-        /// The latest losses (when each ended, how many hits), for a watch that arrives after
-        /// they were read.
-        var recentLosses: [(endNs: UInt64, count: UInt64)] = []
+        /// The latest losses (when, how many hits), for a watch that arrives after they were read.
+        var recentLosses: [UprobeHolderProtocol.ProcessHits.LossWindow] = []
         var buffer: [lp_perf_sample] = []
         /// Each ring's reading state (same order as `rings`): its repeat filter and loss windows.
         var readings: [lp_ring_reading] = []
@@ -352,7 +353,10 @@ public final class UprobeHolder: @unchecked Sendable {
                         if state.watched[pid]!.hits.count < UprobeHolderProtocol.maxHitsPerProcess {
                             state.watched[pid]!.hits.append(hit)
                         } else {
+                            // Past its bound: dropped here, at a time known to the nanosecond.
                             state.watched[pid]!.lost &+= 1
+                            state.watched[pid]!.losses = Self.adding(
+                                .init(beginNs: hit.timeNs, endNs: hit.timeNs, count: 1), to: state.watched[pid]!.losses)
                         }
                     } else {
                         let recent = RecentHit(pid: pid, hit: hit, runtime: runtime)
@@ -371,32 +375,60 @@ public final class UprobeHolder: @unchecked Sendable {
         }
     }
 
-    /// Charges the losses one read found to the processes watched while they happened.
+    /// Charges the losses one read found to the processes watched while they happened, each
+    /// with its window (the client reports no span a dropped hit could have ended).
     private static func chargeLosses(_ reading: lp_ring_reading, lost: UInt64, _ state: inout Hits) {
-        let windows = withUnsafeBytes(of: reading.loss_end_ns) { ends in
-            withUnsafeBytes(of: reading.loss_count) { counts in
-                (0..<Int(reading.windows)).map { (endNs: ends.load(fromByteOffset: $0 * 8, as: UInt64.self), count: counts.load(fromByteOffset: $0 * 8, as: UInt64.self)) }
+        let windows = withUnsafeBytes(of: reading.loss_begin_ns) { begins in
+            withUnsafeBytes(of: reading.loss_end_ns) { ends in
+                withUnsafeBytes(of: reading.loss_count) { counts in
+                    (0..<Int(reading.windows)).map { index -> UprobeHolderProtocol.ProcessHits.LossWindow in
+                        let end = ends.load(fromByteOffset: index * 8, as: UInt64.self)
+                        return .init(
+                            beginNs: min(begins.load(fromByteOffset: index * 8, as: UInt64.self), end), endNs: end,
+                            count: counts.load(fromByteOffset: index * 8, as: UInt64.self))
+                    }
+                }
             }
         }
-        // A record without its time (an older kernel's): every process watched now.
-        let timed = windows.reduce(0) { $0 &+ $1.count }
+        // A record without its time (an older kernel's): every process watched now, its window
+        // all of its watch so far.
+        let untimed = lost &- min(lost, windows.reduce(0) { $0 &+ $1.count })
+        let now = nowNs()
         var charged = false
         for pid in state.watched.keys {
             let since = state.watched[pid]!.sinceNs
-            let count = windows.filter { $0.endNs >= since }.reduce(0) { $0 &+ $1.count } &+ (lost &- min(lost, timed))
-            if count > 0 {
-                state.watched[pid]!.lost &+= count
-                charged = true
+            var overlapping = windows.filter { $0.endNs >= since }
+            if untimed > 0 { overlapping.append(.init(beginNs: since, endNs: max(since, now), count: untimed)) }
+            guard !overlapping.isEmpty else { continue }
+            for window in overlapping {
+                state.watched[pid]!.lost &+= window.count
+                state.watched[pid]!.losses = Self.adding(window, to: state.watched[pid]!.losses)
             }
+            charged = true
         }
         if !charged { state.lostUnwatched &+= lost }
         state.recentLosses += windows
         if state.recentLosses.count > 256 { state.recentLosses.removeFirst(state.recentLosses.count - 256) }
     }
 
-    /// Hits lost from `sinceNs` on among the latest losses.
-    private static func recentlyLost(sinceNs: UInt64, _ state: Hits) -> UInt64 {
-        state.recentLosses.filter { $0.endNs >= sinceNs }.reduce(0) { $0 &+ $1.count }
+    private static func adding(
+        _ window: UprobeHolderProtocol.ProcessHits.LossWindow, to windows: [UprobeHolderProtocol.ProcessHits.LossWindow]
+    ) -> [UprobeHolderProtocol.ProcessHits.LossWindow] {
+        UprobeHolderProtocol.ProcessHits.LossWindow.appending(window, to: windows, limit: UprobeHolderProtocol.maxLossWindowsPerProcess)
+    }
+
+    /// Charges a process watched (or drained) from `sinceNs` with what it may have lost before
+    /// its watch arrived: hits of it among the recent ones overwritten (at least one, from its
+    /// start to the newest overwritten), and the latest ring losses that ended after its start.
+    private static func chargeEarlierLosses(_ watched: inout Watched, sinceNs: UInt64, _ state: Hits) {
+        if state.overwrittenNewestNs >= sinceNs {
+            watched.lost &+= 1
+            watched.losses = adding(.init(beginNs: sinceNs, endNs: state.overwrittenNewestNs, count: 1), to: watched.losses)
+        }
+        for window in state.recentLosses where window.endNs >= sinceNs {
+            watched.lost &+= window.count
+            watched.losses = adding(window, to: watched.losses)
+        }
     }
 
     /// `pid`'s hits from `sinceNs` on among the recent ones, taken out of them.
@@ -790,8 +822,7 @@ public final class UprobeHolder: @unchecked Sendable {
                 watched.hits = claimed.hits
                 watched.runtime = claimed.runtime
                 // Hits of it made before this watch arrived may have been overwritten, or lost.
-                if state.overwrittenNewestNs >= since { watched.lost &+= 1 }
-                watched.lost &+= Self.recentlyLost(sinceNs: since, state)
+                Self.chargeEarlierLosses(&watched, sinceNs: since, state)
                 state.watched[pid] = watched
             }
             clients[fd]?.watched.insert(pid)
@@ -806,8 +837,7 @@ public final class UprobeHolder: @unchecked Sendable {
                     } else {
                         // Never watched: its hits are whichever of the recent ones are left.
                         found = Watched(sinceNs: query.sinceNs, client: fd)
-                        if state.overwrittenNewestNs >= query.sinceNs { found.lost &+= 1 }
-                        found.lost &+= Self.recentlyLost(sinceNs: query.sinceNs, state)
+                        Self.chargeEarlierLosses(&found, sinceNs: query.sinceNs, state)
                     }
                     let late = Self.claimRecent(query.pid, sinceNs: query.sinceNs, &state)
                     let hits = (found.hits.filter { $0.timeNs >= query.sinceNs } + late.hits).sorted { $0.timeNs < $1.timeNs }
@@ -819,8 +849,13 @@ public final class UprobeHolder: @unchecked Sendable {
                         runtime.removeLast(runtime.count - UprobeHolderProtocol.maxRuntimeHitsPerProcess)
                     }
                     let kept = hits.prefix(UprobeHolderProtocol.maxHitsPerProcess)
-                    found.lost &+= UInt64(hits.count - kept.count)
-                    return UprobeHolderProtocol.ProcessHits(pid: query.pid, lost: found.lost, hits: Array(kept), runtime: runtime)
+                    if let first = hits.dropFirst(kept.count).first, let last = hits.last {
+                        found.lost &+= UInt64(hits.count - kept.count)
+                        found.losses = Self.adding(
+                            .init(beginNs: first.timeNs, endNs: last.timeNs, count: UInt64(hits.count - kept.count)), to: found.losses)
+                    }
+                    return UprobeHolderProtocol.ProcessHits(
+                        pid: query.pid, lost: found.lost, hits: Array(kept), runtime: runtime, losses: found.losses)
                 }
             }
             for query in queries { clients[fd]?.watched.remove(query.pid) }

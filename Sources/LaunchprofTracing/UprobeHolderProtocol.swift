@@ -8,19 +8,22 @@
 /// (`Malformed`), never a crash or an unbounded allocation. Standard library only, so the fuzzer
 /// (Fuzz/run.sh) compiles this file on its own.
 public enum UprobeHolderProtocol {
-    /// Version 9: a client says when a launch begins and ends (`launchBegins`, `launchEnded`),
-    /// and the holder releases no probe while one is in flight. (8: runtime probes (`holdRuntime`: fetched arguments, return probes, SDT
+    /// Version 10: a drain reply carries the loss windows (when the kernel dropped hits) a
+    /// process's launch overlaps, so a span a dropped hit could have ended is not measured.
+    /// (9: a client says when a launch begins and ends (`launchBegins`, `launchEnded`), and the
+    /// holder releases no probe while one is in flight; 8: runtime probes (`holdRuntime`: fetched arguments, return probes, SDT
     /// semaphores), their hits drained with their payloads; 7: framed binary messages, the
     /// holder a process of its own; 4–6: text protocols, the holder forked in C; 3 and before on
     /// an abstract socket.) The socket's name carries it, so holders of other versions run beside
     /// this one, unasked.
-    public static let version: UInt32 = 9
+    public static let version: UInt32 = 10
     /// The largest payload either side accepts: a drain reply of `maxHitsPerProcess` hits and
-    /// `maxRuntimeHitsPerProcess` runtime hits, each payload as long as allowed.
-    public static let maxPayload = hitsReplyHeaderBytes + maxHitsPerProcess * 16
+    /// `maxRuntimeHitsPerProcess` runtime hits, each payload as long as allowed, and
+    /// `maxLossWindowsPerProcess` loss windows.
+    public static let maxPayload = hitsReplyHeaderBytes + maxHitsPerProcess * 16 + maxLossWindowsPerProcess * 24
         + maxRuntimeHitsPerProcess * (runtimeHitHeaderBytes + maxRuntimePayloadBytes)
-    /// A drain reply's kind, pid, lost count, hit count and runtime hit count.
-    static let hitsReplyHeaderBytes = 1 + 4 + 8 + 4 + 4
+    /// A drain reply's kind, pid, lost count, hit count, runtime hit count and loss window count.
+    static let hitsReplyHeaderBytes = 1 + 4 + 8 + 4 + 4 + 4
     /// A runtime hit's tracepoint, thread, time and payload length.
     static let runtimeHitHeaderBytes = 8 + 4 + 8 + 2
     /// Hits kept and sent per watched process; a process hitting probes more often than that
@@ -38,6 +41,9 @@ public enum UprobeHolderProtocol {
     public static let maxFetches = 4
     public static let maxDereferences = 2
     public static let maxDereferenceOffset: Int32 = 4096
+    /// Loss windows sent per process: a launch that overlaps more has its latest ones merged
+    /// into one wider window (it still covers every dropped hit, only less closely).
+    public static let maxLossWindowsPerProcess = 64
     /// Processes in one drain request.
     public static let maxDrainBatch = 256
     /// A probed file's path: absolute, printable, no white space (tracefs's syntax), at most this long.
@@ -195,16 +201,48 @@ public enum UprobeHolderProtocol {
             }
         }
 
+        /// When the kernel dropped hits (a ring full) while the process was watched: `count`
+        /// hits, somewhere after `beginNs` (the ring's previous record) and before `endNs` (the
+        /// loss's end). Any of them may have been this process's.
+        public struct LossWindow: Sendable, Equatable {
+            public var beginNs: UInt64
+            public var endNs: UInt64
+            public var count: UInt64
+
+            public init(beginNs: UInt64, endNs: UInt64, count: UInt64) {
+                self.beginNs = beginNs
+                self.endNs = endNs
+                self.count = count
+            }
+
+            /// `windows` with `window` added, at most `limit` of them: beyond it the newest two
+            /// merge into one that covers both.
+            public static func appending(_ window: LossWindow, to windows: [LossWindow], limit: Int) -> [LossWindow] {
+                var windows = windows + [window]
+                while windows.count > max(1, limit) {
+                    let last = windows.removeLast()
+                    let previous = windows.removeLast()
+                    windows.append(LossWindow(
+                        beginNs: min(previous.beginNs, last.beginNs), endNs: max(previous.endNs, last.endNs),
+                        count: previous.count &+ last.count))
+                }
+                return windows
+            }
+        }
+
         public var pid: Int32
         public var lost: UInt64
         public var hits: [Hit]
         public var runtime: [RuntimeHit]
+        /// At most `maxLossWindowsPerProcess`, in the order they were read.
+        public var losses: [LossWindow]
 
-        public init(pid: Int32, lost: UInt64, hits: [Hit], runtime: [RuntimeHit] = []) {
+        public init(pid: Int32, lost: UInt64, hits: [Hit], runtime: [RuntimeHit] = [], losses: [LossWindow] = []) {
             self.pid = pid
             self.lost = lost
             self.hits = hits
             self.runtime = runtime
+            self.losses = losses
         }
     }
 
@@ -302,6 +340,7 @@ public enum UprobeHolderProtocol {
             out.u64(hits.lost)
             out.u32(UInt32(hits.hits.count))
             out.u32(UInt32(hits.runtime.count))
+            out.u32(UInt32(hits.losses.count))
             for hit in hits.hits {
                 out.u64(hit.tracepoint)
                 out.u64(hit.timeNs)
@@ -312,6 +351,11 @@ public enum UprobeHolderProtocol {
                 out.u64(hit.timeNs)
                 out.u16(UInt16(truncatingIfNeeded: hit.payload.count))
                 out.bytes(hit.payload)
+            }
+            for window in hits.losses {
+                out.u64(window.beginNs)
+                out.u64(window.endNs)
+                out.u64(window.count)
             }
         case .calibration(let calibration):
             out.byte(Kind.calibrationReply.rawValue)
@@ -461,10 +505,11 @@ public enum UprobeHolderProtocol {
             let lost = try input.u64()
             let count = Int(try input.u32())
             let runtimeCount = Int(try input.u32())
-            guard count <= maxHitsPerProcess, runtimeCount <= maxRuntimeHitsPerProcess,
-                count * 16 + runtimeCount * runtimeHitHeaderBytes <= input.remaining
+            let lossCount = Int(try input.u32())
+            guard count <= maxHitsPerProcess, runtimeCount <= maxRuntimeHitsPerProcess, lossCount <= maxLossWindowsPerProcess,
+                count * 16 + runtimeCount * runtimeHitHeaderBytes + lossCount * 24 <= input.remaining
             else {
-                throw Malformed(reason: "\(count) hits and \(runtimeCount) runtime hits in \(input.remaining) bytes")
+                throw Malformed(reason: "\(count) hits, \(runtimeCount) runtime hits and \(lossCount) loss windows in \(input.remaining) bytes")
             }
             var hits: [ProcessHits.Hit] = []
             hits.reserveCapacity(count)
@@ -479,7 +524,14 @@ public enum UprobeHolderProtocol {
                 guard length <= maxRuntimePayloadBytes else { throw Malformed(reason: "a payload of \(length) bytes (at most \(maxRuntimePayloadBytes))") }
                 runtime.append(ProcessHits.RuntimeHit(tracepoint: tracepoint, thread: thread, timeNs: time, payload: Array(try input.take(length))))
             }
-            reply = .hits(ProcessHits(pid: pid, lost: lost, hits: hits, runtime: runtime))
+            var losses: [ProcessHits.LossWindow] = []
+            losses.reserveCapacity(lossCount)
+            for _ in 0..<lossCount {
+                let window = ProcessHits.LossWindow(beginNs: try input.u64(), endNs: try input.u64(), count: try input.u64())
+                guard window.beginNs <= window.endNs else { throw Malformed(reason: "a loss window that ends before it begins") }
+                losses.append(window)
+            }
+            reply = .hits(ProcessHits(pid: pid, lost: lost, hits: hits, runtime: runtime, losses: losses))
         case .calibrationReply:
             switch try input.byte() {
             case 0: reply = .calibration(nil)

@@ -41,6 +41,9 @@ public final class UprobeObserver: Sendable {
         public var runtime: [RuntimeProbeHit] = []
         /// Hits the buffers had no room for.
         public var lost: UInt64 = 0
+        /// When the holder's buffers dropped them, as far as it knows (`lost` may count more:
+        /// this process's own rings record no windows).
+        public var losses: [UprobeHolderProtocol.ProcessHits.LossWindow] = []
     }
 
     /// A runtime probe the holder samples with its payload.
@@ -258,6 +261,7 @@ public final class UprobeObserver: Sendable {
             {
                 for reply in replies {
                     drained[reply.pid]?.lost += reply.lost
+                    drained[reply.pid]?.losses += reply.losses
                     for hit in reply.hits {
                         if let key = state.keyByTracepoint[hit.tracepoint] {
                             drained[reply.pid]?.samples.append(Sample(key: key, pid: reply.pid, timeNs: hit.timeNs))

@@ -41,6 +41,9 @@ struct UprobeHolderProtocolTests {
         .failed(errno: 24),
         .hits(.init(pid: 9, lost: 3, hits: [.init(tracepoint: 1, timeNs: 5), .init(tracepoint: 2, timeNs: 6)])),
         .hits(.init(pid: 9, lost: 0, hits: [])),
+        .hits(.init(
+            pid: 12, lost: 9, hits: [.init(tracepoint: 1, timeNs: 5_000), .init(tracepoint: 2, timeNs: 9_000)],
+            losses: [.init(beginNs: 0, endNs: 4_000, count: 2), .init(beginNs: 6_000, endNs: 6_000, count: 7)])),
         .calibration(nil),
         .calibration(.init(emulatedHitNs: 1, steppedHitNs: 2, ptraceStopNs: 3)),
         .launchMayBegin,
@@ -94,7 +97,10 @@ struct UprobeHolderProtocolTests {
         let runtime = (0..<P.maxRuntimeHitsPerProcess).map {
             P.ProcessHits.RuntimeHit(tracepoint: UInt64($0 % 5), thread: Int32($0), timeNs: UInt64($0), payload: payload)
         }
-        let reply = P.Reply.hits(.init(pid: 31, lost: 1, hits: hits, runtime: runtime))
+        let losses = (0..<P.maxLossWindowsPerProcess).map {
+            P.ProcessHits.LossWindow(beginNs: UInt64($0) * 10, endNs: UInt64($0) * 10 + 5, count: UInt64.max - UInt64($0))
+        }
+        let reply = P.Reply.hits(.init(pid: 31, lost: 1, hits: hits, runtime: runtime, losses: losses))
         let payloads = try Self.frames(P.encode(reply))
         #expect(payloads.count == 1)
         #expect(try P.decodeReply(payloads[0]) == reply)
@@ -133,7 +139,7 @@ struct UprobeHolderProtocolTests {
         }
         // A runtime hit's payload longer than a hit keeps, and a field past it.
         var long = P.encode(P.Reply.hits(.init(pid: 1, lost: 0, hits: [], runtime: [.init(tracepoint: 1, thread: 1, timeNs: 1, payload: [7])])))
-        let lengthAt = 4 + (1 + 4 + 8 + 4 + 4) + 8 + 4 + 8  // the frame's length, the reply's header, the hit's tracepoint, thread and time
+        let lengthAt = 4 + (1 + 4 + 8 + 4 + 4 + 4) + 8 + 4 + 8  // the frame's length, the reply's header (with its loss window count), the hit's tracepoint, thread and time
         long[lengthAt] = UInt8(truncatingIfNeeded: P.maxRuntimePayloadBytes + 1)
         long[lengthAt + 1] = UInt8((P.maxRuntimePayloadBytes + 1) >> 8)
         #expect(throws: P.Malformed.self) { try Self.frames(long).forEach { _ = try P.decodeReply($0) } }
@@ -173,6 +179,42 @@ struct UprobeHolderProtocolTests {
         var lying = P.encode(P.Reply.hits(.init(pid: 1, lost: 0, hits: [.init(tracepoint: 1, timeNs: 1)])))
         lying[4 + 1 + 4 + 8] = 0xff
         #expect(throws: P.Malformed.self) { try Self.frames(lying).forEach { _ = try P.decodeReply($0) } }
+    }
+
+    /// Loss windows are bounded, carried whole, and each one ends after it begins.
+    @Test func lossWindowsBeyondTheirBoundsAreRefused() throws {
+        let window = P.ProcessHits.LossWindow(beginNs: 10, endNs: 20, count: 3)
+        let one = P.encode(P.Reply.hits(.init(pid: 1, lost: 3, hits: [], losses: [window])))
+        let countAt = 4 + 1 + 4 + 8 + 4 + 4
+        #expect(try Self.frames(one).map { try P.decodeReply($0) } == [.hits(.init(pid: 1, lost: 3, hits: [], losses: [window]))])
+        // One window more than the bound, claimed without its bytes and with them.
+        var tooMany = one
+        tooMany[countAt] = UInt8(P.maxLossWindowsPerProcess + 1)
+        #expect(throws: P.Malformed.self) { try Self.frames(tooMany).forEach { _ = try P.decodeReply($0) } }
+        let overBound = P.encode(P.Reply.hits(.init(
+            pid: 1, lost: 0, hits: [], losses: Array(repeating: window, count: P.maxLossWindowsPerProcess + 1))))
+        #expect(throws: P.Malformed.self) { try Self.frames(overBound).forEach { _ = try P.decodeReply($0) } }
+        // Two windows claimed, one carried.
+        var short = one
+        short[countAt] = 2
+        #expect(throws: P.Malformed.self) { try Self.frames(short).forEach { _ = try P.decodeReply($0) } }
+        // A window that ends before it begins.
+        let backwards = P.encode(P.Reply.hits(.init(pid: 1, lost: 3, hits: [], losses: [.init(beginNs: 21, endNs: 20, count: 3)])))
+        #expect(throws: P.Malformed.self) { try Self.frames(backwards).forEach { _ = try P.decodeReply($0) } }
+    }
+
+    /// The holder keeps a process's windows within the bound by merging the newest: the merged
+    /// window covers both, with both counts.
+    @Test func lossWindowsPastTheBoundMergeIntoOneThatCoversThem() {
+        var windows: [P.ProcessHits.LossWindow] = []
+        for number in 0..<5 {
+            windows = P.ProcessHits.LossWindow.appending(
+                .init(beginNs: UInt64(number) * 100, endNs: UInt64(number) * 100 + 10, count: UInt64(number + 1)), to: windows, limit: 3)
+        }
+        #expect(windows == [
+            .init(beginNs: 0, endNs: 10, count: 1), .init(beginNs: 100, endNs: 110, count: 2),
+            .init(beginNs: 200, endNs: 410, count: 3 + 4 + 5),
+        ])
     }
 
     /// Every truncation of every message, and 20,000 seeded mutations (flipped, inserted,

@@ -57,6 +57,25 @@ struct RunSessionTests {
         #expect(clean.first?.warnings.isEmpty == true)
     }
 
+    @Test("a span hits were lost inside is absent with the loss's window; the run's other spans stay measured")
+    func lostHitsInsideASpan() throws {
+        var launch = SessionScript.launch(pid: 4_025)
+        // 4 hits dropped between 1.46 and 1.48 ms: inside program.init (1.45 to 1.5 ms).
+        launch.events.insert(.hitsLost(count: 4, fromNs: 1_460_000, toNs: 1_480_000), at: launch.events.count - 2)
+        launch.lostSamples = 4
+        let runs = try SessionScript.runs(
+            try RunSession(configuration: SessionScript.configuration(), tracer: ScriptedTracer([launch])))
+        let run = try #require(runs.first)
+        // The session's own "may be among them" note does not replace the window.
+        #expect(run.absent == [AbsentPhase(
+            phase: LaunchPhase.programInit, reason: "its end may have been lost (4 hit(s) lost between 1.46 and 1.48 ms)")])
+        #expect(run.phases.first { $0.name == LaunchPhase.loaderRelocate }?.durationNs == 400_000)
+        #expect(run.phases.first { $0.name == LaunchPhase.loaderInit }?.durationNs == 150_000)
+        #expect(run.metrics.timeToMainNs == 1_500_000)
+        let lost = try #require(run.warnings.first { $0.code == .observerSamplesLost })
+        #expect(lost.message == "4 probe hit(s) found the uprobe ring buffer full; boundaries may be missing")
+    }
+
     @Test("the observer's costs land in the phases they fell in; the tracer's pause is kept")
     func observerAccounting() throws {
         var launch = SessionScript.launch(pid: 4_041)
