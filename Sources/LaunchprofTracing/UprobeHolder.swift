@@ -245,8 +245,7 @@ public final class UprobeHolder: @unchecked Sendable {
             if let fd = Int32(name), fd > 4 { close(fd) }
         }
         var ends: [Int32] = [-1, -1]
-        _ = pipe(&ends)
-        for fd in ends { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        _ = lp_pipe(&ends, true)
         releaseEnded = (ends[0], ends[1])
         _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
         rings = Self.openRings()
